@@ -1,0 +1,103 @@
+/**
+ * The key, plan and usage store. The HTTP layer and the CLI see only this interface;
+ * SQLite implements it today, and a shared database (PostgreSQL) can implement it for
+ * deployments of several instances. Every method is async for that reason.
+ */
+
+/** A plan. `null` means unlimited. */
+export interface Plan {
+  readonly name: string;
+  readonly maxBatchSize: number;
+  readonly monthlyUnits: number | null;
+  /** Requests per second; the burst is one second's worth. */
+  readonly rateLimit: number | null;
+}
+
+/** What `plans set` changes; a field left undefined keeps its value. */
+export interface PlanChanges {
+  readonly maxBatchSize?: number;
+  readonly monthlyUnits?: number | null;
+  readonly rateLimit?: number | null;
+}
+
+/** An API key as the store keeps it: never the secret, only its hash. */
+export interface ApiKey {
+  /** Public identifier, `key_…`: safe to log and show. */
+  readonly id: string;
+  readonly name: string;
+  readonly plan: string;
+  /** ISO 8601 UTC. */
+  readonly createdAt: string;
+  /** ISO 8601 UTC, or null while the key is active. */
+  readonly revokedAt: string | null;
+}
+
+/** A key together with its secret, which exists only at creation or rotation. */
+export interface IssuedKey {
+  readonly key: ApiKey;
+  readonly secret: string;
+}
+
+/** An active key with its plan, as the request path needs it. */
+export interface ActiveKey {
+  readonly key: ApiKey;
+  readonly plan: Plan;
+}
+
+/** A snapshot of every active key by the hash of its secret, for the in-memory key cache. */
+export interface AuthSnapshot {
+  /** Changes whenever a key or a plan changes, from any process. */
+  readonly generation: number;
+  readonly keysByHash: ReadonlyMap<string, ActiveKey>;
+}
+
+/** One request's units to charge against a key's monthly quota. */
+export interface Charge {
+  readonly keyId: string;
+  /** The period, `YYYY-MM` (UTC calendar month). */
+  readonly period: string;
+  readonly units: number;
+  /** The plan's monthly units, or null for no limit. */
+  readonly limit: number | null;
+}
+
+/** The outcome of a charge: `ok` false means it did not fit and nothing was charged. */
+export interface ChargeOutcome {
+  readonly ok: boolean;
+  /** Units used in the period after this charge (or, when refused, without it). */
+  readonly used: number;
+}
+
+export interface Store {
+  createKey(name: string, plan: string): Promise<IssuedKey>;
+  listKeys(): Promise<ApiKey[]>;
+  getKey(id: string): Promise<ApiKey | null>;
+  /** Revokes a key; null when there is no such key. Revoking twice is harmless. */
+  revokeKey(id: string): Promise<ApiKey | null>;
+  /** Gives an active key a new secret; the old secret stops working. Null when no such active key. */
+  rotateKey(id: string): Promise<IssuedKey | null>;
+
+  listPlans(): Promise<Plan[]>;
+  getPlan(name: string): Promise<Plan | null>;
+  /** Creates or changes a plan. A new plan needs every field; throws StoreError otherwise. */
+  setPlan(name: string, changes: PlanChanges): Promise<Plan>;
+
+  /** The cheap change counter behind AuthSnapshot.generation. */
+  generation(): Promise<number>;
+  authSnapshot(): Promise<AuthSnapshot>;
+
+  /**
+   * Checks a charge against its quota and records it, as one atomic step: concurrent
+   * charges never spend more than the limit. Resolves only once the units are durable
+   * (committed), so a response sent after it never loses its units to a crash.
+   */
+  charge(charge: Charge): Promise<ChargeOutcome>;
+  unitsUsed(keyId: string, period: string): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+/** A store refusal a caller can show as it is (unknown plan, missing plan fields, …). */
+export class StoreError extends Error {
+  override readonly name = "StoreError";
+}
