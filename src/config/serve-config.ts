@@ -1,0 +1,26 @@
+import type { Cidr } from "../address/cidr.ts";
+import { readSetting } from "./settings.ts";
+
+/** Everything `serve` needs to know, resolved from flags, environment and defaults. */
+export interface ServeConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly statePath: string;
+  readonly dataPath: string;
+  readonly trustProxy: readonly Cidr[];
+  readonly maxBody: number;
+}
+
+export function readServeConfig(
+  flags: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+): ServeConfig {
+  return {
+    host: readSetting("host", flags, env),
+    port: readSetting("port", flags, env),
+    statePath: readSetting("state", flags, env),
+    dataPath: readSetting("data", flags, env),
+    trustProxy: readSetting("trustProxy", flags, env),
+    maxBody: readSetting("maxBody", flags, env),
+  };
+}

@@ -1,0 +1,61 @@
+import { parseCidr, type Cidr } from "../address/cidr.ts";
+import { ConfigError } from "./config-error.ts";
+import { parseByteSize, parseNonEmpty, parsePort } from "./options.ts";
+import { defaultDataPath, defaultStatePath } from "./paths.ts";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * One configurable value: its flag, its environment variable, how its text is read and
+ * its default. This table is the only place that reads configuration; a flag wins over
+ * its environment variable, which wins over the default.
+ */
+export interface Setting<T> {
+  readonly flag: string;
+  readonly env: string;
+  readonly help: string;
+  readonly parse: (text: string, name: string) => T;
+  readonly fallback: (env: Env) => T;
+}
+
+function setting<T>(flag: string, help: string, parse: Setting<T>["parse"], fallback: Setting<T>["fallback"]): Setting<T> {
+  return { flag, env: `IPLOOKUP_${flag.toUpperCase().replaceAll("-", "_")}`, help, parse, fallback };
+}
+
+function parseCidrList(text: string, name: string): Cidr[] {
+  return text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .map((part) => {
+      const cidr = parseCidr(part);
+      if (!cidr) throw new ConfigError(`${name}: "${part}" is not an address or CIDR block`);
+      return cidr;
+    });
+}
+
+export const SETTINGS = {
+  host: setting("host", "address to listen on", parseNonEmpty, () => "0.0.0.0"),
+  port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
+  state: setting("state", "SQLite file of keys, plans and usage", parseNonEmpty, defaultStatePath),
+  data: setting("data", "SQLite file of IP ranges", parseNonEmpty, () => defaultDataPath()),
+  trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
+  maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
+} as const;
+
+export type SettingName = keyof typeof SETTINGS;
+export type SettingValue<N extends SettingName> = ReturnType<(typeof SETTINGS)[N]["parse"]>;
+
+/** Resolves one setting from the parsed flags and the environment. */
+export function readSetting<N extends SettingName>(
+  name: N,
+  flags: Readonly<Record<string, unknown>>,
+  env: Env,
+): SettingValue<N> {
+  const spec = SETTINGS[name] as unknown as Setting<SettingValue<N>>;
+  const fromFlag = flags[spec.flag];
+  if (typeof fromFlag === "string") return spec.parse(fromFlag, `--${spec.flag}`);
+  const fromEnv = env[spec.env];
+  if (fromEnv !== undefined && fromEnv !== "") return spec.parse(fromEnv, spec.env);
+  return spec.fallback(env);
+}

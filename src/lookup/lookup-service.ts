@@ -1,0 +1,55 @@
+import type { Address } from "../address/address.ts";
+import { checkAddress } from "../address/check.ts";
+import { ApiError, addressError, type EntryError } from "../errors/api-error.ts";
+import type { RangeIndex } from "../index/range-index.ts";
+import { toLookupResult, type LookupResult } from "./lookup-result.ts";
+
+/**
+ * Looks addresses up in the current range index. It never sees a request: the HTTP
+ * layer hands it strings and gets results or an ApiError back.
+ */
+export class LookupService {
+  /** @param currentIndex returns the index to use now; a reload swaps what it returns. */
+  constructor(private readonly currentIndex: () => RangeIndex) {}
+
+  /**
+   * Checks every entry and returns the parsed addresses, or throws one ApiError that
+   * lists every bad entry, so the caller can correct the input in one go.
+   */
+  resolve(texts: readonly string[]): Address[] {
+    const addresses: Address[] = new Array(texts.length);
+    let errors: EntryError[] | undefined;
+    for (let i = 0; i < texts.length; i++) {
+      const value = texts[i] as string;
+      const checked = checkAddress(value);
+      if (checked.ok) {
+        addresses[i] = checked.address;
+      } else {
+        (errors ??= []).push(
+          checked.code === "address_not_public"
+            ? { index: i, value, code: checked.code, reason: checked.reason }
+            : { index: i, value, code: checked.code },
+        );
+      }
+    }
+    if (errors) throw addressError(errors, texts.length);
+    return addresses;
+  }
+
+  /** Refuses a batch longer than the plan allows, before any address is looked at. */
+  checkBatchSize(count: number, maxBatchSize: number): void {
+    if (count > maxBatchSize) {
+      throw new ApiError(
+        "batch_too_large",
+        `the batch has ${count} entries; this key's plan allows at most ${maxBatchSize}`,
+        { max_batch_size: maxBatchSize },
+      );
+    }
+  }
+
+  /** Looks up already checked addresses, in order; one index is used for the whole list. */
+  lookup(addresses: readonly Address[]): LookupResult[] {
+    const index = this.currentIndex();
+    return addresses.map((address) => toLookupResult(address, index.lookup(address)));
+  }
+}
