@@ -1,0 +1,56 @@
+import type { Database } from "bun:sqlite";
+
+/**
+ * The state file's schema, as migrations applied in order; `PRAGMA user_version` is the
+ * number applied. All of a run's migrations go in one transaction.
+ *
+ * `generation` is one row that triggers bump on every change to keys or plans, from any
+ * connection or process: a server polls it to know when to reload its key cache.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE plans (
+    name TEXT PRIMARY KEY,
+    max_batch_size INTEGER NOT NULL CHECK (max_batch_size >= 1),
+    monthly_units INTEGER CHECK (monthly_units IS NULL OR monthly_units >= 1),
+    rate_limit INTEGER CHECK (rate_limit IS NULL OR rate_limit >= 1)
+  ) STRICT;
+  CREATE TABLE keys (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    plan TEXT NOT NULL REFERENCES plans(name),
+    secret_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT,
+    rotated_at TEXT
+  ) STRICT;
+  CREATE TABLE usage (
+    key_id TEXT NOT NULL REFERENCES keys(id),
+    period TEXT NOT NULL,
+    used INTEGER NOT NULL CHECK (used >= 0),
+    PRIMARY KEY (key_id, period)
+  ) STRICT, WITHOUT ROWID;
+  CREATE TABLE generation (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL) STRICT;
+  INSERT INTO generation (id, value) VALUES (1, 0);
+  CREATE TRIGGER plans_insert AFTER INSERT ON plans BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER plans_update AFTER UPDATE ON plans BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER plans_delete AFTER DELETE ON plans BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER keys_insert AFTER INSERT ON keys BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER keys_update AFTER UPDATE ON keys BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER keys_delete AFTER DELETE ON keys BEGIN UPDATE generation SET value = value + 1; END;
+  INSERT INTO plans VALUES ('free', 100, 100000, 10), ('standard', 1000, 10000000, 100), ('unlimited', 10000, NULL, NULL);
+  `,
+];
+
+export function migrate(db: Database): void {
+  db.transaction(() => {
+    const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
+    if (current > MIGRATIONS.length) {
+      throw new Error(`the state file has schema version ${current}, newer than this iplookup knows (${MIGRATIONS.length})`);
+    }
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      db.run(MIGRATIONS[version] as string);
+    }
+    db.run(`PRAGMA user_version = ${MIGRATIONS.length}`);
+  }).immediate();
+}
