@@ -1,0 +1,61 @@
+import type { ActiveKey, AuthSnapshot, Store } from "../store/store.ts";
+import { hashSecret } from "../store/secret.ts";
+
+/**
+ * Every active key in memory, so a request checks its key without touching the store.
+ *
+ * Invariant: the cache is at most `pollMs` behind the store. It polls the store's change
+ * counter, which any process (the CLI included) bumps when it changes a key or a plan,
+ * and reloads the whole snapshot when the counter moved; so a revoked or rotated key, or
+ * a changed plan, takes effect within a second without a restart.
+ */
+export class KeyCache {
+  private snapshot: AuthSnapshot;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private refreshing = false;
+
+  private constructor(
+    private readonly store: Store,
+    snapshot: AuthSnapshot,
+  ) {
+    this.snapshot = snapshot;
+  }
+
+  static async load(store: Store): Promise<KeyCache> {
+    return new KeyCache(store, await store.authSnapshot());
+  }
+
+  /** The active key whose secret this is, or null. */
+  authenticate(secret: string): ActiveKey | null {
+    return this.snapshot.keysByHash.get(hashSecret(secret)) ?? null;
+  }
+
+  /** How many active keys there are. */
+  get size(): number {
+    return this.snapshot.keysByHash.size;
+  }
+
+  /** Reloads the snapshot if the store changed since the last load. */
+  async refresh(): Promise<void> {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    try {
+      const generation = await this.store.generation();
+      if (generation !== this.snapshot.generation) this.snapshot = await this.store.authSnapshot();
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  /** Starts polling the store; the timer never keeps the process alive by itself. */
+  watch(pollMs: number, onError: (error: unknown) => void): void {
+    this.stop();
+    this.timer = setInterval(() => this.refresh().catch(onError), pollMs);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+}

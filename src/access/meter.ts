@@ -1,0 +1,37 @@
+import { ApiError } from "../errors/api-error.ts";
+import { billingPeriod } from "../store/period.ts";
+import type { ActiveKey, Store } from "../store/store.ts";
+
+/** What a charged request reports back in its `X-Units-*` headers. */
+export interface Metered {
+  readonly consumed: number;
+  /** Null for a plan without a unit limit. */
+  readonly remaining: number | null;
+}
+
+/** Charges units to a key's monthly quota, all or nothing. */
+export class Meter {
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => Date,
+  ) {}
+
+  /**
+   * Charges `units` to the key, or throws `quota_exceeded` without charging anything.
+   * Resolves once the units are committed.
+   */
+  async charge(active: ActiveKey, units: number): Promise<Metered> {
+    const limit = active.plan.monthlyUnits;
+    const period = billingPeriod(this.now());
+    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit });
+    const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
+    if (!outcome.ok) {
+      throw new ApiError(
+        "quota_exceeded",
+        `this request needs ${units} units; the key has ${remaining} left until ${period.end.toISOString()}`,
+        { units_requested: units, units_remaining: remaining, period_end: period.end.toISOString() },
+      );
+    }
+    return { consumed: units, remaining };
+  }
+}

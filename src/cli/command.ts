@@ -1,0 +1,17 @@
+import type { Io } from "./io.ts";
+
+/** What every command runs with; nothing is read from globals. */
+export interface CliContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly io: Io;
+  readonly now: () => Date;
+}
+
+/** A command or a group's sub-command: `run` resolves to the exit code. */
+export interface Command {
+  readonly name: string;
+  readonly summary: string;
+  /** The full `--help` text. */
+  readonly help: string;
+  run(argv: readonly string[], context: CliContext): Promise<number>;
+}

@@ -1,0 +1,92 @@
+import pkg from "../../package.json" with { type: "json" };
+import { ConfigError } from "../config/config-error.ts";
+import { StoreError } from "../store/store.ts";
+import type { CliContext, Command } from "./command.ts";
+import { DATA_COMMANDS } from "./commands/data.ts";
+import { KEY_COMMANDS } from "./commands/keys.ts";
+import { lookupCommand } from "./commands/lookup.ts";
+import { PLAN_COMMANDS } from "./commands/plans.ts";
+import { serveCommand } from "./commands/serve.ts";
+import { usageCommand } from "./commands/usage.ts";
+import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./io.ts";
+
+interface Group {
+  readonly name: string;
+  readonly summary: string;
+  readonly commands: readonly Command[];
+}
+
+const GROUPS: readonly Group[] = [
+  { name: "keys", summary: "create, list, revoke and rotate API keys", commands: KEY_COMMANDS },
+  { name: "plans", summary: "list plans, create or change one", commands: PLAN_COMMANDS },
+  { name: "data", summary: "the IP range data set", commands: DATA_COMMANDS },
+];
+const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand];
+
+function mainHelp(): string {
+  const rows = [
+    ...COMMANDS.map((command) => [command.name, command.summary]),
+    ...GROUPS.flatMap((group) => group.commands.map((command) => [`${group.name} ${command.name}`, command.summary])),
+  ];
+  return `iplookup ${pkg.version}: a self-hosted IP lookup API
+
+Usage: iplookup COMMAND [flags]
+
+${rows.map(([name, summary]) => `  ${name!.padEnd(16)}${summary}`).join("\n")}
+
+'iplookup COMMAND --help' tells more. Every flag also has an environment variable
+(IPLOOKUP_PORT, IPLOOKUP_STATE, ...).`;
+}
+
+function groupHelp(group: Group): string {
+  return `Usage: iplookup ${group.name} COMMAND\n\n${group.summary}\n\n${group.commands
+    .map((command) => `  ${command.name.padEnd(10)}${command.summary}`)
+    .join("\n")}`;
+}
+
+/** Runs one command line; resolves to the process exit code. Never throws. */
+export async function runCli(argv: readonly string[], context: CliContext): Promise<number> {
+  const [first, ...rest] = argv;
+  if (first === undefined || first === "--help" || first === "-h" || first === "help") {
+    context.io.out(mainHelp());
+    return first === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  if (first === "--version" || first === "-v") {
+    context.io.out(`iplookup ${pkg.version}`);
+    return EXIT_OK;
+  }
+  const group = GROUPS.find((candidate) => candidate.name === first);
+  let command = COMMANDS.find((candidate) => candidate.name === first);
+  let args = rest;
+  if (group) {
+    const [sub, ...subArgs] = rest;
+    if (sub === undefined || sub === "--help" || sub === "-h") {
+      context.io.out(groupHelp(group));
+      return sub === undefined ? EXIT_USAGE : EXIT_OK;
+    }
+    command = group.commands.find((candidate) => candidate.name === sub);
+    if (!command) return usageError(`unknown command "${first} ${sub}"; see 'iplookup ${first} --help'`, context);
+    args = subArgs;
+  }
+  if (!command) return usageError(`unknown command "${first}"; see 'iplookup --help'`, context);
+  if (args.includes("--help") || args.includes("-h")) {
+    context.io.out(command.help);
+    return EXIT_OK;
+  }
+  try {
+    return await command.run(args, context);
+  } catch (error) {
+    if (error instanceof ConfigError) return usageError(error.message, context);
+    if (error instanceof StoreError) {
+      context.io.err(`iplookup: ${error.message}`);
+      return EXIT_USAGE;
+    }
+    context.io.err(`iplookup: ${(error as Error)?.message ?? String(error)}`);
+    return EXIT_FAILED;
+  }
+}
+
+function usageError(message: string, context: CliContext): number {
+  context.io.err(`iplookup: ${message}`);
+  return EXIT_USAGE;
+}

@@ -1,0 +1,99 @@
+import { Elysia } from "elysia";
+import type { Cidr } from "../address/cidr.ts";
+import type { KeyCache } from "../access/key-cache.ts";
+import { Meter, type Metered } from "../access/meter.ts";
+import { RateLimiter } from "../access/rate-limiter.ts";
+import { usageReport } from "../access/usage-report.ts";
+import type { RangeIndex } from "../index/range-index.ts";
+import { LookupService } from "../lookup/lookup-service.ts";
+import type { Store } from "../store/store.ts";
+import { callerOf } from "./caller.ts";
+import { checkGate, type RouteTable } from "./gate.ts";
+import { readJsonBody } from "./json-body.ts";
+import { peerAddress } from "./peer-address.ts";
+import { clientAddress } from "./client-address.ts";
+import { errorResponse } from "./error-response.ts";
+import { BatchRequest, LookupRequest } from "./schemas.ts";
+
+/** The clock the service reads: injected so tests can set the month. */
+export interface Clock {
+  now(): Date;
+}
+
+/** What an app is built from; a test builds one in a line. */
+export interface AppDeps {
+  readonly store: Store;
+  readonly keys: KeyCache;
+  /** Returns the index to answer from now; a data reload swaps what it returns. */
+  readonly index: () => RangeIndex;
+  readonly clock: Clock;
+  readonly trustProxy?: readonly Cidr[];
+  readonly maxBody?: number;
+}
+
+const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
+
+/** Builds the HTTP app. It holds no global state: everything comes from `deps`. */
+export function createApp(deps: AppDeps) {
+  const lookups = new LookupService(deps.index);
+  const meter = new Meter(deps.store, () => deps.clock.now());
+  const rates = new RateLimiter(() => deps.clock.now().getTime());
+  const maxBody = deps.maxBody ?? DEFAULT_MAX_BODY;
+  const trustProxy = deps.trustProxy ?? [];
+  let routeTable: RouteTable | undefined;
+
+  const app = new Elysia({ normalize: false, strictPath: true })
+    .onRequest(({ request }) => {
+      checkGate(request, { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, maxBody });
+    })
+    .onParse(({ request }) => readJsonBody(request, maxBody))
+    .onError(({ error, code }) => errorResponse(error, code))
+    .get("/healthz", () => ({ status: "ok" }))
+    .get("/readyz", () => ({ status: "ready", data_built_at: deps.index().info.builtAt }))
+    .post(
+      "/v1/lookup",
+      async ({ body, request, set }) => {
+        const [address] = lookups.resolve([body.ip]);
+        setUnitHeaders(set.headers, await meter.charge(callerOf(request), 1));
+        return lookups.lookup([address!])[0];
+      },
+      { body: LookupRequest },
+    )
+    .post(
+      "/v1/lookup/batch",
+      async ({ body, request, set }) => {
+        const caller = callerOf(request);
+        lookups.checkBatchSize(body.ips.length, caller.plan.maxBatchSize);
+        const addresses = lookups.resolve(body.ips);
+        setUnitHeaders(set.headers, await meter.charge(caller, addresses.length));
+        return { results: lookups.lookup(addresses) };
+      },
+      { body: BatchRequest },
+    )
+    .get("/v1/me", ({ request, server }) => {
+      const client = clientAddress(peerAddress(request, server), request.headers.get("x-forwarded-for"), trustProxy);
+      return { ip: client.text, version: client.version };
+    })
+    .get("/v1/usage", ({ request }) => {
+      const caller = callerOf(request);
+      return usageReport(deps.store, caller.key, caller.plan, deps.clock.now());
+    });
+  return app;
+}
+
+export type App = ReturnType<typeof createApp>;
+
+function setUnitHeaders(headers: Record<string, string | number>, metered: Metered): void {
+  headers["x-units-consumed"] = String(metered.consumed);
+  if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
+}
+
+function routesOf(app: { routes: ReadonlyArray<{ path: string; method: string }> }): RouteTable {
+  const table = new Map<string, string[]>();
+  for (const route of app.routes) {
+    const methods = table.get(route.path) ?? [];
+    methods.push(route.method);
+    table.set(route.path, methods);
+  }
+  return table;
+}

@@ -1,0 +1,33 @@
+import { ApiError } from "../errors/api-error.ts";
+import { problemResponse } from "./problem.ts";
+
+/**
+ * The one place where anything thrown while answering a request becomes a response.
+ * `code` is the framework's name for its own errors: VALIDATION (the body's shape),
+ * PARSE, NOT_FOUND; anything unknown is a bug and answers 500 without internals.
+ */
+export function errorResponse(error: unknown, code: string | number): Response {
+  if (error instanceof ApiError) return problemResponse(error);
+  switch (code) {
+    case "VALIDATION":
+      return problemResponse(new ApiError("invalid_request", validationDetail(error)));
+    case "PARSE":
+      return problemResponse(new ApiError("invalid_json", "the request body is not valid JSON"));
+    case "NOT_FOUND":
+      return problemResponse(new ApiError("not_found", "there is no such route"));
+  }
+  console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: String(error), stack: (error as Error)?.stack }));
+  return problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+}
+
+interface ValidationLike {
+  all?: ReadonlyArray<{ path?: string; message?: string; summary?: string }>;
+}
+
+/** A one-line description of what is wrong with the body, e.g. `/ips: Expected array`. */
+function validationDetail(error: unknown): string {
+  const first = (error as ValidationLike)?.all?.[0];
+  if (!first) return "the request body does not have the expected shape";
+  const where = first.path ? first.path : "the body";
+  return `${where}: ${first.summary ?? first.message ?? "unexpected value"}`;
+}

@@ -1,0 +1,67 @@
+import type { KeyCache } from "../access/key-cache.ts";
+import type { RateLimiter } from "../access/rate-limiter.ts";
+import { ApiError } from "../errors/api-error.ts";
+import { setCaller } from "./caller.ts";
+import { bodyTooLarge } from "./json-body.ts";
+import { isJsonMediaType } from "./media-type.ts";
+
+/** Which methods each path answers; built from the app's own routes. */
+export type RouteTable = ReadonlyMap<string, readonly string[]>;
+
+export interface GateOptions {
+  readonly routes: () => RouteTable;
+  readonly keys: KeyCache;
+  readonly rates: RateLimiter;
+  readonly maxBody: number;
+}
+
+const REALM = 'Bearer realm="iplookup"';
+
+/**
+ * The checks that come before a body is read, in the contract's order: route, key, rate,
+ * media type, declared body size. Throws the first ApiError that applies.
+ */
+export function checkGate(request: Request, options: GateOptions): void {
+  const path = pathOf(request.url);
+  const methods = options.routes().get(path);
+  if (!methods) throw new ApiError("not_found", `there is no route ${path}`);
+  if (!methods.includes(request.method)) {
+    throw new ApiError("method_not_allowed", `${path} answers ${methods.join(", ")}, not ${request.method}`, {}, { allow: methods.join(", ") });
+  }
+  if (!path.startsWith("/v1/")) return;
+
+  const caller = authenticate(request.headers.get("authorization"), options.keys);
+  const wait = options.rates.take(caller.key.id, caller.plan.rateLimit);
+  if (wait > 0) {
+    throw new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
+  }
+  if (request.method === "POST") {
+    if (!isJsonMediaType(request.headers.get("content-type"))) {
+      throw new ApiError("unsupported_media_type", "send the body as application/json (charset utf-8, if any)");
+    }
+    const declared = request.headers.get("content-length");
+    if (declared !== null && Number(declared) > options.maxBody) throw bodyTooLarge(options.maxBody);
+  }
+  setCaller(request, caller);
+}
+
+function authenticate(header: string | null, keys: KeyCache) {
+  const token = header !== null && /^bearer /i.test(header) ? header.slice(7).trim() : "";
+  if (token === "") {
+    throw new ApiError("missing_key", "send an API key as Authorization: Bearer <key>", {}, { "www-authenticate": REALM });
+  }
+  const caller = keys.authenticate(token);
+  if (!caller) {
+    throw new ApiError("invalid_key", "the API key is unknown or revoked", {}, {
+      "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key is unknown or revoked"`,
+    });
+  }
+  return caller;
+}
+
+function pathOf(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  if (start < 0) return "/";
+  const query = url.indexOf("?", start);
+  return query < 0 ? url.slice(start) : url.slice(start, query);
+}

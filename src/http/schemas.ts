@@ -1,0 +1,51 @@
+import { t } from "elysia";
+
+/**
+ * The request and response shapes of /v1, as TypeBox schemas: Elysia validates bodies
+ * against them and the OpenAPI document is generated from them. Extra members are
+ * refused, not dropped, so a misspelt field is an error the caller sees.
+ */
+
+export const LookupRequest = t.Object(
+  { ip: t.String({ description: "One public IPv4 or IPv6 address as text", examples: ["1.1.1.1"] }) },
+  { additionalProperties: false },
+);
+
+export const BatchRequest = t.Object(
+  {
+    ips: t.Array(t.String(), {
+      minItems: 1,
+      description: "Public IPv4 or IPv6 addresses as text; at most the plan's max_batch_size entries; duplicates allowed",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const Nullable = <T extends Parameters<typeof t.Union>[0][number]>(schema: T) => t.Union([schema, t.Null()]);
+
+export const LookupResultSchema = t.Object({
+  ip: t.String({ description: "Canonical text of the looked-up address" }),
+  version: t.Union([t.Literal(4), t.Literal(6)]),
+  found: t.Boolean(),
+  network: Nullable(t.String({ description: "Largest CIDR block around the address on which every other field is the same" })),
+  asn: Nullable(t.Integer()),
+  as_name: Nullable(t.String()),
+  country_code: Nullable(t.String({ description: "ISO 3166-1 alpha-2" })),
+  country: Nullable(t.String()),
+});
+
+export const BatchResultSchema = t.Object({ results: t.Array(LookupResultSchema) });
+
+export const MeSchema = t.Object({ ip: t.String(), version: t.Union([t.Literal(4), t.Literal(6)]) });
+
+export const UsageSchema = t.Object({
+  key: t.Object({ id: t.String(), name: t.String() }),
+  plan: t.Object({
+    name: t.String(),
+    max_batch_size: t.Integer(),
+    monthly_units: Nullable(t.Integer()),
+    rate_limit: Nullable(t.Integer()),
+  }),
+  period: t.Object({ start: t.String(), end: t.String() }),
+  units: t.Object({ used: t.Integer(), limit: Nullable(t.Integer()), remaining: Nullable(t.Integer()) }),
+});

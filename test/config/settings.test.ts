@@ -1,0 +1,44 @@
+import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../src/config/config-error.ts";
+import { readServeConfig } from "../../src/config/serve-config.ts";
+
+describe("readServeConfig", () => {
+  test("defaults", () => {
+    const config = readServeConfig({}, { HOME: "/home/op" });
+    expect(config.host).toBe("0.0.0.0");
+    expect(config.port).toBe(8080);
+    expect(config.statePath).toBe("/home/op/.local/state/iplookup/state.db");
+    expect(config.dataPath.endsWith("data/iplookup-data.db")).toBe(true);
+    expect(config.trustProxy).toEqual([]);
+    expect(config.maxBody).toBe(2 * 1024 * 1024);
+  });
+
+  test("XDG_STATE_HOME places the state file", () => {
+    expect(readServeConfig({}, { XDG_STATE_HOME: "/var/state" }).statePath).toBe("/var/state/iplookup/state.db");
+  });
+
+  test("a flag wins over its environment variable, which wins over the default", () => {
+    expect(readServeConfig({}, { IPLOOKUP_PORT: "9000" }).port).toBe(9000);
+    expect(readServeConfig({ port: "9001" }, { IPLOOKUP_PORT: "9000" }).port).toBe(9001);
+    expect(readServeConfig({}, { IPLOOKUP_MAX_BODY: "512KiB" }).maxBody).toBe(512 * 1024);
+    expect(readServeConfig({ state: "/tmp/s.db" }, {}).statePath).toBe("/tmp/s.db");
+  });
+
+  test("trusted proxies parse as CIDR blocks", () => {
+    const config = readServeConfig({ "trust-proxy": "10.0.0.0/8, 127.0.0.1,fd00::/8" }, {});
+    expect(config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`)).toEqual(["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
+  });
+
+  test.each([
+    [{ port: "80a" }, {}, /--port/],
+    [{ port: "70000" }, {}, /--port/],
+    [{}, { IPLOOKUP_PORT: "-1" }, /IPLOOKUP_PORT/],
+    [{ "trust-proxy": "10.0.0.0/33" }, {}, /--trust-proxy/],
+    [{ "trust-proxy": "010.0.0.0/8" }, {}, /--trust-proxy/],
+    [{ "max-body": "2GB!" }, {}, /--max-body/],
+    [{ host: " " }, {}, /--host/],
+  ])("bad values are a ConfigError naming the flag: %p %p", (flags, env, message) => {
+    expect(() => readServeConfig(flags, env)).toThrow(ConfigError);
+    expect(() => readServeConfig(flags, env)).toThrow(message);
+  });
+});
