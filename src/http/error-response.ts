@@ -8,6 +8,9 @@ import { problemResponse } from "./problem.ts";
  */
 export function errorResponse(error: unknown, code: string | number): Response {
   if (error instanceof ApiError) return problemResponse(error);
+  // The framework wraps what the body parser throws; our parser throws ApiErrors.
+  const cause = (error as Error | undefined)?.cause;
+  if (cause instanceof ApiError) return problemResponse(cause);
   switch (code) {
     case "VALIDATION":
       return problemResponse(new ApiError("invalid_request", validationDetail(error)));

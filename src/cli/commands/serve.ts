@@ -48,24 +48,27 @@ export async function startServer(config: ServeConfig, context: CliContext): Pro
 }
 
 function announce(config: ServeConfig, url: string, index: RangeIndex, keyCount: number, io: Io): void {
-  const info = index.info;
-  const settings = {
-    listen: url,
-    state: config.statePath,
-    data: config.dataPath,
-    data_built_at: info.builtAt,
-    data_sources: info.sources.map((source) => `${source.name} ${source.version}`),
-    trust_proxy: config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`),
-    max_body: config.maxBody,
-    active_keys: keyCount,
-  };
-  io.err(JSON.stringify({ level: "info", msg: "iplookup serving", ...settings }));
   if (keyCount === 0) {
     io.err(
       `iplookup: there are no API keys yet, so every /v1 request will get 401. Create one with:\n` +
         `  iplookup keys create --name NAME --state ${config.statePath}`,
     );
   }
+  const info = index.info;
+  io.err(
+    JSON.stringify({
+      level: "info",
+      msg: "iplookup serving",
+      listen: url,
+      state: config.statePath,
+      data: config.dataPath,
+      data_version: info.version,
+      data_built_at: info.builtAt,
+      trust_proxy: config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`),
+      max_body: config.maxBody,
+      active_keys: keyCount,
+    }),
+  );
 }
 
 export const serveCommand: Command = {
@@ -88,16 +91,20 @@ Stops on SIGTERM or SIGINT after finishing the requests in flight.`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["host", "port", "state", "data", "trustProxy", "maxBody"] });
     const config = readServeConfig(flags, context.env);
-    const server = await startServer(config, context);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGTERM", stop);
-        process.off("SIGINT", stop);
-        server.stop().then(resolve, resolve);
+    // Listen for the signals before the server announces itself, so a stop sent as soon
+    // as it is up is never lost.
+    const stopRequested = new Promise<void>((resolve) => {
+      const onSignal = () => {
+        process.off("SIGTERM", onSignal);
+        process.off("SIGINT", onSignal);
+        resolve();
       };
-      process.on("SIGTERM", stop);
-      process.on("SIGINT", stop);
+      process.on("SIGTERM", onSignal);
+      process.on("SIGINT", onSignal);
     });
+    const server = await startServer(config, context);
+    await stopRequested;
+    await server.stop();
     return 0;
   },
 };
