@@ -1,5 +1,6 @@
 #!/usr/bin/env bun
-import { runCli } from "./cli/run.ts";
-import { processIo } from "./cli/io.ts";
+// Running from source: `bun src/main.ts …`. The compiled binary starts at main-binary.ts.
+import { defaultDataPath } from "./config/paths.ts";
+import { main } from "./cli/entry.ts";
 
-process.exitCode = await runCli(process.argv.slice(2), { env: process.env, io: processIo, now: () => new Date() });
+await main({ dataPath: defaultDataPath(), selfCommand: [process.execPath, import.meta.path] });

@@ -5,6 +5,10 @@ export interface CliContext {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly io: Io;
   readonly now: () => Date;
+  /** The data file used when neither --data nor IPLOOKUP_DATA names one. */
+  readonly defaultDataPath: string;
+  /** The command that starts this program again (for `serve --workers`). */
+  readonly selfCommand: readonly string[];
 }
 
 /** A command or a group's sub-command: `run` resolves to the exit code. */

@@ -1,4 +1,5 @@
-import pkg from "../../package.json" with { type: "json" };
+import { BUILD_DATE, VERSION } from "../build-info.ts";
+import { RangeIndex } from "../index/range-index.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { StoreError } from "../store/store.ts";
 import type { CliContext, Command } from "./command.ts";
@@ -28,7 +29,7 @@ function mainHelp(): string {
     ...COMMANDS.map((command) => [command.name, command.summary]),
     ...GROUPS.flatMap((group) => group.commands.map((command) => [`${group.name} ${command.name}`, command.summary])),
   ];
-  return `iplookup ${pkg.version}: a self-hosted IP lookup API
+  return `iplookup ${VERSION}: a self-hosted IP lookup API
 
 Usage: iplookup COMMAND [flags]
 
@@ -52,7 +53,7 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
     return first === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (first === "--version" || first === "-v") {
-    context.io.out(`iplookup ${pkg.version}`);
+    context.io.out(versionText(context));
     return EXIT_OK;
   }
   const group = GROUPS.find((candidate) => candidate.name === first);
@@ -89,4 +90,16 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
 function usageError(message: string, context: CliContext): number {
   context.io.err(`iplookup: ${message}`);
   return EXIT_USAGE;
+}
+
+/** `--version`: the build, and the versions of the default data set. */
+function versionText(context: CliContext): string {
+  const lines = [`iplookup ${VERSION}`, `built: ${BUILD_DATE ?? "from source"}`];
+  try {
+    const info = RangeIndex.open(context.defaultDataPath).info;
+    lines.push(`data: ${info.sources.map((source) => `${source.package} ${source.version}`).join(", ")} (built ${info.builtAt})`);
+  } catch (error) {
+    lines.push(`data: not available (${(error as Error).message})`);
+  }
+  return lines.join("\n");
 }

@@ -1,4 +1,5 @@
 import type { Cidr } from "../address/cidr.ts";
+import type { LogLevel } from "../log/logger.ts";
 import { readSetting } from "./settings.ts";
 
 /** Everything `serve` needs to know, resolved from flags, environment and defaults. */
@@ -9,18 +10,23 @@ export interface ServeConfig {
   readonly dataPath: string;
   readonly trustProxy: readonly Cidr[];
   readonly maxBody: number;
+  readonly logLevel: LogLevel;
+  readonly workers: number;
 }
 
 export function readServeConfig(
   flags: Readonly<Record<string, unknown>>,
   env: Readonly<Record<string, string | undefined>>,
+  defaults: { readonly dataPath?: string } = {},
 ): ServeConfig {
   return {
     host: readSetting("host", flags, env),
     port: readSetting("port", flags, env),
     statePath: readSetting("state", flags, env),
-    dataPath: readSetting("data", flags, env),
+    dataPath: readSetting("data", flags, env, defaults.dataPath),
     trustProxy: readSetting("trustProxy", flags, env),
     maxBody: readSetting("maxBody", flags, env),
+    logLevel: readSetting("logLevel", flags, env),
+    workers: readSetting("workers", flags, env),
   };
 }

@@ -1,6 +1,8 @@
 import { parseCidr, type Cidr } from "../address/cidr.ts";
 import { ConfigError } from "./config-error.ts";
-import { parseByteSize, parseNonEmpty, parsePort } from "./options.ts";
+import { availableParallelism } from "node:os";
+import { LOG_LEVELS, type LogLevel } from "../log/logger.ts";
+import { parseByteSize, parseNonEmpty, parsePort, parsePositive } from "./options.ts";
 import { defaultDataPath, defaultStatePath } from "./paths.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -34,6 +36,11 @@ function parseCidrList(text: string, name: string): Cidr[] {
     });
 }
 
+function parseLogLevel(text: string, name: string): LogLevel {
+  if (!(LOG_LEVELS as readonly string[]).includes(text)) throw new ConfigError(`${name}: "${text}" is not one of ${LOG_LEVELS.join(", ")}`);
+  return text as LogLevel;
+}
+
 export const SETTINGS = {
   host: setting("host", "address to listen on", parseNonEmpty, () => "0.0.0.0"),
   port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
@@ -41,21 +48,27 @@ export const SETTINGS = {
   data: setting("data", "SQLite file of IP ranges", parseNonEmpty, () => defaultDataPath()),
   trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
+  logLevel: setting("log-level", "least severe log level written: debug, info, warn, error or silent", parseLogLevel, (): LogLevel => "info"),
+  workers: setting("workers", "server processes sharing the port (SO_REUSEPORT) and the state file", parsePositive, () => availableParallelism()),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
 export type SettingValue<N extends SettingName> = ReturnType<(typeof SETTINGS)[N]["parse"]>;
 
-/** Resolves one setting from the parsed flags and the environment. */
+/**
+ * Resolves one setting from the parsed flags and the environment; `fallback` replaces
+ * the setting's default (the compiled binary's data default is the data it embeds).
+ */
 export function readSetting<N extends SettingName>(
   name: N,
   flags: Readonly<Record<string, unknown>>,
   env: Env,
+  fallback?: SettingValue<N>,
 ): SettingValue<N> {
   const spec = SETTINGS[name] as unknown as Setting<SettingValue<N>>;
   const fromFlag = flags[spec.flag];
   if (typeof fromFlag === "string") return spec.parse(fromFlag, `--${spec.flag}`);
   const fromEnv = env[spec.env];
   if (fromEnv !== undefined && fromEnv !== "") return spec.parse(fromEnv, spec.env);
-  return spec.fallback(env);
+  return fallback !== undefined ? fallback : spec.fallback(env);
 }

@@ -7,12 +7,13 @@ import { usageReport } from "../access/usage-report.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { LookupService } from "../lookup/lookup-service.ts";
 import type { Store } from "../store/store.ts";
-import { callerOf } from "./caller.ts";
 import { checkGate, type RouteTable } from "./gate.ts";
 import { readJsonBody } from "./json-body.ts";
-import { peerAddress } from "./peer-address.ts";
 import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
+import { Metrics } from "../metrics/metrics.ts";
+import { openApiDocument } from "./openapi.ts";
+import { callerOf, peerOf } from "./request-context.ts";
 import { BatchRequest, LookupRequest } from "./schemas.ts";
 
 /** The clock the service reads: injected so tests can set the month. */
@@ -29,6 +30,9 @@ export interface AppDeps {
   readonly clock: Clock;
   readonly trustProxy?: readonly Cidr[];
   readonly maxBody?: number;
+  readonly metrics?: Metrics;
+  /** The build's version, for /metrics and /openapi.json. */
+  readonly version?: string;
 }
 
 const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
@@ -40,7 +44,10 @@ export function createApp(deps: AppDeps) {
   const rates = new RateLimiter(() => deps.clock.now().getTime());
   const maxBody = deps.maxBody ?? DEFAULT_MAX_BODY;
   const trustProxy = deps.trustProxy ?? [];
+  const metrics = deps.metrics ?? new Metrics();
+  const version = deps.version ?? "development";
   let routeTable: RouteTable | undefined;
+  let openApi: string | undefined;
 
   const app = new Elysia({ normalize: false, strictPath: true })
     .onRequest(({ request }) => {
@@ -49,12 +56,23 @@ export function createApp(deps: AppDeps) {
     .onParse(({ request }) => readJsonBody(request, maxBody))
     .onError(({ error, code }) => errorResponse(error, code))
     .get("/healthz", () => ({ status: "ok" }))
-    .get("/readyz", () => ({ status: "ready", data_built_at: deps.index().info.builtAt }))
+    .get("/readyz", () => ({ status: "ready", data_version: deps.index().info.version, data_built_at: deps.index().info.builtAt }))
+    .get("/metrics", ({ set }) => {
+      set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
+      const info = deps.index().info;
+      return metrics.render({ now: deps.clock.now(), dataBuiltAt: info.builtAt, dataVersion: info.version, version });
+    })
+    .get("/openapi.json", ({ set }) => {
+      set.headers["content-type"] = "application/json";
+      return (openApi ??= JSON.stringify(openApiDocument(version)));
+    })
     .post(
       "/v1/lookup",
       async ({ body, request, set }) => {
         const [address] = lookups.resolve([body.ip]);
         setUnitHeaders(set.headers, await meter.charge(callerOf(request), 1));
+        metrics.addLookups(1);
+        metrics.addUnits(1);
         return lookups.lookup([address!])[0];
       },
       { body: LookupRequest },
@@ -66,12 +84,14 @@ export function createApp(deps: AppDeps) {
         lookups.checkBatchSize(body.ips.length, caller.plan.maxBatchSize);
         const addresses = lookups.resolve(body.ips);
         setUnitHeaders(set.headers, await meter.charge(caller, addresses.length));
+        metrics.addLookups(addresses.length);
+        metrics.addUnits(addresses.length);
         return { results: lookups.lookup(addresses) };
       },
       { body: BatchRequest },
     )
-    .get("/v1/me", ({ request, server }) => {
-      const client = clientAddress(peerAddress(request, server), request.headers.get("x-forwarded-for"), trustProxy);
+    .get("/v1/me", ({ request }) => {
+      const client = clientAddress(peerOf(request), request.headers.get("x-forwarded-for"), trustProxy);
       return { ip: client.text, version: client.version };
     })
     .get("/v1/usage", ({ request }) => {

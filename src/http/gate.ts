@@ -1,9 +1,10 @@
 import type { KeyCache } from "../access/key-cache.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
 import { ApiError } from "../errors/api-error.ts";
-import { setCaller } from "./caller.ts";
+import { setCaller } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { isJsonMediaType } from "./media-type.ts";
+import { pathOf } from "./path.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
 export type RouteTable = ReadonlyMap<string, readonly string[]>;
@@ -57,11 +58,4 @@ function authenticate(header: string | null, keys: KeyCache) {
     });
   }
   return caller;
-}
-
-function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
-  if (start < 0) return "/";
-  const query = url.indexOf("?", start);
-  return query < 0 ? url.slice(start) : url.slice(start, query);
 }

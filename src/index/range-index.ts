@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { readFileSync } from "node:fs";
 import type { Address } from "../address/address.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { DATA_FORMAT } from "../importer/data-file.ts";
@@ -27,11 +28,15 @@ export class RangeIndex {
     readonly info: DataSetInfo,
   ) {}
 
-  /** Opens a data file read-only, loads it and closes it. */
+  /**
+   * Loads a data file. It is read whole into memory first, so the same path works for a
+   * file on disk and for the one embedded in the compiled binary, and a file replaced
+   * while it is read is never seen half old, half new.
+   */
   static open(path: string): RangeIndex {
     let db: Database;
     try {
-      db = new Database(path, { readonly: true });
+      db = Database.deserialize(readFileSync(path));
     } catch (error) {
       throw new Error(`cannot open the data file ${path}: ${(error as Error).message}`);
     }
@@ -44,7 +49,12 @@ export class RangeIndex {
 
   /** Loads an index from an open data file (from a path, or from bytes with Database.deserialize). */
   static fromDatabase(db: Database): RangeIndex {
-    const meta = new Map(db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all().map((row) => [row.key, row.value]));
+    let meta: Map<string, string>;
+    try {
+      meta = new Map(db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all().map((row) => [row.key, row.value]));
+    } catch (error) {
+      throw new Error(`not an iplookup data file: ${(error as Error).message}`);
+    }
     if (meta.get("format") !== DATA_FORMAT) throw new Error(`not an iplookup data file of format ${DATA_FORMAT} (found ${meta.get("format")})`);
     const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
     const u32 = (name: string) => {

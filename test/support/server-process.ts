@@ -27,7 +27,7 @@ export async function startServerProcess(
   options: { env?: Record<string, string>; command?: string[]; timeoutMs?: number } = {},
 ): Promise<ServerProcess> {
   const command = options.command ?? [process.execPath, MAIN];
-  const child = Bun.spawn([...command, "serve", "--host", "127.0.0.1", "--port", "0", ...args], {
+  const child = Bun.spawn([...command, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", "1", ...args], {
     env: { ...process.env, ...options.env },
     stdout: "pipe",
     stderr: "pipe",

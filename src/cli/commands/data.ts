@@ -16,7 +16,7 @@ licence, attribution and range counts.
   --data PATH      IP range data file (env IPLOOKUP_DATA; default: the shipped data set)`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
-    const path = readSetting("data", flags, context.env);
+    const path = readSetting("data", flags, context.env, context.defaultDataPath);
     const dataInfo = RangeIndex.open(path).info;
     if (flags.json) {
       context.io.out(JSON.stringify({ path, ...dataInfo }));

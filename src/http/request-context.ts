@@ -1,0 +1,48 @@
+import type { Address } from "../address/address.ts";
+import type { ActiveKey } from "../store/store.ts";
+
+/**
+ * What the layers around the app learn about a request before the framework sees it:
+ * the TCP peer (from the socket) and the authenticated key (from the gate, which runs
+ * before the body is parsed, earlier than any per-request context the framework
+ * offers). Entries go with their requests.
+ */
+interface RequestContext {
+  peer?: Address;
+  caller?: ActiveKey;
+}
+
+const contexts = new WeakMap<Request, RequestContext>();
+
+function contextOf(request: Request): RequestContext {
+  let context = contexts.get(request);
+  if (!context) contexts.set(request, (context = {}));
+  return context;
+}
+
+export function setCaller(request: Request, caller: ActiveKey): void {
+  contextOf(request).caller = caller;
+}
+
+/** The request's key, or undefined before (or without) authentication. */
+export function findCaller(request: Request): ActiveKey | undefined {
+  return contexts.get(request)?.caller;
+}
+
+/** The request's caller; the gate guarantees one for every /v1 route. */
+export function callerOf(request: Request): ActiveKey {
+  const caller = findCaller(request);
+  if (!caller) throw new Error("no authenticated caller recorded for a /v1 request");
+  return caller;
+}
+
+export function setPeer(request: Request, peer: Address): void {
+  contextOf(request).peer = peer;
+}
+
+/** The TCP peer of the request, recorded by the server; requests made in-process have none. */
+export function peerOf(request: Request): Address {
+  const peer = contexts.get(request)?.peer;
+  if (!peer) throw new Error("the request has no peer address (it did not come through a socket)");
+  return peer;
+}

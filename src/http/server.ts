@@ -1,0 +1,69 @@
+import { parseAddress } from "../address/parse.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import type { App } from "./app.ts";
+import { pathOf } from "./path.ts";
+import { problemResponse } from "./problem.ts";
+import { findCaller, setPeer } from "./request-context.ts";
+
+export interface ListenOptions {
+  readonly host: string;
+  readonly port: number;
+  /** Lets several processes listen on one port (SO_REUSEPORT), for `serve --workers`. */
+  readonly reusePort?: boolean;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Serves the app on a socket. Around every request it records the TCP peer for
+ * /v1/me, gives the response an X-Request-Id (the proxy's, when it sent a sane one),
+ * counts it in the metrics and writes the access log line: route, status, key id
+ * (never the secret), units and duration.
+ */
+export function listen(app: App, options: ListenOptions) {
+  const routes = new Set(app.routes.map((route) => route.path));
+  const { metrics, logger } = options;
+  return Bun.serve({
+    hostname: options.host,
+    port: options.port,
+    reusePort: options.reusePort ?? false,
+    // Bodies past --max-body are refused by the app with a contract error, and the app
+    // never buffers more than that; Bun's own limit only has to stay out of the way.
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    async fetch(request, server) {
+      const began = performance.now();
+      const peer = server.requestIP(request);
+      const peerAddress = peer ? parseAddress(peer.address) : null;
+      if (peerAddress) setPeer(request, peerAddress);
+      const incomingId = request.headers.get("x-request-id");
+      const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
+      let response: Response;
+      try {
+        response = await app.fetch(request);
+      } catch (error) {
+        logger.log("error", "unhandled error", { request_id: requestId, error: String(error) });
+        response = problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+      }
+      const seconds = (performance.now() - began) / 1000;
+      const path = pathOf(request.url);
+      const route = routes.has(path) ? path : "other";
+      metrics.observeRequest(route, request.method, response.status, seconds);
+      response.headers.set("x-request-id", requestId);
+      logger.log("info", "request", {
+        request_id: requestId,
+        method: request.method,
+        route,
+        status: response.status,
+        key_id: findCaller(request)?.key.id ?? null,
+        units: Number(response.headers.get("x-units-consumed") ?? 0),
+        duration_ms: Math.round(seconds * 100_000) / 100,
+        peer: peerAddress?.text ?? null,
+      });
+      return response;
+    },
+  });
+}

@@ -1,0 +1,80 @@
+/**
+ * The service's metrics, kept in memory and written in the Prometheus text format
+ * (version 0.0.4). What each one means is in the README.
+ */
+
+/** Upper bounds of the latency histogram's buckets, in seconds. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+
+interface Histogram {
+  counts: number[];
+  sum: number;
+  count: number;
+}
+
+export interface MetricsSnapshotInput {
+  readonly now: Date;
+  readonly dataBuiltAt: string;
+  readonly dataVersion: string;
+  readonly version: string;
+}
+
+export class Metrics {
+  private readonly requests = new Map<string, number>();
+  private readonly latency = new Map<string, Histogram>();
+  private addresses = 0;
+  private units = 0;
+  private readonly started = Date.now();
+
+  /** Counts one answered request; `route` is a known route pattern or "other". */
+  observeRequest(route: string, method: string, status: number, seconds: number): void {
+    const key = `route="${route}",method="${method}",status="${status}"`;
+    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
+    let histogram = this.latency.get(route);
+    if (!histogram) this.latency.set(route, (histogram = { counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
+    for (let i = 0; i < LATENCY_BUCKETS.length; i++) if (seconds <= (LATENCY_BUCKETS[i] as number)) histogram.counts[i]!++;
+    histogram.sum += seconds;
+    histogram.count++;
+  }
+
+  /** Addresses answered by lookups (a batch of N counts N). */
+  addLookups(count: number): void {
+    this.addresses += count;
+  }
+
+  addUnits(count: number): void {
+    this.units += count;
+  }
+
+  render(input: MetricsSnapshotInput): string {
+    const lines: string[] = [];
+    const metric = (name: string, type: string, help: string, samples: string[]) => {
+      lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples);
+    };
+    metric("iplookup_http_requests_total", "counter", "HTTP requests answered, by route, method and status.", [...this.requests].map(([labels, value]) => `iplookup_http_requests_total{${labels}} ${value}`));
+    const histogramLines: string[] = [];
+    for (const [route, histogram] of this.latency) {
+      LATENCY_BUCKETS.forEach((bound, i) => histogramLines.push(`iplookup_http_request_duration_seconds_bucket{route="${route}",le="${bound}"} ${histogram.counts[i]}`));
+      histogramLines.push(
+        `iplookup_http_request_duration_seconds_bucket{route="${route}",le="+Inf"} ${histogram.count}`,
+        `iplookup_http_request_duration_seconds_sum{route="${route}"} ${histogram.sum}`,
+        `iplookup_http_request_duration_seconds_count{route="${route}"} ${histogram.count}`,
+      );
+    }
+    metric("iplookup_http_request_duration_seconds", "histogram", "Time from receiving a request to its response, by route.", histogramLines);
+    metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${this.addresses}`]);
+    metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this process.", [`iplookup_units_consumed_total ${this.units}`]);
+    const built = Date.parse(input.dataBuiltAt);
+    metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
+    metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
+    metric("iplookup_process_start_time_seconds", "gauge", "When this process started (Unix time).", [`iplookup_process_start_time_seconds ${Math.floor(this.started / 1000)}`]);
+    metric("iplookup_build_info", "gauge", "Always 1; the labels name the build and the loaded data.", [
+      `iplookup_build_info{version="${escapeLabel(input.version)}",data_version="${escapeLabel(input.dataVersion)}"} 1`,
+    ]);
+    return `${lines.join("\n")}\n`;
+  }
+}
+
+function escapeLabel(value: string): string {
+  return value.replaceAll("\\", "\\\\").replaceAll('"', '\\"').replaceAll("\n", "\\n");
+}
