@@ -8,14 +8,19 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  */
 export interface Logger {
   log(level: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void;
+  /** A line written at any level but `silent`: the start-up configuration. */
+  announce(msg: string, fields?: Record<string, unknown>): void;
 }
 
 export function createLogger(minimum: LogLevel, write: (line: string) => void, now: () => Date = () => new Date()): Logger {
   const threshold = LOG_LEVELS.indexOf(minimum);
+  const line = (level: string, msg: string, fields: Record<string, unknown>) => write(JSON.stringify({ time: now().toISOString(), level, msg, ...fields }));
   return {
     log(level, msg, fields = {}) {
-      if (LOG_LEVELS.indexOf(level) < threshold) return;
-      write(JSON.stringify({ time: now().toISOString(), level, msg, ...fields }));
+      if (LOG_LEVELS.indexOf(level) >= threshold) line(level, msg, fields);
+    },
+    announce(msg, fields = {}) {
+      if (minimum !== "silent") line("info", msg, fields);
     },
   };
 }

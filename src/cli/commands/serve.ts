@@ -72,7 +72,7 @@ function announce(config: ServeConfig, url: string, index: LiveIndex, keyCount: 
     logger.log("warn", `there are no API keys yet, so every /v1 request will get 401. Create one with: iplookup keys create --name NAME --state ${config.statePath}`);
   }
   const info = index.current().info;
-  logger.log("info", "iplookup serving", {
+  logger.announce("iplookup serving", {
     listen: url,
     version: VERSION,
     build_date: BUILD_DATE,

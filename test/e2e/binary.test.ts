@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+
+const root = join(import.meta.dir, "..", "..");
+const dir = mkdtempSync(join(tmpdir(), "iplookup-binary-"));
+const binary = join(dir, "iplookup");
+let server: ServerProcess | undefined;
+
+/** A machine without Bun or the project: only the binary, an empty HOME and a bare PATH. */
+const bareEnv = { HOME: dir, PATH: "/usr/bin:/bin" };
+
+function run(args: string[]) {
+  const result = Bun.spawnSync([binary, ...args], { cwd: dir, env: bareEnv, stdout: "pipe", stderr: "pipe" });
+  return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
+}
+
+beforeAll(() => {
+  const built = Bun.spawnSync([process.execPath, join(root, "src", "build", "compile.ts"), join(dir, "build", "iplookup")], { stdout: "pipe", stderr: "pipe" });
+  if (built.exitCode !== 0) throw new Error(built.stderr.toString());
+  copyFileSync(join(dir, "build", "iplookup"), binary);
+  rmSync(join(dir, "build"), { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await server?.stop("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test("the binary alone serves, manages keys and looks addresses up", async () => {
+  const version = run(["--version"]);
+  expect(version.code).toBe(0);
+  expect(version.stdout).toMatch(/^iplookup \d+\.\d+\.\d+\nbuilt: \d{4}-\d\d-\d\dT/);
+  expect(version.stdout).toContain("@ip-location-db/asn 2.3.2026061719");
+  expect(run(["serve", "--help"]).stdout).toContain("Usage: iplookup serve");
+
+  const offline = run(["lookup", "1.1.1.1"]);
+  expect(JSON.parse(offline.stdout)).toMatchObject({ asn: 13335, country_code: "AU" });
+
+  server = await startServerProcess([], { command: [binary], env: bareEnv });
+  expect(server.stderr()).toContain(join(dir, ".local", "state", "iplookup", "state.db"));
+  const created = run(["keys", "create", "--name", "vm", "--json"]);
+  expect(created.code).toBe(0);
+  const { key } = JSON.parse(created.stdout) as { key: string };
+  await Bun.sleep(600);
+  const batch = await fetch(`${server.url}/v1/lookup/batch`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ ips: ["1.1.1.1", "2606:4700:4700::1111"] }),
+  });
+  expect(batch.status).toBe(200);
+  const { results } = (await batch.json()) as { results: Array<Record<string, unknown>> };
+  expect(results[0]).toMatchObject({ ip: "1.1.1.1", asn: 13335, country_code: "AU" });
+  expect(results[1]).toMatchObject({ ip: "2606:4700:4700::1111", asn: 13335 });
+  expect(await server.stop("SIGTERM")).toBe(0);
+  server = undefined;
+}, 60_000);
