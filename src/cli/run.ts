@@ -3,6 +3,7 @@ import { RangeIndex } from "../index/range-index.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { StoreError } from "../store/store.ts";
 import type { CliContext, Command } from "./command.ts";
+import { backupCommand } from "./commands/backup.ts";
 import { DATA_COMMANDS } from "./commands/data.ts";
 import { KEY_COMMANDS } from "./commands/keys.ts";
 import { lookupCommand } from "./commands/lookup.ts";
@@ -22,7 +23,7 @@ const GROUPS: readonly Group[] = [
   { name: "plans", summary: "list plans, create or change one", commands: PLAN_COMMANDS },
   { name: "data", summary: "the IP range data set", commands: DATA_COMMANDS },
 ];
-const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand];
+const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand, backupCommand];
 
 function mainHelp(): string {
   const rows = [

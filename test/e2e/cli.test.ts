@@ -11,7 +11,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the command line", () => {
   test("--help everywhere, exit 0", () => {
-    for (const args of [["--help"], ["serve", "--help"], ["keys", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["keys", "rotate", "--help"], ["plans", "list", "--help"], ["plans", "set", "--help"], ["usage", "--help"], ["lookup", "--help"], ["data", "info", "--help"]]) {
+    for (const args of [["--help"], ["serve", "--help"], ["keys", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["keys", "rotate", "--help"], ["plans", "list", "--help"], ["plans", "set", "--help"], ["usage", "--help"], ["lookup", "--help"], ["backup", "--help"], ["data", "info", "--help"]]) {
       const result = cli(args, env);
       expect(result.code).toBe(0);
       expect(result.stdout).toContain("Usage: iplookup");
@@ -97,6 +97,15 @@ describe("the command line", () => {
     const bad = cli(["lookup", "10.0.0.1", "nope"], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("private-use");
+  });
+
+  test("backup copies the state file consistently and refuses to overwrite", () => {
+    const target = join(dir, "backup.db");
+    expect(cli(["backup", target], env).code).toBe(0);
+    expect(statSync(target).mode & 0o777).toBe(0o600);
+    const keys = JSON.parse(cli(["keys", "list", "--json"], { IPLOOKUP_STATE: target }).stdout) as unknown[];
+    expect(keys).toEqual(JSON.parse(cli(["keys", "list", "--json"], env).stdout));
+    expect(cli(["backup", target], env).code).toBe(2);
   });
 
   test("data info shows the sources with their licences and attribution", () => {
