@@ -71,10 +71,23 @@ function hexValue(c: number): number {
   return -1;
 }
 
+/** Lower-case hex of 0…255, without and with a leading zero. */
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16));
+const HEX2 = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+
+function hexGroup(group: number): string {
+  const high = group >>> 8;
+  return high === 0 ? (HEX[group] as string) : (HEX[high] as string) + (HEX2[group & 255] as string);
+}
+
+// Scratch space for the single-threaded parser: filled and read within one call.
+const GROUPS = new Uint16Array(8);
+const TEXT_GROUPS = new Uint16Array(8);
+
 /** Parses an IPv6 text; an IPv4-mapped address comes back as its IPv4 address. */
 function parseIPv6(text: string): Address | null {
   const length = text.length;
-  const groups = new Array<number>(8);
+  const groups = GROUPS;
   let count = 0;
   let gap = -1; // index in `groups` where `::` stands
   let i = 0;
@@ -82,7 +95,7 @@ function parseIPv6(text: string): Address | null {
     if (text.charCodeAt(1) !== COLON) return null;
     gap = 0;
     i = 2;
-    if (i === length) return finishIPv6(groups, count, gap);
+    if (i === length) return finishIPv6(count, gap);
   }
   for (;;) {
     const groupStart = i;
@@ -99,41 +112,40 @@ function parseIPv6(text: string): Address | null {
       if (count > 6) return null;
       const value = parseIPv4Value(text, groupStart, length);
       if (value < 0) return null;
-      groups[count++] = Math.floor(value / 65536);
-      groups[count++] = value % 65536;
-      return finishIPv6(groups, count, gap);
+      groups[count++] = value >>> 16;
+      groups[count++] = value & 0xffff;
+      return finishIPv6(count, gap);
     }
     if (digits === 0 || digits > 4 || count === 8) return null;
     groups[count++] = group;
-    if (i === length) return finishIPv6(groups, count, gap);
+    if (i === length) return finishIPv6(count, gap);
     if (text.charCodeAt(i) !== COLON) return null;
     i++;
     if (text.charCodeAt(i) === COLON) {
       if (gap >= 0) return null;
       gap = count;
       i++;
-      if (i === length) return finishIPv6(groups, count, gap);
+      if (i === length) return finishIPv6(count, gap);
     }
   }
 }
 
-function finishIPv6(groups: number[], count: number, gap: number): Address | null {
+/** The `count` groups in GROUPS, with `::` standing at `gap` (or -1), as an address. */
+function finishIPv6(count: number, gap: number): Address | null {
   if (gap < 0 ? count !== 8 : count > 7) return null;
-  const full = new Array<number>(8).fill(0);
-  const tail = gap < 0 ? 0 : count - gap;
-  for (let g = 0; g < count - tail; g++) full[g] = groups[g] as number;
-  for (let g = 0; g < tail; g++) full[8 - tail + g] = groups[gap + g] as number;
-  const words = [
-    ((full[0] as number) * 65536 + (full[1] as number)) >>> 0,
-    ((full[2] as number) * 65536 + (full[3] as number)) >>> 0,
-    ((full[4] as number) * 65536 + (full[5] as number)) >>> 0,
-    ((full[6] as number) * 65536 + (full[7] as number)) >>> 0,
-  ] as const;
-  if (words[0] === 0 && words[1] === 0 && words[2] === 0xffff) return ipv4(words[3]);
-  return ipv6(words);
-}
-
-function ipv6(words: readonly [number, number, number, number]): IPv6Address {
+  const groups = GROUPS;
+  if (gap >= 0) {
+    // Move the groups after `::` to the end and zero the gap.
+    const tail = count - gap;
+    for (let g = tail - 1; g >= 0; g--) groups[8 - tail + g] = groups[gap + g] as number;
+    for (let g = gap; g < 8 - tail; g++) groups[g] = 0;
+  }
+  const w0 = (((groups[0] as number) << 16) | (groups[1] as number)) >>> 0;
+  const w1 = (((groups[2] as number) << 16) | (groups[3] as number)) >>> 0;
+  const w2 = (((groups[4] as number) << 16) | (groups[5] as number)) >>> 0;
+  const w3 = (((groups[6] as number) << 16) | (groups[7] as number)) >>> 0;
+  if (w0 === 0 && w1 === 0 && w2 === 0xffff) return ipv4(w3);
+  const words = [w0, w1, w2, w3] as const;
   return { version: 6, text: ipv6Text(words), words };
 }
 
@@ -141,9 +153,13 @@ function ipv6(words: readonly [number, number, number, number]): IPv6Address {
  * RFC 5952 text of 128 bits given as four 32-bit words: lower-case hex without leading
  * zeros, the longest run of two or more zero groups (the first, on a tie) as `::`.
  */
-export function ipv6Text(words: readonly number[]): string {
-  const groups: number[] = [];
-  for (const word of words) groups.push(word >>> 16, word & 0xffff);
+export function ipv6Text(words: ArrayLike<number>): string {
+  const groups = TEXT_GROUPS;
+  for (let w = 0; w < 4; w++) {
+    const word = words[w] as number;
+    groups[w * 2] = word >>> 16;
+    groups[w * 2 + 1] = word & 0xffff;
+  }
   let bestStart = -1;
   let bestLength = 1;
   for (let g = 0; g < 8; ) {
@@ -151,7 +167,7 @@ export function ipv6Text(words: readonly number[]): string {
       g++;
       continue;
     }
-    let end = g;
+    let end = g + 1;
     while (end < 8 && groups[end] === 0) end++;
     if (end - g > bestLength) {
       bestStart = g;
@@ -159,11 +175,18 @@ export function ipv6Text(words: readonly number[]): string {
     }
     g = end;
   }
-  const hex = (from: number, to: number) =>
-    groups
-      .slice(from, to)
-      .map((group) => group.toString(16))
-      .join(":");
-  if (bestStart < 0) return hex(0, 8);
-  return `${hex(0, bestStart)}::${hex(bestStart + bestLength, 8)}`;
+  let text = "";
+  let separate = false;
+  for (let g = 0; g < 8; g++) {
+    if (g === bestStart) {
+      text += "::";
+      separate = false;
+      g += bestLength - 1;
+      continue;
+    }
+    if (separate) text += ":";
+    text += hexGroup(groups[g] as number);
+    separate = true;
+  }
+  return text;
 }

@@ -142,8 +142,8 @@ export class RangeIndex {
     if (id === 0) return null;
     let prefix = 0;
     const offset = low * 4;
-    if (!isZeroAt(starts, offset)) prefix = Math.max(prefix, commonPrefix128(words, minusOneAt(starts, offset)) + 1);
-    if (offset + 4 < starts.length) prefix = Math.max(prefix, commonPrefix128(words, Array.from(starts.subarray(offset + 4, offset + 8))) + 1);
+    if (!isZeroAt(starts, offset)) prefix = Math.max(prefix, commonPrefix128(words, minusOneAt(starts, offset), 0) + 1);
+    if (offset + 4 < starts.length) prefix = Math.max(prefix, commonPrefix128(words, starts, offset + 4) + 1);
     return { network: `${ipv6Text(maskWords(words, prefix))}/${prefix}`, record: this.records[id] as NetworkRecord };
   }
 }
@@ -152,9 +152,10 @@ function commonPrefix32(a: number, b: number): number {
   return a === b ? 32 : Math.clz32((a ^ b) >>> 0);
 }
 
-function commonPrefix128(a: readonly number[], b: readonly number[]): number {
+/** Common leading bits of `a` and the four words of `b` from `offset`. */
+function commonPrefix128(a: readonly number[], b: ArrayLike<number>, offset: number): number {
   for (let w = 0; w < 4; w++) {
-    const x = ((a[w] as number) ^ (b[w] as number)) >>> 0;
+    const x = ((a[w] as number) ^ (b[offset + w] as number)) >>> 0;
     if (x !== 0) return w * 32 + Math.clz32(x);
   }
   return 128;
@@ -173,9 +174,14 @@ function isZeroAt(starts: Uint32Array, offset: number): boolean {
   return starts[offset] === 0 && starts[offset + 1] === 0 && starts[offset + 2] === 0 && starts[offset + 3] === 0;
 }
 
-/** The address one below the start at `offset` (which is not zero). */
-function minusOneAt(starts: Uint32Array, offset: number): number[] {
-  const words = Array.from(starts.subarray(offset, offset + 4));
+// Scratch words for one lookup at a time (lookups are synchronous).
+const BELOW = new Uint32Array(4);
+const MASKED = new Uint32Array(4);
+
+/** The address one below the start at `offset` (which is not zero), in BELOW. */
+function minusOneAt(starts: Uint32Array, offset: number): Uint32Array {
+  const words = BELOW;
+  for (let w = 0; w < 4; w++) words[w] = starts[offset + w] as number;
   for (let w = 3; w >= 0; w--) {
     if (words[w] !== 0) {
       words[w] = (words[w] as number) - 1;
@@ -186,9 +192,12 @@ function minusOneAt(starts: Uint32Array, offset: number): number[] {
   return words;
 }
 
-function maskWords(words: readonly number[], prefix: number): number[] {
-  return words.map((word, w) => {
+/** The first `prefix` bits of the address, in MASKED. */
+function maskWords(words: readonly number[], prefix: number): Uint32Array {
+  for (let w = 0; w < 4; w++) {
     const bits = Math.min(32, Math.max(0, prefix - w * 32));
-    return bits === 0 ? 0 : bits === 32 ? word : (word & (0xffffffff << (32 - bits))) >>> 0;
-  });
+    const word = words[w] as number;
+    MASKED[w] = bits === 0 ? 0 : bits === 32 ? word : (word & (0xffffffff << (32 - bits))) >>> 0;
+  }
+  return MASKED;
 }

@@ -79,13 +79,18 @@ export class SqliteStore implements Store {
    * created readable by their owner only: the file holds key hashes and usage.
    */
   static open(path: string, options: { clock?: () => Date } = {}): SqliteStore {
+    if (path === ":memory:") return SqliteStore.fromDatabase(new Database(":memory:"), options);
     const directory = dirname(path);
     if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
     if (!existsSync(path)) {
       closeSync(openSync(path, "a", 0o600));
       chmodSync(path, 0o600);
     }
-    const db = new Database(path, { create: true });
+    return SqliteStore.fromDatabase(new Database(path, { create: true }), options);
+  }
+
+  /** A store on an open database; `:memory:` makes one that lives and dies with the process. */
+  private static fromDatabase(db: Database, options: { clock?: () => Date }): SqliteStore {
     db.run("PRAGMA journal_mode = WAL");
     db.run("PRAGMA synchronous = NORMAL");
     db.run("PRAGMA busy_timeout = 10000");
