@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { benchAddresses } from "./addresses.ts";
+import { startProcess, type BenchProcess } from "./processes.ts";
+import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
+
+export interface Scenario {
+  readonly name: string;
+  readonly path: string;
+  readonly addresses: number;
+  readonly body: string;
+}
+
+export interface Comparison {
+  scenario: string;
+  addressesPerRequest: number;
+  subject: WrkFigures;
+  reference: WrkFigures;
+  /** subject / reference, requests per second. */
+  ratio: number;
+}
+
+export interface HttpFigures {
+  vsBare: Comparison[];
+  /** SQLite state file (subject) against an in-memory store (reference). */
+  accounting: Comparison[];
+  rssAfterLoadMiB: number;
+  requestsServed: number;
+}
+
+const HERE = import.meta.dir;
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+
+export function scenarios(): Scenario[] {
+  const v4 = benchAddresses(4, 800, 41);
+  const v6 = benchAddresses(6, 200, 61);
+  const mixed = v4.flatMap((address, i) => (i % 4 === 3 ? [address, v6[i >> 2]!] : [address]));
+  return [
+    { name: "single lookup", path: "/v1/lookup", addresses: 1, body: JSON.stringify({ ip: v4[0] }) },
+    { name: "batch of 100", path: "/v1/lookup/batch", addresses: 100, body: JSON.stringify({ ips: mixed.slice(0, 100) }) },
+    { name: "batch of 1,000", path: "/v1/lookup/batch", addresses: 1000, body: JSON.stringify({ ips: mixed.slice(0, 1000) }) },
+  ];
+}
+
+function average(runs: WrkFigures[]): WrkFigures {
+  const mean = (pick: (run: WrkFigures) => number) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
+  return {
+    requestsPerSecond: mean((run) => run.requestsPerSecond),
+    p50Ms: mean((run) => run.p50Ms),
+    p99Ms: mean((run) => run.p99Ms),
+    requests: runs.reduce((sum, run) => sum + run.requests, 0),
+    errors: runs.reduce((sum, run) => sum + run.errors, 0),
+  };
+}
+
+/**
+ * Runs each scenario against two servers in alternation (subject, reference, subject,
+ * reference, …), so drift on a shared machine falls on both alike.
+ */
+function compare(
+  work: string,
+  list: Scenario[],
+  subject: { url: string; key: string },
+  reference: { url: string; key: string },
+  options: { rounds: number; seconds: number; connections: number },
+): Comparison[] {
+  return list.map((scenario) => {
+    const scripts = [subject, reference].map((server, i) => {
+      const path = join(work, `${scenario.path.replaceAll("/", "_")}-${scenario.addresses}-${i}.lua`);
+      writeFileSync(path, wrkScript(scenario.body, server.key));
+      return path;
+    });
+    const subjectRuns: WrkFigures[] = [];
+    const referenceRuns: WrkFigures[] = [];
+    const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
+    // A short warm-up for both, not counted.
+    runWrk(subject.url + scenario.path.slice(1), scripts[0]!, { ...load, seconds: 1 });
+    runWrk(reference.url + scenario.path.slice(1), scripts[1]!, { ...load, seconds: 1 });
+    for (let round = 0; round < options.rounds; round++) {
+      subjectRuns.push(runWrk(subject.url + scenario.path.slice(1), scripts[0]!, load));
+      referenceRuns.push(runWrk(reference.url + scenario.path.slice(1), scripts[1]!, load));
+    }
+    const s = average(subjectRuns);
+    const r = average(referenceRuns);
+    return { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ratio: s.requestsPerSecond / r.requestsPerSecond };
+  });
+}
+
+async function iplookupServer(state: string): Promise<BenchProcess> {
+  return startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "bench-server.ts"), "0", state]));
+}
+
+const urlOf = (server: BenchProcess) => `http://127.0.0.1:${server.info.port}/`;
+
+export async function measureHttp(options: { rounds: number; seconds: number; connections: number }): Promise<HttpFigures> {
+  const work = mkdtempSync(join(tmpdir(), "iplookup-bench-"));
+  const started: BenchProcess[] = [];
+  try {
+    const list = scenarios();
+    const real = await iplookupServer(join(work, "state.db"));
+    started.push(real);
+    const realKey = String(real.info.key);
+    // The bare server answers each path with a body of the size iplookup answers it with.
+    const bodies: Record<string, string> = {};
+    for (const scenario of list) {
+      const response = await fetch(urlOf(real) + scenario.path.slice(1), {
+        method: "POST",
+        headers: { authorization: `Bearer ${realKey}`, "content-type": "application/json" },
+        body: scenario.body,
+      });
+      if (response.status !== 200) throw new Error(`${scenario.name}: ${response.status} ${await response.text()}`);
+      bodies[`${scenario.path}#${scenario.addresses}`] = await response.text();
+    }
+    const bodiesByPath: Record<string, string> = { "/v1/lookup": bodies["/v1/lookup#1"]! };
+    // The bare server keys its body by path; batches of 100 and 1,000 run against separate instances.
+    const bare: Record<number, BenchProcess> = {};
+    for (const scenario of list) {
+      const file = join(work, `bare-${scenario.addresses}.json`);
+      writeFileSync(file, JSON.stringify({ ...bodiesByPath, [scenario.path]: bodies[`${scenario.path}#${scenario.addresses}`] }));
+      bare[scenario.addresses] = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "bare-server.ts"), "0", file]));
+      started.push(bare[scenario.addresses]!);
+    }
+    const vsBare = list.flatMap((scenario) =>
+      compare(work, [scenario], { url: urlOf(real), key: realKey }, { url: urlOf(bare[scenario.addresses]!), key: "none" }, options),
+    );
+    for (const scenario of list) await bare[scenario.addresses]!.stop();
+
+    const memory = await iplookupServer(":memory:");
+    started.push(memory);
+    const accounting = compare(work, list, { url: urlOf(real), key: realKey }, { url: urlOf(memory), key: String(memory.info.key) }, options);
+    const requestsServed = [...vsBare, ...accounting].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
+    return { vsBare, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed };
+  } finally {
+    await Promise.all(started.map((process) => process.stop().catch(() => {})));
+    rmSync(work, { recursive: true, force: true });
+  }
+}

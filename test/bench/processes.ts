@@ -1,0 +1,44 @@
+import { readFileSync } from "node:fs";
+
+/** Child processes for the benches: started pinned, read for their first JSON line, stopped. */
+export interface BenchProcess {
+  readonly info: Record<string, unknown>;
+  readonly pid: number;
+  rssMiB(): number;
+  stop(): Promise<void>;
+}
+
+export async function startProcess(command: string[], env: Record<string, string> = {}): Promise<BenchProcess> {
+  const child = Bun.spawn(command, { stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
+  const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
+  let text = "";
+  const deadline = Date.now() + 20_000;
+  while (!text.includes("\n")) {
+    if (Date.now() > deadline) {
+      child.kill("SIGKILL");
+      throw new Error(`${command.join(" ")} did not start`);
+    }
+    const chunk = await reader.read();
+    if (chunk.done) throw new Error(`${command.join(" ")} exited before starting`);
+    text += new TextDecoder().decode(chunk.value);
+  }
+  reader.releaseLock();
+  return {
+    info: JSON.parse(text.slice(0, text.indexOf("\n"))) as Record<string, unknown>,
+    pid: child.pid,
+    rssMiB: () => rssMiB(child.pid),
+    async stop() {
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await child.exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Resident memory of a process, from /proc. */
+export function rssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
+  return kib / 1024;
+}

@@ -1,0 +1,101 @@
+/**
+ * `bun run bench`: iplookup's speed and memory, each figure beside a reference measured
+ * in the same run. Writes test/bench/results/latest.md and latest.json and prints the
+ * table. The HTTP part needs wrk (Debian: `apt-get install wrk`) and, for pinning the
+ * server and the load to separate cores, taskset; it loads 127.0.0.1 only, for a
+ * bounded time. Options: --quick (shorter runs), --skip-http.
+ */
+import { cpus } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { measureHttp, type HttpFigures } from "./http.ts";
+import { measureInProcess } from "./in-process.ts";
+import { binaryPath, measureStartup, type StartupFigures } from "./startup.ts";
+import { haveWrk } from "./wrk.ts";
+
+const { values } = parseArgs({ options: { quick: { type: "boolean" }, "skip-http": { type: "boolean" } } });
+const root = join(import.meta.dir, "..", "..");
+const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, Bun ${Bun.version}, ${process.platform}-${process.arch}`;
+
+console.error("in-process lookups…");
+const inProcess = measureInProcess();
+
+let http: HttpFigures | null = null;
+if (values["skip-http"]) console.error("HTTP: skipped (--skip-http)");
+else if (!haveWrk()) console.error("HTTP: skipped, wrk is not installed (Debian: apt-get install wrk)");
+else {
+  console.error("HTTP: iplookup against a bare Bun.serve, then SQLite state against an in-memory store…");
+  http = await measureHttp(values.quick ? { rounds: 1, seconds: 3, connections: 32 } : { rounds: 2, seconds: 5, connections: 32 });
+}
+
+console.error("start-up…");
+const startup: StartupFigures[] = [await measureStartup("bun src/main.ts serve", [process.execPath, join(root, "src", "main.ts")])];
+const binary = binaryPath();
+if (binary) startup.push(await measureStartup("dist/iplookup serve", [binary]));
+else console.error("start-up of the binary: skipped, run `bun run build` first");
+
+const rows: string[][] = [];
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
+for (const figure of inProcess) {
+  rows.push([
+    `in-process lookup, IPv${figure.family} (text in, parse + lookup)`,
+    `${fmt(figure.iplookupParseAndLookupNs)} ns (lookup alone ${fmt(figure.iplookupLookupNs)} ns)`,
+    `mmdb-lib ${fmt(figure.mmdbLibNs)} ns`,
+    `${fmt(figure.ratio, 2)}×`,
+    `faster than mmdb-lib: ${verdict(figure.ratio < 1)}`,
+  ]);
+}
+if (http) {
+  for (const c of http.vsBare) {
+    const perSecond = c.addressesPerRequest === 1 ? `${fmt(c.subject.requestsPerSecond)} req/s` : `${fmt(c.subject.requestsPerSecond * c.addressesPerRequest)} addresses/s`;
+    const refPerSecond = c.addressesPerRequest === 1 ? `${fmt(c.reference.requestsPerSecond)} req/s` : `${fmt(c.reference.requestsPerSecond * c.addressesPerRequest)} addresses/s`;
+    const target =
+      c.addressesPerRequest === 1
+        ? `≥ 0.85 of bare: ${verdict(c.ratio >= 0.85)}`
+        : c.addressesPerRequest === 1000
+          ? `≥ 1,000,000 addresses/s: ${verdict(c.subject.requestsPerSecond * 1000 >= 1_000_000)}`
+          : "";
+    rows.push([
+      `HTTP ${c.scenario} (p50 ${fmt(c.subject.p50Ms, 2)} ms, p99 ${fmt(c.subject.p99Ms, 2)} ms)`,
+      perSecond,
+      `bare Bun.serve ${refPerSecond} (p50 ${fmt(c.reference.p50Ms, 2)} ms, p99 ${fmt(c.reference.p99Ms, 2)} ms)`,
+      `${fmt(c.ratio, 2)}`,
+      target,
+    ]);
+  }
+  for (const c of http.accounting) {
+    rows.push([
+      `accounting, ${c.scenario}: SQLite state file`,
+      `${fmt(c.subject.requestsPerSecond)} req/s`,
+      `in-memory store ${fmt(c.reference.requestsPerSecond)} req/s`,
+      `${fmt(c.ratio, 3)}`,
+      `cost ≤ 5%: ${verdict(c.ratio >= 0.95)}`,
+    ]);
+  }
+  rows.push([`RSS after ${fmt(http.requestsServed)} requests`, `${fmt(http.rssAfterLoadMiB)} MiB`, "", "", `≤ 150 MB: ${verdict(http.rssAfterLoadMiB * 1.048576 <= 150)}`]);
+}
+for (const figure of startup) {
+  const isBinary = figure.command.startsWith("dist/");
+  rows.push([
+    `start-up, ${figure.command}`,
+    `first lookup after ${fmt(figure.firstLookupMs)} ms; RSS ${fmt(figure.rssAfterStartMiB)} MiB`,
+    "",
+    "",
+    isBinary ? `≤ 300 ms: ${verdict(figure.firstLookupMs <= 300)}` : "",
+  ]);
+}
+
+const table = [
+  `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}; server and load generator pinned to separate cores.`,
+  "",
+  "| what | iplookup | reference (same run) | ratio | target |",
+  "|---|---|---|---|---|",
+  ...rows.map((row) => `| ${row.join(" | ")} |`),
+].join("\n");
+const results = join(import.meta.dir, "results");
+mkdirSync(results, { recursive: true });
+writeFileSync(join(results, "latest.md"), `${table}\n`);
+writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, startup }, null, 2));
+console.log(table);
