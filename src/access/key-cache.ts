@@ -11,6 +11,8 @@ import { hashSecret } from "../store/secret.ts";
  */
 export class KeyCache {
   private snapshot: AuthSnapshot;
+  /** Secrets already seen to be valid, so a request hashes a secret once per snapshot. */
+  private bySecret = new Map<string, ActiveKey>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing = false;
 
@@ -27,7 +29,11 @@ export class KeyCache {
 
   /** The active key whose secret this is, or null. */
   authenticate(secret: string): ActiveKey | null {
-    return this.snapshot.keysByHash.get(hashSecret(secret)) ?? null;
+    const known = this.bySecret.get(secret);
+    if (known) return known;
+    const active = this.snapshot.keysByHash.get(hashSecret(secret)) ?? null;
+    if (active) this.bySecret.set(secret, active);
+    return active;
   }
 
   /** How many active keys there are. */
@@ -41,7 +47,10 @@ export class KeyCache {
     this.refreshing = true;
     try {
       const generation = await this.store.generation();
-      if (generation !== this.snapshot.generation) this.snapshot = await this.store.authSnapshot();
+      if (generation !== this.snapshot.generation) {
+        this.snapshot = await this.store.authSnapshot();
+        this.bySecret = new Map();
+      }
     } finally {
       this.refreshing = false;
     }

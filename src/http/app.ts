@@ -68,25 +68,25 @@ export function createApp(deps: AppDeps) {
     })
     .post(
       "/v1/lookup",
-      async ({ body, request, set }) => {
-        const [address] = lookups.resolve([body.ip]);
-        setUnitHeaders(set.headers, await meter.charge(callerOf(request), 1));
+      async ({ body, request }) => {
+        const addresses = lookups.resolve([body.ip]);
+        const metered = await meter.charge(callerOf(request), 1);
         metrics.addLookups(1);
         metrics.addUnits(1);
-        return lookups.lookup([address!])[0];
+        return jsonResponse(lookups.lookupJson(addresses)[0]!, metered);
       },
       { body: LookupRequest },
     )
     .post(
       "/v1/lookup/batch",
-      async ({ body, request, set }) => {
+      async ({ body, request }) => {
         const caller = callerOf(request);
         lookups.checkBatchSize(body.ips.length, caller.plan.maxBatchSize);
         const addresses = lookups.resolve(body.ips);
-        setUnitHeaders(set.headers, await meter.charge(caller, addresses.length));
+        const metered = await meter.charge(caller, addresses.length);
         metrics.addLookups(addresses.length);
         metrics.addUnits(addresses.length);
-        return { results: lookups.lookup(addresses) };
+        return jsonResponse(`{"results":[${lookups.lookupJson(addresses).join(",")}]}`, metered);
       },
       { body: BatchRequest },
     )
@@ -103,9 +103,11 @@ export function createApp(deps: AppDeps) {
 
 export type App = ReturnType<typeof createApp>;
 
-function setUnitHeaders(headers: Record<string, string | number>, metered: Metered): void {
-  headers["x-units-consumed"] = String(metered.consumed);
+/** A lookup's answer: JSON text written by the lookup service, with the unit headers. */
+function jsonResponse(json: string, metered: Metered): Response {
+  const headers: Record<string, string> = { "content-type": "application/json", "x-units-consumed": String(metered.consumed) };
   if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
+  return new Response(json, { headers });
 }
 
 function routesOf(app: { routes: ReadonlyArray<{ path: string; method: string }> }): RouteTable {

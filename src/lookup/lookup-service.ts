@@ -3,6 +3,7 @@ import { checkAddress } from "../address/check.ts";
 import { ApiError, addressError, type EntryError } from "../errors/api-error.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { toLookupResult, type LookupResult } from "./lookup-result.ts";
+import { resultJson } from "./result-json.ts";
 
 /**
  * Looks addresses up in the current range index. It never sees a request: the HTTP
@@ -51,5 +52,16 @@ export class LookupService {
   lookup(addresses: readonly Address[]): LookupResult[] {
     const index = this.currentIndex();
     return addresses.map((address) => toLookupResult(address, index.lookup(address)));
+  }
+
+  /** The same results as JSON texts, as the HTTP answer carries them (see result-json.ts). */
+  lookupJson(addresses: readonly Address[]): string[] {
+    const index = this.currentIndex();
+    const out: string[] = new Array(addresses.length);
+    for (let i = 0; i < addresses.length; i++) {
+      const address = addresses[i] as Address;
+      out[i] = resultJson(address, index.lookup(address));
+    }
+    return out;
   }
 }
