@@ -5,6 +5,7 @@
  */
 export function isJsonMediaType(contentType: string | null): boolean {
   if (contentType === null) return false;
+  if (contentType === "application/json") return true;
   const [type, ...params] = contentType.split(";");
   if ((type as string).trim().toLowerCase() !== "application/json") return false;
   return params.every((param) => {

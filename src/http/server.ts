@@ -18,6 +18,13 @@ export interface ListenOptions {
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Request ids: this process's random prefix and a counter, unique and cheap. */
+function requestIds(): () => string {
+  const prefix = crypto.randomUUID().slice(0, 8);
+  let counter = 0;
+  return () => `${prefix}-${(++counter).toString(36)}`;
+}
+
 /**
  * Serves the app on a socket. Around every request it records the TCP peer for
  * /v1/me, gives the response an X-Request-Id (the proxy's, when it sent a sane one),
@@ -27,6 +34,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export function listen(app: App, options: ListenOptions) {
   const routes = new Set(app.routes.map((route) => route.path));
   const { metrics, logger } = options;
+  const nextRequestId = requestIds();
   return Bun.serve({
     hostname: options.host,
     port: options.port,
@@ -40,7 +48,7 @@ export function listen(app: App, options: ListenOptions) {
       const peerAddress = peer ? parseAddress(peer.address) : null;
       if (peerAddress) setPeer(request, peerAddress);
       const incomingId = request.headers.get("x-request-id");
-      const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : crypto.randomUUID();
+      const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
       let response: Response;
       try {
         response = await app.fetch(request);
@@ -53,7 +61,7 @@ export function listen(app: App, options: ListenOptions) {
       const route = routes.has(path) ? path : "other";
       metrics.observeRequest(route, request.method, response.status, seconds);
       response.headers.set("x-request-id", requestId);
-      logger.log("info", "request", {
+      if (logger.enabled("info")) logger.log("info", "request", {
         request_id: requestId,
         method: request.method,
         route,

@@ -7,6 +7,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
  * request path logs key ids only.
  */
 export interface Logger {
+  /** Whether lines of this level are written: check before building a costly line. */
+  enabled(level: Exclude<LogLevel, "silent">): boolean;
   log(level: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void;
   /** A line written at any level but `silent`: the start-up configuration. */
   announce(msg: string, fields?: Record<string, unknown>): void;
@@ -16,6 +18,7 @@ export function createLogger(minimum: LogLevel, write: (line: string) => void, n
   const threshold = LOG_LEVELS.indexOf(minimum);
   const line = (level: string, msg: string, fields: Record<string, unknown>) => write(JSON.stringify({ time: now().toISOString(), level, msg, ...fields }));
   return {
+    enabled: (level) => LOG_LEVELS.indexOf(level) >= threshold,
     log(level, msg, fields = {}) {
       if (LOG_LEVELS.indexOf(level) >= threshold) line(level, msg, fields);
     },

@@ -28,7 +28,7 @@ export class Metrics {
 
   /** Counts one answered request; `route` is a known route pattern or "other". */
   observeRequest(route: string, method: string, status: number, seconds: number): void {
-    const key = `route="${route}",method="${method}",status="${status}"`;
+    const key = labelsOf(route, method, status);
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
     let histogram = this.latency.get(route);
     if (!histogram) this.latency.set(route, (histogram = { counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
@@ -73,6 +73,19 @@ export class Metrics {
     ]);
     return `${lines.join("\n")}\n`;
   }
+}
+
+const labelCache = new Map<string, string>();
+
+/** The label text of a request counter, built once per route, method and status. */
+function labelsOf(route: string, method: string, status: number): string {
+  const id = `${route} ${method} ${status}`;
+  let labels = labelCache.get(id);
+  if (labels === undefined) {
+    labels = `route="${route}",method="${method}",status="${status}"`;
+    labelCache.set(id, labels);
+  }
+  return labels;
 }
 
 function escapeLabel(value: string): string {

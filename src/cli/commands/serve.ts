@@ -38,6 +38,9 @@ export async function startServer(config: ServeConfig, context: CliContext, opti
   const keys = await KeyCache.load(store);
   keys.watch(KEY_POLL_MS, (error) => logger.log("error", "reloading keys failed", { error: String(error) }));
   index.watch(DATA_POLL_MS);
+  // Loading read the data file whole and built the index from it: give that memory back
+  // before serving rather than carry it as resident size.
+  Bun.gc(true);
   const metrics = new Metrics();
   const app = createApp({
     store,
