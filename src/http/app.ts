@@ -73,7 +73,7 @@ export function createApp(deps: AppDeps) {
         const metered = await meter.charge(callerOf(request), 1);
         metrics.addLookups(1);
         metrics.addUnits(1);
-        return jsonResponse(lookups.lookupJson(addresses)[0]!, metered);
+        return jsonResponse(lookups.lookupJson(addresses, false), metered);
       },
       { body: LookupRequest },
     )
@@ -86,7 +86,7 @@ export function createApp(deps: AppDeps) {
         const metered = await meter.charge(caller, addresses.length);
         metrics.addLookups(addresses.length);
         metrics.addUnits(addresses.length);
-        return jsonResponse(`{"results":[${lookups.lookupJson(addresses).join(",")}]}`, metered);
+        return jsonResponse(lookups.lookupJson(addresses, true), metered);
       },
       { body: BatchRequest },
     )

@@ -54,14 +54,17 @@ export class LookupService {
     return addresses.map((address) => toLookupResult(address, index.lookup(address)));
   }
 
-  /** The same results as JSON texts, as the HTTP answer carries them (see result-json.ts). */
-  lookupJson(addresses: readonly Address[]): string[] {
+  /**
+   * The HTTP answer's JSON text: one LookupResult for a single lookup, or
+   * `{"results":[…]}` for a batch (see result-json.ts).
+   */
+  lookupJson(addresses: readonly Address[], asBatch: boolean): string {
     const index = this.currentIndex();
-    const out: string[] = new Array(addresses.length);
+    let json = asBatch ? '{"results":[' : "";
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i] as Address;
-      out[i] = resultJson(address, index.lookup(address));
+      json += (i > 0 ? "," : "") + resultJson(address, index.lookup(address));
     }
-    return out;
+    return asBatch ? `${json}]}` : json;
   }
 }

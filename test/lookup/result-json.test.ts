@@ -1,0 +1,28 @@
+import { expect, test } from "bun:test";
+import { parseAddress } from "../../src/address/parse.ts";
+import { toLookupResult } from "../../src/lookup/lookup-result.ts";
+import { LookupService } from "../../src/lookup/lookup-service.ts";
+import { resultJson } from "../../src/lookup/result-json.ts";
+import { benchAddresses } from "../bench/addresses.ts";
+import { defaultIndex } from "../support/default-data.ts";
+
+test("the JSON written directly equals JSON.stringify of the result objects, byte for byte", () => {
+  const index = defaultIndex();
+  const texts = [...benchAddresses(4, 3000, 5), ...benchAddresses(6, 3000, 7), "1.1.1.1", "2c0f:ffff:ffff::1"];
+  let notFound = 0;
+  for (const text of texts) {
+    const address = parseAddress(text)!;
+    const hit = index.lookup(address);
+    if (!hit) notFound++;
+    expect(resultJson(address, hit)).toBe(JSON.stringify(toLookupResult(address, hit)));
+  }
+  expect(notFound).toBeGreaterThan(10);
+});
+
+test("a batch's JSON is {results: […]} in input order, duplicates repeated", () => {
+  const index = defaultIndex();
+  const service = new LookupService(() => index);
+  const addresses = service.resolve(["8.8.8.8", "1.1.1.1", "8.8.8.8", "2606:4700:4700::1111"]);
+  expect(JSON.parse(service.lookupJson(addresses, true))).toEqual({ results: service.lookup(addresses) });
+  expect(JSON.parse(service.lookupJson(addresses.slice(0, 1), false))).toEqual(service.lookup(addresses)[0]!);
+});
