@@ -9,8 +9,8 @@ const dir = mkdtempSync(join(tmpdir(), "iplookup-binary-"));
 const binary = join(dir, "iplookup");
 let server: ServerProcess | undefined;
 
-/** A machine without Bun or the project: only the binary, an empty HOME and a bare PATH. */
-const bareEnv = { HOME: dir, PATH: "/usr/bin:/bin" };
+/** A machine without Bun or the project: only the binary, an empty HOME, and a PATH with nothing on it. */
+const bareEnv = { HOME: dir, PATH: join(dir, "empty-path") };
 
 function run(args: string[]) {
   const result = Bun.spawnSync([binary, ...args], { cwd: dir, env: bareEnv, stdout: "pipe", stderr: "pipe" });
