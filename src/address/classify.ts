@@ -8,14 +8,15 @@ import {
   type SpecialBlock,
 } from "./special-purpose.ts";
 import { blockBounds } from "./block-bounds.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "./sorted-search.ts";
 
 /**
  * Why an address is not public, or null when it is: a globally reachable unicast
  * address (CONTRACT §2).
  */
 export function classifyAddress(address: Address): string | null {
-  if (address.version === 4) return IPV4_TABLE.reasons[lastStartAtOrBelow4(IPV4_TABLE.starts, address.value)] ?? null;
-  return IPV6_TABLE.reasons[lastStartAtOrBelow6(IPV6_TABLE.starts, address.words)] ?? null;
+  if (address.version === 4) return IPV4_TABLE.reasons[lastStartAtOrBelow32(IPV4_TABLE.starts, address.value)] ?? null;
+  return IPV6_TABLE.reasons[lastStartAtOrBelow128(IPV6_TABLE.starts, address.words)] ?? null;
 }
 
 /**
@@ -101,34 +102,3 @@ const IPV6_TABLE: Table<Uint32Array> = {
   })(),
   reasons: answers(IPV6_INTERVALS),
 };
-
-function lastStartAtOrBelow4(starts: Uint32Array, value: number): number {
-  let low = 0;
-  let high = starts.length - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >>> 1;
-    if ((starts[mid] as number) <= value) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
-function lastStartAtOrBelow6(starts: Uint32Array, words: readonly number[]): number {
-  let low = 0;
-  let high = starts.length / 4 - 1;
-  while (low < high) {
-    const mid = (low + high + 1) >>> 1;
-    if (compareWords(starts, mid * 4, words) <= 0) low = mid;
-    else high = mid - 1;
-  }
-  return low;
-}
-
-function compareWords(starts: Uint32Array, offset: number, words: readonly number[]): number {
-  for (let w = 0; w < 4; w++) {
-    const a = starts[offset + w] as number;
-    const b = words[w] as number;
-    if (a !== b) return a < b ? -1 : 1;
-  }
-  return 0;
-}

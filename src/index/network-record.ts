@@ -6,14 +6,18 @@ export interface NetworkRecord {
   readonly country: string | null;
 }
 
-/** A source of the loaded data set, as `data info` shows it. */
-export interface SourceInfo {
+/** What a data source is and what its licence asks us to show. */
+export interface SourceDescription {
   readonly name: string;
   readonly package: string;
   readonly version: string;
   readonly license: string;
   readonly attribution: string;
   readonly url: string;
+}
+
+/** A source of the loaded data set, as `data info` shows it. */
+export interface SourceInfo extends SourceDescription {
   /** Rows in the source files, and disjoint ranges after flattening overlaps. */
   readonly rowsV4: number;
   readonly rowsV6: number;

@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import type { Address } from "../address/address.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { DATA_FORMAT } from "../importer/data-file.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
 
@@ -109,13 +110,7 @@ export class RangeIndex {
 
   private lookup4(value: number): IndexHit | null {
     const starts = this.v4Starts;
-    let low = 0;
-    let high = starts.length - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >>> 1;
-      if ((starts[mid] as number) <= value) low = mid;
-      else high = mid - 1;
-    }
+    const low = lastStartAtOrBelow32(starts, value);
     const id = this.v4Records[low] as number;
     if (id === 0) return null;
     // The block may not reach below the segment's start nor above its end: its prefix
@@ -131,13 +126,7 @@ export class RangeIndex {
 
   private lookup6(words: readonly number[]): IndexHit | null {
     const starts = this.v6Starts;
-    let low = 0;
-    let high = starts.length / 4 - 1;
-    while (low < high) {
-      const mid = (low + high + 1) >>> 1;
-      if (compareAt(starts, mid * 4, words) <= 0) low = mid;
-      else high = mid - 1;
-    }
+    const low = lastStartAtOrBelow128(starts, words);
     const id = this.v6Records[low] as number;
     if (id === 0) return null;
     let prefix = 0;
@@ -159,15 +148,6 @@ function commonPrefix128(a: readonly number[], b: ArrayLike<number>, offset: num
     if (x !== 0) return w * 32 + Math.clz32(x);
   }
   return 128;
-}
-
-function compareAt(starts: Uint32Array, offset: number, words: readonly number[]): number {
-  for (let w = 0; w < 4; w++) {
-    const a = starts[offset + w] as number;
-    const b = words[w] as number;
-    if (a !== b) return a < b ? -1 : 1;
-  }
-  return 0;
 }
 
 function isZeroAt(starts: Uint32Array, offset: number): boolean {

@@ -37,6 +37,7 @@ interface PendingCharge {
   reject: (error: unknown) => void;
 }
 
+const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
 const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /**
@@ -114,11 +115,11 @@ export class SqliteStore implements Store {
   }
 
   async listKeys(): Promise<ApiKey[]> {
-    return this.db.query<KeyRow, []>("SELECT id, name, plan, created_at, revoked_at FROM keys ORDER BY created_at, rowid").all().map(toKey);
+    return this.db.query<KeyRow, []>(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, rowid`).all().map(toKey);
   }
 
   async getKey(id: string): Promise<ApiKey | null> {
-    const row = this.db.query<KeyRow, [string]>("SELECT id, name, plan, created_at, revoked_at FROM keys WHERE id = ?1").get(id);
+    const row = this.db.query<KeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`).get(id);
     return row ? toKey(row) : null;
   }
 
