@@ -8,7 +8,15 @@
 export class RateLimiter {
   private readonly buckets = new Map<string, { tokens: number; at: number }>();
 
-  constructor(private readonly nowMs: () => number) {}
+  /**
+   * @param maxBuckets bounds memory when ids are chosen by clients (peer addresses):
+   *   past it, buckets idle for over a second (full again, so forgetting them changes
+   *   nothing) are dropped, and if none are, the oldest half.
+   */
+  constructor(
+    private readonly nowMs: () => number,
+    private readonly maxBuckets = 100_000,
+  ) {}
 
   /**
    * Takes one request's token. Returns 0 when the request may go ahead, otherwise the
@@ -19,6 +27,7 @@ export class RateLimiter {
     const now = this.nowMs();
     const bucket = this.buckets.get(keyId);
     if (!bucket) {
+      if (this.buckets.size >= this.maxBuckets) this.prune(now);
       this.buckets.set(keyId, { tokens: perSecond - 1, at: now });
       return 0;
     }
@@ -30,5 +39,15 @@ export class RateLimiter {
       return 0;
     }
     return Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
+  }
+
+  private prune(now: number): void {
+    for (const [id, bucket] of this.buckets) if (now - bucket.at > 1000) this.buckets.delete(id);
+    if (this.buckets.size < this.maxBuckets) return;
+    let drop = this.buckets.size >> 1;
+    for (const id of this.buckets.keys()) {
+      if (drop-- <= 0) break;
+      this.buckets.delete(id);
+    }
   }
 }

@@ -42,6 +42,7 @@ export function createApp(deps: AppDeps) {
   const lookups = new LookupService(deps.index);
   const meter = new Meter(deps.store, () => deps.clock.now());
   const rates = new RateLimiter(() => deps.clock.now().getTime());
+  const failedKeys = new RateLimiter(() => deps.clock.now().getTime());
   const maxBody = deps.maxBody ?? DEFAULT_MAX_BODY;
   const trustProxy = deps.trustProxy ?? [];
   const metrics = deps.metrics ?? new Metrics();
@@ -51,7 +52,7 @@ export function createApp(deps: AppDeps) {
 
   const app = new Elysia({ normalize: false, strictPath: true })
     .onRequest(({ request }) => {
-      checkGate(request, { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, maxBody });
+      checkGate(request, { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody });
     })
     .onParse(({ request }) => readJsonBody(request, maxBody))
     .onError(({ error, code }) => errorResponse(error, code))

@@ -1,7 +1,7 @@
 import type { KeyCache } from "../access/key-cache.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
 import { ApiError } from "../errors/api-error.ts";
-import { setCaller } from "./request-context.ts";
+import { findPeer, setCaller } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { isJsonMediaType } from "./media-type.ts";
 import { pathOf } from "./path.ts";
@@ -13,8 +13,18 @@ export interface GateOptions {
   readonly routes: () => RouteTable;
   readonly keys: KeyCache;
   readonly rates: RateLimiter;
+  /** Failed key attempts, by peer address. */
+  readonly failedKeys: RateLimiter;
   readonly maxBody: number;
 }
+
+/**
+ * Failed key attempts one address may make a second (the burst is the same). Past that,
+ * its requests with bad keys get 429 instead of 401, which slows a key-guessing client
+ * down, while requests from that address with a valid key go on as before: nobody is
+ * locked out by someone else's bad guesses.
+ */
+export const FAILED_KEYS_PER_SECOND = 10;
 
 const REALM = 'Bearer realm="iplookup"';
 
@@ -31,7 +41,7 @@ export function checkGate(request: Request, options: GateOptions): void {
   }
   if (!path.startsWith("/v1/")) return;
 
-  const caller = authenticate(request.headers.get("authorization"), options.keys);
+  const caller = authenticate(request, options);
   const wait = options.rates.take(caller.key.id, caller.plan.rateLimit);
   if (wait > 0) {
     throw new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
@@ -46,13 +56,19 @@ export function checkGate(request: Request, options: GateOptions): void {
   setCaller(request, caller);
 }
 
-function authenticate(header: string | null, keys: KeyCache) {
+function authenticate(request: Request, options: GateOptions) {
+  const header = request.headers.get("authorization");
   const token = header !== null && /^bearer /i.test(header) ? header.slice(7).trim() : "";
   if (token === "") {
     throw new ApiError("missing_key", "send an API key as Authorization: Bearer <key>", {}, { "www-authenticate": REALM });
   }
-  const caller = keys.authenticate(token);
+  const caller = options.keys.authenticate(token);
   if (!caller) {
+    const peer = findPeer(request);
+    const wait = peer ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
+    if (wait > 0) {
+      throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });
+    }
     throw new ApiError("invalid_key", "the API key is unknown or revoked", {}, {
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key is unknown or revoked"`,
     });

@@ -40,9 +40,14 @@ export function setPeer(request: Request, peer: Address): void {
   contextOf(request).peer = peer;
 }
 
+/** The TCP peer of the request if it came through a socket. */
+export function findPeer(request: Request): Address | undefined {
+  return contexts.get(request)?.peer;
+}
+
 /** The TCP peer of the request, recorded by the server; requests made in-process have none. */
 export function peerOf(request: Request): Address {
-  const peer = contexts.get(request)?.peer;
+  const peer = findPeer(request);
   if (!peer) throw new Error("the request has no peer address (it did not come through a socket)");
   return peer;
 }

@@ -27,3 +27,16 @@ test("Retry-After covers the wait for a slow rate", () => {
   expect(limiter.take("k", 1)).toBe(0);
   expect(limiter.take("k", 1)).toBe(1);
 });
+
+test("memory stays bounded when clients choose the ids", () => {
+  let now = 0;
+  const limiter = new RateLimiter(() => now, 1000);
+  for (let i = 0; i < 10_000; i++) {
+    limiter.take(`peer-${i}`, 10);
+    if (i % 100 === 0) now += 10;
+  }
+  expect((limiter as unknown as { buckets: Map<string, unknown> }).buckets.size).toBeLessThanOrEqual(1000);
+  // A recent client keeps its bucket through pruning.
+  for (let i = 0; i < 10; i++) limiter.take("busy", 10);
+  expect(limiter.take("busy", 10)).toBeGreaterThan(0);
+});
