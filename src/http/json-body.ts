@@ -12,11 +12,35 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
     ? await request.text()
     : await readCapped(request, maxBytes);
   if (text.length === 0) throw new ApiError("invalid_json", "the request body is empty; send a JSON object");
+  let value: unknown;
   try {
-    return JSON.parse(text);
+    value = JSON.parse(text);
   } catch (error) {
     throw new ApiError("invalid_json", `the request body is not valid JSON: ${(error as Error).message}`);
   }
+  if (nestedDeeperThan(value, MAX_DEPTH)) {
+    throw new ApiError("invalid_request", `the request body is nested deeper than ${MAX_DEPTH} levels`);
+  }
+  return value;
+}
+
+/**
+ * No request body of the API is nested more than two levels; anything far deeper is
+ * refused before schema validation, whose error reporting recurses into the value.
+ */
+const MAX_DEPTH = 32;
+
+/** An iterative walk: a hostile body cannot exhaust the stack here either. */
+function nestedDeeperThan(root: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= limit) return true;
+    const children = Array.isArray(value) ? value : Object.values(value);
+    for (const child of children) if (child !== null && typeof child === "object") stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 async function readCapped(request: Request, maxBytes: number): Promise<string> {
