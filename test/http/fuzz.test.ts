@@ -28,7 +28,7 @@ async function expectContractAnswer(request: Request, addresses: number) {
   }
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const body = (await response.json()) as { code: keyof typeof ERROR_STATUS; status: number };
-  expect(ERROR_STATUS[body.code]).toBe(response.status);
+  expect(ERROR_STATUS[body.code] as number).toBe(response.status);
   expect(after).toBe(before);
 }
 
