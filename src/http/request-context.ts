@@ -8,7 +8,8 @@ import type { ActiveKey } from "../store/store.ts";
  * offers). Entries go with their requests.
  */
 interface RequestContext {
-  peer?: Address;
+  /** The peer, or how to find it: asking the socket costs, and few routes need it. */
+  peer?: Address | (() => Address | null);
   caller?: ActiveKey;
 }
 
@@ -36,13 +37,16 @@ export function callerOf(request: Request): ActiveKey {
   return caller;
 }
 
-export function setPeer(request: Request, peer: Address): void {
+/** Records the request's TCP peer, or a function that finds it when first asked. */
+export function setPeer(request: Request, peer: Address | (() => Address | null)): void {
   contextOf(request).peer = peer;
 }
 
 /** The TCP peer of the request if it came through a socket. */
 export function findPeer(request: Request): Address | undefined {
-  return contexts.get(request)?.peer;
+  const context = contexts.get(request);
+  if (typeof context?.peer === "function") context.peer = context.peer() ?? undefined;
+  return context?.peer;
 }
 
 /** The TCP peer of the request, recorded by the server; requests made in-process have none. */

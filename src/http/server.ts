@@ -5,7 +5,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { App } from "./app.ts";
 import { pathOf } from "./path.ts";
 import { problemResponse } from "./problem.ts";
-import { findCaller, setPeer } from "./request-context.ts";
+import { findCaller, findPeer, setPeer } from "./request-context.ts";
 
 export interface ListenOptions {
   readonly host: string;
@@ -44,9 +44,10 @@ export function listen(app: App, options: ListenOptions) {
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     async fetch(request, server) {
       const began = performance.now();
-      const peer = server.requestIP(request);
-      const peerAddress = peer ? parseAddress(peer.address) : null;
-      if (peerAddress) setPeer(request, peerAddress);
+      setPeer(request, () => {
+        const peer = server.requestIP(request);
+        return peer ? parseAddress(peer.address) : null;
+      });
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
       let response: Response;
@@ -69,7 +70,7 @@ export function listen(app: App, options: ListenOptions) {
         key_id: findCaller(request)?.key.id ?? null,
         units: Number(response.headers.get("x-units-consumed") ?? 0),
         duration_ms: Math.round(seconds * 100_000) / 100,
-        peer: peerAddress?.text ?? null,
+        peer: findPeer(request)?.text ?? null,
       });
       return response;
     },
