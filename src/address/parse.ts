@@ -32,9 +32,12 @@ function ipv4(value: number, text?: string): IPv4Address {
   return { version: 4, text: text ?? ipv4Text(value), value };
 }
 
+/** Decimal text of 0…255, so writing an address formats no numbers. */
+const OCTETS = Array.from({ length: 256 }, (_, i) => String(i));
+
 /** Dotted-quad text of an unsigned 32-bit value. */
 export function ipv4Text(value: number): string {
-  return `${value >>> 24}.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`;
+  return `${OCTETS[value >>> 24]}.${OCTETS[(value >>> 16) & 255]}.${OCTETS[(value >>> 8) & 255]}.${OCTETS[value & 255]}`;
 }
 
 /** Reads text[start, end) as a strict dotted quad; returns the value, or -1. */
