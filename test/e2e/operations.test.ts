@@ -149,7 +149,7 @@ describe("operating the server", () => {
     expect(await server.stop("SIGTERM")).toBe(0);
   }, 30_000);
 
-  test("two workers share one quota without overspending it", async () => {
+  test("two workers share one quota without overspending it, and stop cleanly on a group-wide Ctrl-C", async () => {
     const state = join(dir, "workers.db");
     const { key, secret } = await keyed(state, "tiny");
     const server = await startServerProcess(["--state", state, "--workers", "2", "--log-level", "info"]);
@@ -165,7 +165,9 @@ describe("operating the server", () => {
     const ok = responses.filter((response) => response.status === 200).length;
     expect(ok).toBe(Math.floor(1000 / 37));
     expect(responses.filter((response) => response.status === 429)).toHaveLength(60 - ok);
-    expect(await server.stop("SIGTERM")).toBe(0);
+    // Ctrl-C in a terminal signals the whole process group: the supervisor and each worker.
+    for (const pid of pids) process.kill(Number(pid), "SIGINT");
+    expect(await server.stop("SIGINT")).toBe(0);
 
     const store = SqliteStore.open(state);
     expect(await store.unitsUsed(key.id, new Date().toISOString().slice(0, 7))).toBe(ok * 37);

@@ -32,7 +32,7 @@ export async function runWorkers(config: ServeConfig, argv: readonly string[], c
 
   const forward = (signal: NodeJS.Signals) => () => {
     if (signal !== "SIGHUP") stopping = true;
-    for (const worker of workers) worker.kill(signal);
+    for (const worker of workers) if (worker.exitCode === null) worker.kill(signal);
   };
   const onTerm = forward("SIGTERM");
   const onInt = forward("SIGINT");

@@ -120,23 +120,23 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     if (config.workers > 1) return runWorkers(config, argv, context);
     const reusePort = context.env.IPLOOKUP_WORKER_OF !== undefined;
     // Listen for the signals before the server announces itself, so a stop sent as soon
-    // as it is up is never lost.
+    // as it is up is never lost. The handlers stay until the stop is done: a terminal's
+    // Ctrl-C reaches the workers of `--workers` both directly and through the
+    // supervisor, and the second signal must not cut the graceful stop short.
     let server: RunningServer | undefined;
     const onHangup = () => server?.reload();
+    let requestStop = () => {};
+    const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
+    const onStop = () => requestStop();
     process.on("SIGHUP", onHangup);
-    const stopRequested = new Promise<void>((resolve) => {
-      const onSignal = () => {
-        process.off("SIGTERM", onSignal);
-        process.off("SIGINT", onSignal);
-        resolve();
-      };
-      process.on("SIGTERM", onSignal);
-      process.on("SIGINT", onSignal);
-    });
+    process.on("SIGTERM", onStop);
+    process.on("SIGINT", onStop);
     server = await startServer(config, context, { reusePort });
     await stopRequested;
     await server.stop();
     process.off("SIGHUP", onHangup);
+    process.off("SIGTERM", onStop);
+    process.off("SIGINT", onStop);
     return 0;
   },
 };
