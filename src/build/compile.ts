@@ -20,7 +20,8 @@ const result = Bun.spawnSync(
     "build",
     join(root, "src", "main-binary.ts"),
     "--compile",
-    "--minify",
+    // No --minify: with it, Bun 1.4.4's compiled binary skipped the start-up line at
+    // --log-level warn (the same bundle run by bun printed it).
     "--define",
     `IPLOOKUP_BUILD_DATE=${JSON.stringify(buildDate)}`,
     "--outfile",

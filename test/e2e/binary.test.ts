@@ -39,7 +39,8 @@ test("the binary alone serves, manages keys and looks addresses up", async () =>
   const offline = run(["lookup", "1.1.1.1"]);
   expect(JSON.parse(offline.stdout)).toMatchObject({ asn: 13335, country_code: "AU" });
 
-  server = await startServerProcess([], { command: [binary], env: bareEnv });
+  // The start-up line (which names the URL) is written at every level but silent.
+  server = await startServerProcess(["--log-level", "warn"], { command: [binary], env: bareEnv });
   expect(server.stderr()).toContain(join(dir, ".local", "state", "iplookup", "state.db"));
   const created = run(["keys", "create", "--name", "vm", "--json"]);
   expect(created.code).toBe(0);
