@@ -8,7 +8,7 @@ import { withStore } from "../with-store.ts";
 
 const STATE_HELP = "  --state PATH     state file (env IPLOOKUP_STATE)";
 
-export function planJson(plan: Plan) {
+function planJson(plan: Plan) {
   return {
     name: plan.name,
     max_batch_size: plan.maxBatchSize,
