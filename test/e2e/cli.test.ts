@@ -28,6 +28,9 @@ describe("the command line", () => {
       ["plans", "set", "newplan", "--max-batch", "10"],
       ["plans", "set", "free", "--rate-limit", "fast"],
       ["keys", "revoke"],
+      ["lookup", "1.1.1.1", "--data", join(dir, "no-such-data.db")],
+      ["data", "info", "--data", "/etc/hostname"],
+      ["serve", "--port", "0", "--data", join(dir, "no-such-data.db")],
     ];
     for (const args of cases) {
       const result = cli(args, { IPLOOKUP_STATE: join(dir, "never", "state.db") });

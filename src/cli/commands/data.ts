@@ -1,6 +1,6 @@
 import { readSetting } from "../../config/settings.ts";
-import { RangeIndex } from "../../index/range-index.ts";
 import { parseCommandArgs } from "../args.ts";
+import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
 
@@ -17,7 +17,7 @@ licence, attribution and range counts.
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
     const path = readSetting("data", flags, context.env, context.defaultDataPath);
-    const dataInfo = RangeIndex.open(path).info;
+    const dataInfo = openIndex(path).info;
     if (flags.json) {
       context.io.out(JSON.stringify({ path, ...dataInfo }));
       return EXIT_OK;

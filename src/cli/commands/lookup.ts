@@ -1,8 +1,8 @@
 import { readSetting } from "../../config/settings.ts";
 import { ApiError } from "../../errors/api-error.ts";
-import { RangeIndex } from "../../index/range-index.ts";
 import { LookupService } from "../../lookup/lookup-service.ts";
 import { parseCommandArgs } from "../args.ts";
+import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 
@@ -18,7 +18,7 @@ reported on stderr, and the exit code is then 1.
   --data PATH      IP range data file (env IPLOOKUP_DATA; default: the shipped data set)`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["data"], positionals: [1, Number.MAX_SAFE_INTEGER] });
-    const index = RangeIndex.open(readSetting("data", flags, context.env, context.defaultDataPath));
+    const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath));
     const service = new LookupService(() => index);
     let failed = false;
     for (const text of positionals) {

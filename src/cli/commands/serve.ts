@@ -3,7 +3,8 @@ import { BUILD_DATE, VERSION } from "../../build-info.ts";
 import { readServeConfig, type ServeConfig } from "../../config/serve-config.ts";
 import { createApp } from "../../http/app.ts";
 import { listen } from "../../http/server.ts";
-import { LiveIndex } from "../../index/live-index.ts";
+import type { LiveIndex } from "../../index/live-index.ts";
+import { openLiveIndex } from "../open-data.ts";
 import { createLogger, type Logger } from "../../log/logger.ts";
 import { Metrics } from "../../metrics/metrics.ts";
 import { SqliteStore } from "../../store/sqlite-store.ts";
@@ -30,7 +31,7 @@ export interface RunningServer {
 /** Starts the service from its configuration: the composition root of iplookup. */
 export async function startServer(config: ServeConfig, context: CliContext, options: { reusePort?: boolean } = {}): Promise<RunningServer> {
   const logger = createLogger(config.logLevel, context.io.err, context.now);
-  const index = new LiveIndex(config.dataPath, (outcome) => {
+  const index = openLiveIndex(config.dataPath, (outcome) => {
     if (outcome.ok) logger.log("info", "data reloaded", { data: config.dataPath, data_version: outcome.index.info.version, data_built_at: outcome.index.info.builtAt });
     else logger.log("error", "data reload failed; still serving the data loaded before", { data: config.dataPath, error: String((outcome.error as Error)?.message ?? outcome.error) });
   });
