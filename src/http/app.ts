@@ -12,6 +12,7 @@ import { readJsonBody } from "./json-body.ts";
 import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
 import { Metrics } from "../metrics/metrics.ts";
+import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
 import { callerOf, peerOf } from "./request-context.ts";
 import { BatchRequest, LookupRequest } from "./schemas.ts";
@@ -49,6 +50,7 @@ export function createApp(deps: AppDeps) {
   const version = deps.version ?? "development";
   let routeTable: RouteTable | undefined;
   let openApi: string | undefined;
+  let docs: string | undefined;
 
   const app = new Elysia({ normalize: false, strictPath: true })
     .onRequest(({ request }) => {
@@ -66,6 +68,10 @@ export function createApp(deps: AppDeps) {
     .get("/openapi.json", ({ set }) => {
       set.headers["content-type"] = "application/json";
       return (openApi ??= JSON.stringify(openApiDocument(version)));
+    })
+    .get("/docs", ({ set }) => {
+      set.headers["content-type"] = "text/html; charset=utf-8";
+      return (docs ??= docsPage(version));
     })
     .post(
       "/v1/lookup",

@@ -83,6 +83,7 @@ export function openApiDocument(version: string) {
       "/readyz": { get: { security: [], summary: "The data is loaded", responses: { "200": { description: "ready" } } } },
       "/metrics": { get: { security: [], summary: "Prometheus metrics", responses: { "200": { description: "text/plain; version=0.0.4" } } } },
       "/openapi.json": { get: { security: [], summary: "This document", responses: { "200": { description: "OpenAPI 3.1" } } } },
+      "/docs": { get: { security: [], summary: "This document as an HTML page that needs no internet access", responses: { "200": { description: "text/html" } } } },
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key, `ipl_…`" } },

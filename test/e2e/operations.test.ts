@@ -64,6 +64,11 @@ describe("operating the server", () => {
     expect(openapi.openapi).toBe("3.1.0");
     expect(Object.keys(openapi.paths)).toEqual(expect.arrayContaining(["/v1/lookup", "/v1/lookup/batch", "/v1/me", "/v1/usage"]));
     expect(openapi.components.schemas.BatchRequest.properties.ips.minItems).toBe(1);
+    const docs = await fetch(`${server.url}/docs`);
+    expect(docs.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    const html = await docs.text();
+    expect(html).toContain("POST /v1/lookup/batch");
+    expect(html).not.toMatch(/<script|https?:\/\//);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
 
