@@ -11,6 +11,7 @@ import { checkGate, type RouteTable } from "./gate.ts";
 import { readJsonBody } from "./json-body.ts";
 import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
+import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -34,6 +35,8 @@ export interface AppDeps {
   readonly metrics?: Metrics;
   /** The build's version, for /metrics and /openapi.json. */
   readonly version?: string;
+  /** Where unhandled errors are logged (default: errors to stderr). */
+  readonly logger?: Logger;
 }
 
 const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
@@ -48,6 +51,7 @@ export function createApp(deps: AppDeps) {
   const trustProxy = deps.trustProxy ?? [];
   const metrics = deps.metrics ?? new Metrics();
   const version = deps.version ?? "development";
+  const logger = deps.logger ?? createLogger("error", (line) => process.stderr.write(`${line}\n`));
   let routeTable: RouteTable | undefined;
   let openApi: string | undefined;
   let docs: string | undefined;
@@ -57,7 +61,7 @@ export function createApp(deps: AppDeps) {
       checkGate(request, { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody });
     })
     .onParse(({ request }) => readJsonBody(request, maxBody))
-    .onError(({ error, code }) => errorResponse(error, code))
+    .onError(({ error, code }) => errorResponse(error, code, logger))
     .get("/healthz", () => ({ status: "ok" }))
     .get("/readyz", () => ({ status: "ready", data_version: deps.index().info.version, data_built_at: deps.index().info.builtAt }))
     .get("/metrics", ({ set }) => {

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors/api-error.ts";
+import type { Logger } from "../log/logger.ts";
 import { problemResponse } from "./problem.ts";
 
 /**
@@ -6,7 +7,7 @@ import { problemResponse } from "./problem.ts";
  * `code` is the framework's name for its own errors: VALIDATION (the body's shape),
  * PARSE, NOT_FOUND; anything unknown is a bug and answers 500 without internals.
  */
-export function errorResponse(error: unknown, code: string | number): Response {
+export function errorResponse(error: unknown, code: string | number, logger: Logger): Response {
   if (error instanceof ApiError) return problemResponse(error);
   // The framework wraps what the body parser throws; our parser throws ApiErrors.
   const cause = (error as Error | undefined)?.cause;
@@ -19,7 +20,7 @@ export function errorResponse(error: unknown, code: string | number): Response {
     case "NOT_FOUND":
       return problemResponse(new ApiError("not_found", "there is no such route"));
   }
-  console.error(JSON.stringify({ level: "error", msg: "unhandled error", error: String(error), stack: (error as Error)?.stack }));
+  logger.log("error", "unhandled error", { error: String(error), stack: (error as Error)?.stack });
   return problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
 }
 

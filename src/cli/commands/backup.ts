@@ -3,6 +3,7 @@ import { chmodSync, existsSync } from "node:fs";
 import { ConfigError } from "../../config/config-error.ts";
 import { readSetting } from "../../config/settings.ts";
 import { parseCommandArgs } from "../args.ts";
+import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
 
@@ -15,7 +16,7 @@ Writes a consistent copy of the state file (keys, plans, usage) to FILE, which m
 exist yet. Safe while servers are running: SQLite's VACUUM INTO reads one snapshot,
 and writers carry on meanwhile.
 
-  --state PATH     state file (env IPLOOKUP_STATE)`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
     const target = positionals[0] as string;

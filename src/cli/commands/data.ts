@@ -1,5 +1,6 @@
 import { readSetting } from "../../config/settings.ts";
 import { parseCommandArgs } from "../args.ts";
+import { DATA_FLAG_HELP } from "../flag-help.ts";
 import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
@@ -13,7 +14,7 @@ Describes the data file: when it was built, and each source with its version,
 licence, attribution and range counts.
 
   --json           print JSON
-  --data PATH      IP range data file (env IPLOOKUP_DATA; default: the shipped data set)`,
+${DATA_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
     const path = readSetting("data", flags, context.env, context.defaultDataPath);

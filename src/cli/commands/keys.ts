@@ -1,12 +1,12 @@
 import { ConfigError } from "../../config/config-error.ts";
 import type { ApiKey, IssuedKey } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
+import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { CliContext, Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 import { formatTable } from "../table.ts";
 import { withStore } from "../with-store.ts";
 
-const STATE_HELP = "  --state PATH     state file (env IPLOOKUP_STATE)";
 
 function keyJson(key: ApiKey) {
   return { id: key.id, name: key.name, plan: key.plan, created_at: key.createdAt, revoked_at: key.revokedAt };
@@ -34,7 +34,7 @@ stored: it cannot be shown again (rotate the key to get a new one).
   --name NAME      a label for the key (who or what uses it)
   --plan PLAN      the key's plan (default: free; see 'iplookup plans list')
   --json           print {"id","key","name","plan"}
-${STATE_HELP}`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], strings: ["name", "plan"], booleans: ["json"] });
     const name = typeof flags.name === "string" ? flags.name.trim() : "";
@@ -54,7 +54,7 @@ const list: Command = {
 Lists every key, revoked ones included, with its plan. Secrets are never shown.
 
   --json           print a JSON array
-${STATE_HELP}`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
     const keys = await withStore(flags, context, (store) => store.listKeys());
@@ -76,7 +76,7 @@ const revoke: Command = {
   help: `Usage: iplookup keys revoke ID
 
 Revokes a key for good; a running server refuses it within a second.
-${STATE_HELP}`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
     const id = positionals[0] as string;
@@ -99,7 +99,7 @@ Gives an active key a new secret and prints it once. The key keeps its id, plan 
 usage; the old secret stops working on a running server within a second.
 
   --json           print {"id","key","name","plan"}
-${STATE_HELP}`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
     const id = positionals[0] as string;

@@ -2,6 +2,7 @@ import { readSetting } from "../../config/settings.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { LookupService } from "../../lookup/lookup-service.ts";
 import { parseCommandArgs } from "../args.ts";
+import { DATA_FLAG_HELP } from "../flag-help.ts";
 import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
@@ -15,7 +16,7 @@ Looks addresses up in the data file directly, without a server or a key, and pri
 one LookupResult as JSON per line. Addresses that are not valid public addresses are
 reported on stderr, and the exit code is then 1.
 
-  --data PATH      IP range data file (env IPLOOKUP_DATA; default: the shipped data set)`,
+${DATA_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["data"], positionals: [1, Number.MAX_SAFE_INTEGER] });
     const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath));

@@ -1,12 +1,12 @@
 import { parseLimit, parsePositive } from "../../config/options.ts";
 import type { Plan, PlanChanges } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
+import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
 import { formatLimit, formatTable } from "../table.ts";
 import { withStore } from "../with-store.ts";
 
-const STATE_HELP = "  --state PATH     state file (env IPLOOKUP_STATE)";
 
 function planJson(plan: Plan) {
   return {
@@ -25,7 +25,7 @@ const list: Command = {
 Lists the plans: largest batch, units a month and requests a second.
 
   --json           print a JSON array
-${STATE_HELP}`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
     const plans = await withStore(flags, context, (store) => store.listPlans());
@@ -50,7 +50,7 @@ its value). Keys on the plan see the change on a running server within a second.
   --max-batch N                 most addresses in one batch request
   --monthly-units N|unlimited   units a key may spend per calendar month (UTC)
   --rate-limit N|unlimited      requests a second per key (burst: one second's worth)
-${STATE_HELP}`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, {
       settings: ["state"],

@@ -52,6 +52,7 @@ export async function startServer(config: ServeConfig, context: CliContext, opti
     maxBody: config.maxBody,
     metrics,
     version: VERSION,
+    logger,
   });
   const server = listen(app, { host: config.host, port: config.port, reusePort: options.reusePort, metrics, logger });
   announce(config, server.url.href, index, keys.size, logger);

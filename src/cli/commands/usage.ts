@@ -1,6 +1,7 @@
 import { usageReport, type UsageReport } from "../../access/usage-report.ts";
 import type { Store } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
+import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 import { formatLimit, formatTable } from "../table.ts";
@@ -27,7 +28,7 @@ its plan. Without ID: every active key. With ID and --json: the same JSON as
 GET /v1/usage answers for that key.
 
   --json           print JSON
-  --state PATH     state file (env IPLOOKUP_STATE)`,
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [0, 1] });
     const id = positionals[0];
