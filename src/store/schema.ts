@@ -1,4 +1,5 @@
 import type { Database } from "bun:sqlite";
+import { StoreError } from "./store.ts";
 
 /**
  * The state file's schema, as migrations applied in order; `PRAGMA user_version` is the
@@ -42,15 +43,36 @@ const MIGRATIONS: readonly string[] = [
   `,
 ];
 
-export function migrate(db: Database): void {
+/** The schema version this code writes. */
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/**
+ * Brings the schema of an open state file up to date, in one IMMEDIATE transaction, so
+ * processes opening the same new file at once migrate it once. An up-to-date file is
+ * only read. Refuses a SQLite file that holds other tables (the data file given as
+ * `--state`, say) and a file from a newer iplookup.
+ */
+export function migrate(db: Database, path: string): void {
+  if (schemaVersion(db, path) === SCHEMA_VERSION) return;
   db.transaction(() => {
-    const current = (db.query("PRAGMA user_version").get() as { user_version: number }).user_version;
-    if (current > MIGRATIONS.length) {
-      throw new Error(`the state file has schema version ${current}, newer than this iplookup knows (${MIGRATIONS.length})`);
-    }
-    for (let version = current; version < MIGRATIONS.length; version++) {
+    for (let version = schemaVersion(db, path); version < SCHEMA_VERSION; version++) {
       db.run(MIGRATIONS[version] as string);
     }
-    db.run(`PRAGMA user_version = ${MIGRATIONS.length}`);
+    db.run(`PRAGMA user_version = ${SCHEMA_VERSION}`);
   }).immediate();
+}
+
+/**
+ * The schema version of an open file, read without writing. Throws StoreError for a
+ * SQLite file that holds other tables and for a file from a newer iplookup.
+ */
+export function schemaVersion(db: Database, path: string): number {
+  const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version;
+  if (version === 0 && db.query("SELECT 1 FROM sqlite_schema LIMIT 1").get() !== null) {
+    throw new StoreError(`${path} is a SQLite file but not an iplookup state file`);
+  }
+  if (version > SCHEMA_VERSION) {
+    throw new StoreError(`${path} has schema version ${version}, newer than this iplookup knows (${SCHEMA_VERSION}); use a newer iplookup`);
+  }
+  return version;
 }

@@ -1,7 +1,10 @@
 import { Database, type Statement } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { migrate } from "./schema.ts";
+import { GroupCommit } from "./group-commit.ts";
+import { isPeriodId } from "./period.ts";
+import { applyPlanChanges } from "./plan-rules.ts";
+import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import {
   StoreError,
@@ -31,35 +34,51 @@ interface PlanRow {
   rate_limit: number | null;
 }
 
-interface PendingCharge {
-  charge: Charge;
-  resolve: (outcome: ChargeOutcome) => void;
-  reject: (error: unknown) => void;
+type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string };
+
+/** Options of SqliteStore.open. */
+export interface SqliteStoreOptions {
+  /** The time stamped on keys (created, revoked, rotated); the system clock by default. */
+  readonly clock?: () => Date;
+  /** How long to wait for another connection's write lock before SQLITE_BUSY. */
+  readonly busyTimeoutMs?: number;
 }
 
 const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
-const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
+const MAX_KEY_NAME = 200;
+/**
+ * How long a statement waits by default for another connection's write lock before it
+ * fails with SQLITE_BUSY. Writers hold the lock for well under a millisecond (no fsync
+ * per commit), so only a stuck process makes anyone wait this long.
+ */
+const BUSY_TIMEOUT_MS = 5000;
 
 /**
- * The Store on a SQLite file in WAL mode.
+ * The Store on a SQLite file, which several processes may share (the workers of
+ * `serve --workers N`, and the CLI while a server runs).
  *
- * Durability: with `synchronous=NORMAL` a WAL commit is written to the WAL file (in the
- * OS page cache) before COMMIT returns, and only checkpoints are fsynced. A process
- * killed at any moment (kill -9) loses nothing committed; only a power cut or kernel
- * crash could lose the last commits, which is the trade this service makes for speed.
+ * Durability: the file is in WAL mode with `synchronous=NORMAL`. COMMIT returns only
+ * after the transaction's pages are written to the -wal file with write(2), so they are
+ * in the kernel's page cache: a process killed at any moment (kill -9) loses no
+ * committed transaction, and the next opener replays the WAL. NORMAL skips only the
+ * fsync at each commit (the WAL is synced at checkpoints), so a power cut or kernel
+ * crash could roll back the last commits, but never corrupts the file.
  *
- * Charges are grouped: every charge made before the next turn of the event loop goes
- * into one IMMEDIATE transaction (one commit for many requests). IMMEDIATE takes the
- * write lock at BEGIN, so the check and the update of each charge see no other
- * writer, also from other processes sharing the file.
+ * Charges are grouped (see GroupCommit): one `BEGIN IMMEDIATE … COMMIT` for every
+ * charge queued in the same event-loop turn. IMMEDIATE takes the write lock at BEGIN, so
+ * each charge's check and update see no other writer, in this process or another one,
+ * and a quota is never overspent.
  */
 export class SqliteStore implements Store {
-  private pending: PendingCharge[] = [];
-  private flushScheduled = false;
+  private closed = false;
+  private readonly charges: GroupCommit<Charge, ChargeOutcome>;
   private readonly statements: {
     used: Statement<{ used: number }, [string, string]>;
     addUsage: Statement<unknown, [string, string, number]>;
     generation: Statement<{ value: number }, []>;
+    key: Statement<KeyRow, [string]>;
+    plan: Statement<PlanRow, [string]>;
   };
 
   private constructor(
@@ -72,31 +91,38 @@ export class SqliteStore implements Store {
         "INSERT INTO usage (key_id, period, used) VALUES (?1, ?2, ?3) ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
       ),
       generation: db.query("SELECT value FROM generation WHERE id = 1"),
+      key: db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`),
+      plan: db.query(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = ?1`),
     };
+    this.charges = new GroupCommit((group) => this.db.transaction(() => group.map((charge) => this.apply(charge))).immediate());
   }
 
   /**
-   * Opens (creating if needed) a state file. A new file and a new parent directory are
-   * created readable by their owner only: the file holds key hashes and usage.
+   * Opens a state file, creating it (and its parent directory) if missing: the
+   * directory with mode 0700, the file with mode 0600, since it holds key hashes and
+   * usage. `:memory:` opens a store that lives and dies with the process.
+   * Throws StoreError when the file is not an iplookup state file.
    */
-  static open(path: string, options: { clock?: () => Date } = {}): SqliteStore {
-    if (path === ":memory:") return SqliteStore.fromDatabase(new Database(":memory:"), options);
-    const directory = dirname(path);
-    if (!existsSync(directory)) mkdirSync(directory, { recursive: true, mode: 0o700 });
-    if (!existsSync(path)) {
-      closeSync(openSync(path, "a", 0o600));
-      chmodSync(path, 0o600);
+  static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
+    const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
+    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError(`busyTimeoutMs must be a whole number of milliseconds (got ${busyTimeoutMs})`);
+    if (path !== ":memory:") createPrivateFile(path);
+    const db = new Database(path, { create: true });
+    try {
+      // busy_timeout first: switching a new file to WAL needs a lock that another
+      // process opening the same file may hold for a moment.
+      db.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+      // Before anything writes: a file that is not ours is refused untouched.
+      schemaVersion(db, path);
+      db.run("PRAGMA journal_mode = WAL");
+      db.run("PRAGMA synchronous = NORMAL");
+      db.run("PRAGMA foreign_keys = ON");
+      migrate(db, path);
+    } catch (error) {
+      db.close();
+      if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${path} is not an iplookup state file (not a SQLite database)`);
+      throw error;
     }
-    return SqliteStore.fromDatabase(new Database(path, { create: true }), options);
-  }
-
-  /** A store on an open database; `:memory:` makes one that lives and dies with the process. */
-  private static fromDatabase(db: Database, options: { clock?: () => Date }): SqliteStore {
-    db.run("PRAGMA journal_mode = WAL");
-    db.run("PRAGMA synchronous = NORMAL");
-    db.run("PRAGMA busy_timeout = 10000");
-    db.run("PRAGMA foreign_keys = ON");
-    migrate(db);
     return new SqliteStore(db, options.clock ?? (() => new Date()));
   }
 
@@ -106,20 +132,29 @@ export class SqliteStore implements Store {
 
   async createKey(name: string, plan: string): Promise<IssuedKey> {
     const trimmed = name.trim();
-    if (trimmed === "" || trimmed.length > 200) throw new StoreError("a key name must be 1 to 200 characters");
-    if (!(await this.getPlan(plan))) throw new StoreError(`there is no plan "${plan}"`);
+    if (trimmed === "" || trimmed.length > MAX_KEY_NAME || /\p{Cc}/u.test(trimmed)) {
+      throw new StoreError(`a key name must be 1 to ${MAX_KEY_NAME} characters, without control characters`);
+    }
     const secret = newSecret();
-    const id = newKeyId();
-    this.db.query("INSERT INTO keys (id, name, plan, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)").run(id, trimmed, plan, hashSecret(secret), this.now());
-    return { key: (await this.getKey(id))!, secret };
+    const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null };
+    this.db
+      .transaction(() => {
+        if (!this.statements.plan.get(plan)) throw new StoreError(`there is no plan "${plan}"`);
+        this.db
+          .query("INSERT INTO keys (id, name, plan, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+          .run(key.id, key.name, key.plan, hashSecret(secret), key.createdAt);
+      })
+      .immediate();
+    return { key, secret };
   }
 
+  /** Every key, revoked ones included, oldest first. */
   async listKeys(): Promise<ApiKey[]> {
     return this.db.query<KeyRow, []>(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, rowid`).all().map(toKey);
   }
 
   async getKey(id: string): Promise<ApiKey | null> {
-    const row = this.db.query<KeyRow, [string]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`).get(id);
+    const row = this.statements.key.get(id);
     return row ? toKey(row) : null;
   }
 
@@ -130,48 +165,32 @@ export class SqliteStore implements Store {
 
   async rotateKey(id: string): Promise<IssuedKey | null> {
     const secret = newSecret();
-    const changed = this.db
-      .query("UPDATE keys SET secret_hash = ?2, rotated_at = ?3 WHERE id = ?1 AND revoked_at IS NULL")
-      .run(id, hashSecret(secret), this.now()).changes;
-    if (changed === 0) return null;
-    return { key: (await this.getKey(id))!, secret };
+    const row = this.db
+      .query<KeyRow, [string, string, string]>(
+        `UPDATE keys SET secret_hash = ?2, rotated_at = ?3 WHERE id = ?1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+      )
+      .get(id, hashSecret(secret), this.now());
+    return row ? { key: toKey(row), secret } : null;
   }
 
+  /** Every plan, by name. */
   async listPlans(): Promise<Plan[]> {
-    return this.db.query<PlanRow, []>("SELECT * FROM plans ORDER BY name").all().map(toPlan);
+    return this.db.query<PlanRow, []>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name`).all().map(toPlan);
   }
 
   async getPlan(name: string): Promise<Plan | null> {
-    const row = this.db.query<PlanRow, [string]>("SELECT * FROM plans WHERE name = ?1").get(name);
+    const row = this.statements.plan.get(name);
     return row ? toPlan(row) : null;
   }
 
   async setPlan(name: string, changes: PlanChanges): Promise<Plan> {
-    if (!PLAN_NAME.test(name)) throw new StoreError(`"${name}" is not a plan name (letters, digits, '.', '_', '-'; at most 64)`);
-    for (const [field, value] of Object.entries(changes)) {
-      if (value !== undefined && value !== null && (!Number.isSafeInteger(value) || value < 1)) {
-        throw new StoreError(`${field} must be a whole number of at least 1`);
-      }
-    }
-    if (changes.maxBatchSize === null) throw new StoreError("maxBatchSize cannot be unlimited");
     return this.db
       .transaction(() => {
-        const existing = this.db.query<PlanRow, [string]>("SELECT * FROM plans WHERE name = ?1").get(name);
-        if (!existing) {
-          const missing = (["maxBatchSize", "monthlyUnits", "rateLimit"] as const).filter((field) => changes[field] === undefined);
-          if (missing.length > 0) {
-            throw new StoreError(`the new plan "${name}" needs --max-batch, --monthly-units and --rate-limit (missing: ${missing.map(flagOf).join(", ")})`);
-          }
-        }
-        const plan: Plan = {
-          name,
-          maxBatchSize: changes.maxBatchSize ?? existing!.max_batch_size,
-          monthlyUnits: changes.monthlyUnits !== undefined ? changes.monthlyUnits : existing!.monthly_units,
-          rateLimit: changes.rateLimit !== undefined ? changes.rateLimit : existing!.rate_limit,
-        };
+        const existing = this.statements.plan.get(name);
+        const plan = applyPlanChanges(name, existing ? toPlan(existing) : null, changes);
         this.db
           .query(
-            `INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit) VALUES (?1, ?2, ?3, ?4)
+            `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
           )
           .run(plan.name, plan.maxBatchSize, plan.monthlyUnits, plan.rateLimit);
@@ -185,53 +204,42 @@ export class SqliteStore implements Store {
   }
 
   async authSnapshot(): Promise<AuthSnapshot> {
+    // One read transaction: the generation and the keys come from the same snapshot.
     return this.db
       .transaction(() => {
         const generation = this.statements.generation.get()!.value;
         const rows = this.db
-          .query<KeyRow & PlanRow & { secret_hash: string; plan_name: string }, []>(
-            `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash,
-                    p.name AS plan_name, p.max_batch_size, p.monthly_units, p.rate_limit
+          .query<ActiveKeyRow, []>(
+            `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
              FROM keys k JOIN plans p ON p.name = k.plan WHERE k.revoked_at IS NULL`,
           )
           .all();
         const keysByHash = new Map<string, ActiveKey>();
-        for (const row of rows) keysByHash.set(row.secret_hash, { key: toKey(row), plan: toPlan({ ...row, name: row.plan_name }) });
+        for (const row of rows) keysByHash.set(row.secret_hash, { key: toKey(row), plan: toPlan({ ...row, name: row.plan }) });
         return { generation, keysByHash };
       })
       .deferred();
   }
 
   charge(charge: Charge): Promise<ChargeOutcome> {
-    return new Promise((resolve, reject) => {
-      this.pending.push({ charge, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
-    });
+    if (this.closed) return Promise.reject(new StoreError("the store is closed"));
+    const { units, limit, period } = charge;
+    if (!Number.isSafeInteger(units) || units < 0) return Promise.reject(new RangeError(`units must be a whole number of at least 0 (got ${units})`));
+    if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) return Promise.reject(new RangeError(`limit must be null or a whole number of at least 0 (got ${limit})`));
+    if (!isPeriodId(period)) return Promise.reject(new RangeError(`period must be YYYY-MM (got "${period}")`));
+    return this.charges.submit(charge);
   }
 
-  /** Commits every pending charge in one transaction, then settles their promises. */
-  private flush(): void {
-    this.flushScheduled = false;
-    const group = this.pending;
-    this.pending = [];
-    if (group.length === 0) return;
-    let outcomes: ChargeOutcome[];
-    try {
-      outcomes = this.db.transaction(() => group.map(({ charge }) => this.apply(charge))).immediate();
-    } catch (error) {
-      for (const pending of group) pending.reject(error);
-      return;
-    }
-    group.forEach((pending, i) => pending.resolve(outcomes[i]!));
-  }
-
+  /**
+   * One charge inside the group's IMMEDIATE transaction, which holds the write lock, so
+   * the read and the write cannot be split by another writer. (Measured ~1.4 µs a
+   * charge, against ~2.6 µs for one conditional upsert with RETURNING.)
+   */
   private apply({ keyId, period, units, limit }: Charge): ChargeOutcome {
     const used = this.statements.used.get(keyId, period)?.used ?? 0;
+    if (units === 0) return { ok: true, used };
     if (limit !== null && used + units > limit) return { ok: false, used };
-    if (units > 0) this.statements.addUsage.run(keyId, period, units);
+    this.statements.addUsage.run(keyId, period, units);
     return { ok: true, used: used + units };
   }
 
@@ -239,14 +247,29 @@ export class SqliteStore implements Store {
     return this.statements.used.get(keyId, period)?.used ?? 0;
   }
 
+  /** Commits the charges still queued, then closes the file. Closing twice is harmless. */
   async close(): Promise<void> {
-    this.flush();
+    if (this.closed) return;
+    this.charges.flush();
+    this.closed = true;
     this.db.close();
   }
 }
 
-function flagOf(field: "maxBatchSize" | "monthlyUnits" | "rateLimit"): string {
-  return { maxBatchSize: "--max-batch", monthlyUnits: "--monthly-units", rateLimit: "--rate-limit" }[field];
+/**
+ * Creates a missing state file, and its missing directory, readable by the owner only.
+ * SQLite gives the -wal and -shm files it creates the mode of the database file.
+ */
+function createPrivateFile(path: string): void {
+  const directory = dirname(path);
+  if (!existsSync(directory)) {
+    mkdirSync(directory, { recursive: true, mode: 0o700 });
+    chmodSync(directory, 0o700);
+  }
+  if (!existsSync(path)) {
+    closeSync(openSync(path, "a", 0o600));
+    chmodSync(path, 0o600);
+  }
 }
 
 function toKey(row: KeyRow): ApiKey {
