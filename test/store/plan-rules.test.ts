@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { applyPlanChanges } from "../../src/store/plan-rules.ts";
-import { StoreError, type Plan } from "../../src/store/store.ts";
+import { StoreError, type Plan, type PlanChanges } from "../../src/store/store.ts";
 
 const gold: Plan = { name: "gold", maxBatchSize: 10, monthlyUnits: 500, rateLimit: 3 };
 
@@ -21,9 +21,9 @@ test("an existing plan keeps what is left out; null makes a limit unlimited", ()
   expect(applyPlanChanges("gold", gold, { maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 })).toEqual({ name: "gold", maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 });
 });
 
-test.each([
+test.each<[PlanChanges, RegExp]>([
   [{ maxBatchSize: 0 }, /max_batch_size must be a whole number of at least 1/],
-  [{ maxBatchSize: null }, /max_batch_size cannot be unlimited/],
+  [{ maxBatchSize: null as unknown as number }, /max_batch_size cannot be unlimited/],
   [{ maxBatchSize: 2.5 }, /max_batch_size/],
   [{ monthlyUnits: 0 }, /monthly_units must be a whole number of at least 1, or unlimited/],
   [{ monthlyUnits: -5 }, /monthly_units/],

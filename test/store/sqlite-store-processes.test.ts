@@ -15,7 +15,7 @@ async function createKey(path: string, plan: string): Promise<string> {
 }
 
 /** Reads a child's stdout until `done` says the text so far is enough. */
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, done: (text: string) => boolean): Promise<string> {
+async function readUntil(reader: { read(): Promise<{ done: boolean; value?: Uint8Array }> }, done: (text: string) => boolean): Promise<string> {
   const decoder = new TextDecoder();
   let text = "";
   while (!done(text)) {
