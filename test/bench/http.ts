@@ -17,8 +17,14 @@ export interface Comparison {
   addressesPerRequest: number;
   subject: WrkFigures;
   reference: WrkFigures;
-  /** subject / reference, requests per second. */
+  /**
+   * subject / reference, requests per second: the median of the ratios of paired runs
+   * (each subject run beside the reference run right after it), which drift on a shared
+   * machine moves less than a ratio of averages.
+   */
   ratio: number;
+  /** The paired ratios, lowest and highest. */
+  ratioRange: [number, number];
 }
 
 export interface HttpFigures {
@@ -84,7 +90,9 @@ function compare(
     }
     const s = average(subjectRuns);
     const r = average(referenceRuns);
-    return { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ratio: s.requestsPerSecond / r.requestsPerSecond };
+    const ratios = subjectRuns.map((run, i) => run.requestsPerSecond / referenceRuns[i]!.requestsPerSecond).sort((a, b) => a - b);
+    const median = ratios.length % 2 ? ratios[ratios.length >> 1]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
+    return { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ratio: median, ratioRange: [ratios[0]!, ratios.at(-1)!] };
   });
 }
 
