@@ -14,7 +14,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const ROUNDS = 4;
+const ROUNDS = 6;
 const WORKERS = 16;
 const LARGEST_BATCH = 41;
 

@@ -1,15 +1,19 @@
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { startSocketServer, type SocketServer } from "../support/in-process-server.ts";
 
 let server: SocketServer;
-afterAll(() => server?.close());
-
-test("concurrent batches on a real socket never spend more than the quota", async () => {
+beforeAll(async () => {
   server = await startSocketServer();
   const store = SqliteStore.open(server.statePath);
   await store.setPlan("small", { maxBatchSize: 100, monthlyUnits: 1000, rateLimit: null });
-  const { secret } = await store.createKey("racer", "small");
+  await store.close();
+});
+afterAll(() => server?.close());
+
+test("concurrent batches on a real socket never spend more than the quota", async () => {
+  const store = SqliteStore.open(server.statePath);
+  const { key, secret } = await store.createKey("racer", "small");
   await Bun.sleep(600);
 
   const ips = Array.from({ length: 37 }, (_, i) => `8.8.${i}.8`);
@@ -28,6 +32,26 @@ test("concurrent batches on a real socket never spend more than the quota", asyn
     expect(((await response.json()) as { code: string }).code).toBe("quota_exceeded");
   }
   const period = new Date().toISOString().slice(0, 7);
-  expect(await store.unitsUsed((await store.listKeys())[0]!.id, period)).toBe(answered * 37);
+  expect(await store.unitsUsed(key.id, period)).toBe(answered * 37);
+  await store.close();
+});
+
+test("batches that divide the quota spend it exactly, to the last unit", async () => {
+  const store = SqliteStore.open(server.statePath);
+  const { key, secret } = await store.createKey("exact", "small");
+  await Bun.sleep(600);
+  const ips = Array.from({ length: 40 }, (_, i) => `9.9.${i}.9`);
+  const responses = await Promise.all(
+    Array.from({ length: 50 }, () =>
+      fetch(`${server.url}/v1/lookup/batch`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+        body: JSON.stringify({ ips }),
+      }),
+    ),
+  );
+  expect(responses.filter((response) => response.status === 200)).toHaveLength(25);
+  const period = new Date().toISOString().slice(0, 7);
+  expect(await store.unitsUsed(key.id, period)).toBe(1000);
   await store.close();
 });
