@@ -1,12 +1,14 @@
 /**
- * The IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890 and its updates),
- * every block with its "Globally Reachable" value, as the registries stood in 2025
- * (IPv4 last updated 2025-01-07; IPv6 with 2001:1::3/128 of RFC 9665 and
- * 100:0:0:1::/64 of RFC 9780).
+ * The IANA IPv4 and IPv6 Special-Purpose Address Registries (RFC 6890, RFC 8190 and
+ * their updates): every row, with its "Globally Reachable" value, as the registries are
+ * published in 2026 (the IPv6 registry last updated 2025-10-09, with 100:0:0:1::/64 of
+ * RFC 9780; the IPv4 registry with 192.88.99.2/32 of RFC 6751). A row that names two
+ * blocks (192.0.0.170/32, 192.0.0.171/32) is two entries here.
  *
- * `reachable` is the registry's column: true, false, or null for N/A (deprecated or
- * scoped blocks, which follow the rule of the block around them). `reason` is the
- * stable name an `address_not_public` answer carries.
+ * `reachable` is the registry's column: true, false, or null for N/A and for the blank
+ * values of terminated rows (192.88.99.0/24, 2001:10::/28); null blocks follow the rule
+ * of the block around them. `reason` is the stable name an `address_not_public` answer
+ * carries.
  */
 export interface SpecialBlock {
   readonly cidr: string;
@@ -33,6 +35,7 @@ export const IPV4_SPECIAL_BLOCKS: readonly SpecialBlock[] = [
   { cidr: "192.31.196.0/24", reason: "as112", reachable: true },
   { cidr: "192.52.193.0/24", reason: "amt", reachable: true },
   { cidr: "192.88.99.0/24", reason: "6to4-relay-anycast", reachable: null },
+  { cidr: "192.88.99.2/32", reason: "6a44-relay-anycast", reachable: false },
   { cidr: "192.168.0.0/16", reason: "private-use", reachable: false },
   { cidr: "192.175.48.0/24", reason: "as112", reachable: true },
   { cidr: "198.18.0.0/15", reason: "benchmarking", reachable: false },

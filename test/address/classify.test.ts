@@ -2,7 +2,6 @@ import { describe, expect, test } from "bun:test";
 import type { Address } from "../../src/address/address.ts";
 import { checkAddress } from "../../src/address/check.ts";
 import { classifyAddress } from "../../src/address/classify.ts";
-import { parseAddress } from "../../src/address/parse.ts";
 import { IPV4_SPECIAL_BLOCKS, IPV6_SPECIAL_BLOCKS, type SpecialBlock } from "../../src/address/special-purpose.ts";
 
 /** An Address from a BigInt, built here without the parser under test. */
@@ -12,16 +11,23 @@ function addressOf(value: bigint, family: 4 | 6): Address {
   return { version: 6, text: "", words };
 }
 
+/** The value of an address written in a table (dotted quad, or IPv6 with at most one `::`). */
+function valueOf(text: string): bigint {
+  if (!text.includes(":")) return text.split(".").reduce((value, part) => (value << 8n) | BigInt(part), 0n);
+  const [head = "", tail] = text.split("::");
+  const groups = (part: string) => (part === "" ? [] : part.split(":"));
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const all = [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
+  return all.reduce((value, group) => (value << 16n) | BigInt(`0x${group}`), 0n);
+}
+
+/** First and last address of a table block, and its family. */
 function bounds(cidr: string): [bigint, bigint, 4 | 6] {
   const [text = "", prefix = ""] = cidr.split("/");
   const family = text.includes(":") ? 6 : 4;
-  const address = parseAddress(text)!;
-  let value: bigint;
-  if (family === 4) value = BigInt((address as { value: number }).value);
-  else if (address.version === 4) value = 0xffff00000000n | BigInt(address.value);
-  else value = address.words.reduce((acc, word) => (acc << 32n) | BigInt(word), 0n);
   const host = BigInt((family === 4 ? 32 : 128) - Number(prefix));
-  const start = (value >> host) << host;
+  const start = valueOf(text);
   return [start, start + (1n << host) - 1n, family];
 }
 
@@ -58,9 +64,47 @@ function check(block: SpecialBlock) {
       reason: expected(probe, family),
     });
   }
-  // The first and last address of a block that is not public carry a reason.
-  if (block.reachable === false) expect(classifyAddress(addressOf(start, family))).not.toBeNull();
+  // An edge that no more specific block covers carries the block's own answer: its reason
+  // when the registry says it is not globally reachable.
+  if (block.reachable === false) {
+    for (const edge of [start, end]) {
+      if (!moreSpecificCovers(block, edge, family)) expect(classifyAddress(addressOf(edge, family))).toBe(block.reason);
+    }
+  }
 }
+
+function moreSpecificCovers(block: SpecialBlock, value: bigint, family: 4 | 6): boolean {
+  const [start, end] = bounds(block.cidr);
+  return (family === 4 ? IPV4_SPECIAL_BLOCKS : IPV6_SPECIAL_BLOCKS).some((other) => {
+    const [otherStart, otherEnd] = bounds(other.cidr);
+    const smaller = otherEnd - otherStart < end - start;
+    return smaller && otherStart <= value && value <= otherEnd;
+  });
+}
+
+describe("the registry table", () => {
+  test("every block is a well-formed CIDR with zero host bits and a kebab-case reason", () => {
+    for (const block of [...IPV4_SPECIAL_BLOCKS, ...IPV6_SPECIAL_BLOCKS]) {
+      const [text = "", prefixText = ""] = block.cidr.split("/");
+      const bits = text.includes(":") ? 128 : 32;
+      const prefix = Number(prefixText);
+      expect({ cidr: block.cidr, prefixOk: Number.isInteger(prefix) && prefix >= 0 && prefix <= bits }).toEqual({ cidr: block.cidr, prefixOk: true });
+      const hostMask = (1n << BigInt(bits - prefix)) - 1n;
+      expect({ cidr: block.cidr, hostBits: valueOf(text) & hostMask }).toEqual({ cidr: block.cidr, hostBits: 0n });
+      expect(block.reason).toMatch(/^[a-z0-9]+(-[a-z0-9]+)*$/);
+    }
+  });
+
+  test("no block is listed twice", () => {
+    const cidrs = [...IPV4_SPECIAL_BLOCKS, ...IPV6_SPECIAL_BLOCKS].map((block) => block.cidr);
+    expect(new Set(cidrs).size).toBe(cidrs.length);
+  });
+
+  test("it holds every row of both registries: 26 IPv4 blocks, 25 IPv6 blocks", () => {
+    expect(IPV4_SPECIAL_BLOCKS.length).toBe(26);
+    expect(IPV6_SPECIAL_BLOCKS.length).toBe(25);
+  });
+});
 
 describe("every registry block at its edges and one step outside", () => {
   for (const block of [...IPV4_SPECIAL_BLOCKS, ...IPV6_SPECIAL_BLOCKS]) {
@@ -93,6 +137,18 @@ describe("well-known answers", () => {
     ["203.0.113.1", "documentation"],
     ["198.18.0.1", "benchmarking"],
     ["192.88.99.1", null],
+    ["192.88.99.2", "6a44-relay-anycast"],
+    ["192.88.99.3", null],
+    ["192.0.0.1", "ipv4-service-continuity"],
+    ["192.0.0.170", "nat64-dns64-discovery"],
+    ["192.31.196.1", null],
+    ["192.52.193.1", null],
+    ["192.175.48.1", null],
+    ["198.19.255.255", "benchmarking"],
+    ["198.20.0.0", null],
+    ["100.127.255.255", "shared-address-space"],
+    ["100.128.0.0", null],
+    ["223.255.255.255", null],
     ["224.0.0.1", "multicast"],
     ["239.255.255.255", "multicast"],
     ["240.0.0.1", "reserved"],
@@ -117,6 +173,18 @@ describe("well-known answers", () => {
     ["2001:4:112::1", null],
     ["2001:20::1", null],
     ["2001:200::1", null],
+    ["2001:1::3", null],
+    ["2001:10::1", "orchid"],
+    ["2001:30::1", null],
+    ["2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "ietf-protocol-assignments"],
+    ["2620:4f:8000::1", null],
+    ["100:0:0:1::1", "dummy-prefix"],
+    ["64:ff9b::8.8.8.8", "ipv4-ipv6-translation"],
+    ["fec0::1", "reserved"],
+    ["1fff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "reserved"],
+    ["2000::", null],
+    ["3fff:1000::", null],
+    ["3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"],
     ["::1", "loopback"],
     ["::", "unspecified"],
     ["100::1", "discard-only"],

@@ -16,6 +16,7 @@ const IPV4_TABLE: Array<[string, number, string | null]> = [
   ["172.16.0.0", 12, "private-use"], ["192.0.0.0", 24, "ietf-protocol-assignments"], ["192.0.0.0", 29, "ipv4-service-continuity"],
   ["192.0.0.8", 32, "ipv4-dummy-address"], ["192.0.0.9", 32, null], ["192.0.0.10", 32, null],
   ["192.0.0.170", 32, "nat64-dns64-discovery"], ["192.0.0.171", 32, "nat64-dns64-discovery"], ["192.0.2.0", 24, "documentation"],
+  ["192.88.99.2", 32, "6a44-relay-anycast"],
   ["192.168.0.0", 16, "private-use"], ["198.18.0.0", 15, "benchmarking"], ["198.51.100.0", 24, "documentation"],
   ["203.0.113.0", 24, "documentation"], ["224.0.0.0", 4, "multicast"], ["240.0.0.0", 4, "reserved"], ["255.255.255.255", 32, "limited-broadcast"],
 ];
