@@ -16,8 +16,14 @@ import type { Address, IPv4Address, IPv6Address } from "./address.ts";
 export function parseAddress(text: string): Address | null {
   const length = text.length;
   if (length === 0 || length > 45) return null;
-  for (let i = 0; i < length; i++) {
-    if (text.charCodeAt(i) === COLON) return parseIPv6(text);
+  // The first separator decides the family: a valid IPv6 text has a colon before any dot
+  // (an embedded IPv4 comes last), within its first five characters (groups have at
+  // most four digits); a valid IPv4 text has a dot there and no colon at all.
+  const scan = length < 5 ? length : 5;
+  for (let i = 0; i < scan; i++) {
+    const c = text.charCodeAt(i);
+    if (c === COLON) return parseIPv6(text);
+    if (c === DOT) break;
   }
   const value = parseIPv4Value(text, 0, length);
   return value < 0 ? null : ipv4(value, text);

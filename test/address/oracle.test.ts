@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import fc from "fast-check";
 import ipaddr from "ipaddr.js";
 import { parseAddress } from "../../src/address/parse.ts";
 
@@ -35,4 +36,34 @@ test("IPv4 values agree with ipaddr.js", () => {
     const bytes = ipaddr.IPv4.parse(text).toByteArray();
     expect(ours!.version === 4 && ours!.value).toBe(((bytes[0]! << 24) | (bytes[1]! << 16) | (bytes[2]! << 8) | bytes[3]!) >>> 0);
   }
+});
+
+/** Strict dotted quad, written independently of the parser: 0–255 without leading zeros. */
+const STRICT_IPV4 = /^(?:(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])$/;
+
+/** Short texts over the characters addresses are made of, so near-misses are common. */
+const addressLike = fc.array(fc.constantFrom("0", "1", "2", "5", "9", "a", "F", "f", ":", ":", ".", "."), { maxLength: 24 }).map((chars) => chars.join(""));
+const dottedLike = fc.array(fc.constantFrom("0", "1", "2", "5", "9", "."), { maxLength: 16 }).map((chars) => chars.join(""));
+
+test("on dotted texts, the parser accepts exactly the strict dotted quads", () => {
+  fc.assert(
+    fc.property(fc.oneof(dottedLike, fc.tuple(fc.nat(300), fc.nat(300), fc.nat(300), fc.nat(300)).map((parts) => parts.join("."))), (text) => {
+      expect({ text, accepted: parseAddress(text) !== null }).toEqual({ text, accepted: STRICT_IPV4.test(text) });
+    }),
+    { numRuns: 20_000 },
+  );
+});
+
+test("whatever the parser accepts, ipaddr.js reads as the same address", () => {
+  fc.assert(
+    fc.property(addressLike, (text) => {
+      const ours = parseAddress(text);
+      if (ours === null) return;
+      const theirs = ipaddr.parse(text);
+      const bytes = theirs.kind() === "ipv6" && (theirs as ipaddr.IPv6).isIPv4MappedAddress() ? (theirs as ipaddr.IPv6).toIPv4Address().toByteArray() : theirs.toByteArray();
+      const expected = ours.version === 4 ? [ours.value >>> 24, (ours.value >>> 16) & 255, (ours.value >>> 8) & 255, ours.value & 255] : ours.words.flatMap((w) => [w >>> 24, (w >>> 16) & 255, (w >>> 8) & 255, w & 255]);
+      expect({ text, bytes }).toEqual({ text, bytes: expected });
+    }),
+    { numRuns: 50_000 },
+  );
 });
