@@ -192,6 +192,7 @@ describe("well-known answers", () => {
     ["4000::1", "reserved"],
     ["::ffff:10.1.1.1", "private-use"],
     ["::ffff:1.1.1.1", null],
+    ["::8.8.8.8", "reserved"],
   ])("%s → %p", (text, reason) => {
     const result = checkAddress(text);
     if (reason === null) expect(result.ok).toBe(true);

@@ -59,7 +59,10 @@ test("whatever the parser accepts, ipaddr.js reads as the same address", () => {
     fc.property(addressLike, (text) => {
       const ours = parseAddress(text);
       if (ours === null) return;
-      const theirs = ipaddr.parse(text);
+      // ipaddr.js reads `::a.b.c.d` (the deprecated IPv4-compatible form) as IPv4-mapped;
+      // RFC 4291 reads it as 0:0:0:0:0:0:a.b.c.d, as the strict parser does. Spelled with
+      // an explicit zero group, ipaddr.js reads it that way too.
+      const theirs = ipaddr.parse(/^::[0-9]+\./.test(text) ? `::0:${text.slice(2)}` : text);
       const bytes = theirs.kind() === "ipv6" && (theirs as ipaddr.IPv6).isIPv4MappedAddress() ? (theirs as ipaddr.IPv6).toIPv4Address().toByteArray() : theirs.toByteArray();
       const expected = ours.version === 4 ? [ours.value >>> 24, (ours.value >>> 16) & 255, (ours.value >>> 8) & 255, ours.value & 255] : ours.words.flatMap((w) => [w >>> 24, (w >>> 16) & 255, (w >>> 8) & 255, w & 255]);
       expect({ text, bytes }).toEqual({ text, bytes: expected });
