@@ -2,11 +2,14 @@
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /** Standard error as a stream, for progress redrawn in place on a terminal. */
+  readonly terminal?: { write(text: string): unknown; readonly isTTY?: boolean };
 }
 
 export const processIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  terminal: process.stderr,
 };
 
 /** Exit codes: 0 done, 1 the command failed, 2 the command line was wrong (CONTRACT §6). */

@@ -98,7 +98,7 @@ function versionText(context: CliContext): string {
   const lines = [`iplookup ${VERSION}`, `built: ${BUILD_DATE ?? "from source"}`];
   try {
     const info = RangeIndex.open(context.defaultDataPath).info;
-    lines.push(`data: ${info.sources.map((source) => `${source.package} ${source.version}`).join(", ")} (built ${info.builtAt})`);
+    lines.push(`data: ${info.sources.map((source) => `${source.origin} ${source.version}`).join(", ")} (built ${info.builtAt})`);
   } catch (error) {
     lines.push(`data: not available (${(error as Error).message})`);
   }

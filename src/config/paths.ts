@@ -15,3 +15,8 @@ export function defaultStatePath(env: Readonly<Record<string, string | undefined
 export function defaultDataPath(): string {
   return join(import.meta.dir, "..", "..", "data", "iplookup-data.db");
 }
+
+/** Whether a path names a file embedded in the compiled binary (Bun's virtual root). */
+export function isEmbedded(path: string): boolean {
+  return path.startsWith("/$bunfs/") || path.includes("~BUN");
+}

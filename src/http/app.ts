@@ -63,11 +63,11 @@ export function createApp(deps: AppDeps) {
     .onParse(({ request }) => readJsonBody(request, maxBody))
     .onError(({ error, code }) => errorResponse(error, code, logger))
     .get("/healthz", () => ({ status: "ok" }))
-    .get("/readyz", () => ({ status: "ready", data_version: deps.index().info.version, data_built_at: deps.index().info.builtAt }))
+    .get("/readyz", () => ({ status: "ready", data_version: deps.index().info.dataVersion, data_built_at: deps.index().info.builtAt }))
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       const info = deps.index().info;
-      return metrics.render({ now: deps.clock.now(), dataBuiltAt: info.builtAt, dataVersion: info.version, version });
+      return metrics.render({ now: deps.clock.now(), dataBuiltAt: info.builtAt, dataVersion: info.dataVersion, dataSourceVersions: info.version, dataSources: info.sources, version });
     })
     .get("/openapi.json", ({ set }) => {
       set.headers["content-type"] = "application/json";
@@ -114,11 +114,15 @@ export function createApp(deps: AppDeps) {
 
 export type App = ReturnType<typeof createApp>;
 
-/** A lookup's answer: JSON text written by the lookup service, with the unit headers. */
-function jsonResponse(json: string, metered: Metered): Response {
-  const headers: Record<string, string> = { "content-type": "application/json", "x-units-consumed": String(metered.consumed) };
+/** A lookup's answer: JSON text written by the lookup service, with the unit and data-version headers. */
+function jsonResponse(answer: { json: string; dataVersion: string }, metered: Metered): Response {
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "x-units-consumed": String(metered.consumed),
+    "x-data-version": answer.dataVersion,
+  };
   if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
-  return new Response(json, { headers });
+  return new Response(answer.json, { headers });
 }
 
 function routesOf(app: { routes: ReadonlyArray<{ path: string; method: string }> }): RouteTable {

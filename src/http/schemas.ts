@@ -31,7 +31,16 @@ export const LookupResultSchema = t.Object({
   asn: Nullable(t.Integer()),
   as_name: Nullable(t.String()),
   country_code: Nullable(t.String({ description: "ISO 3166-1 alpha-2" })),
-  country: Nullable(t.String()),
+  country: Nullable(t.String({ description: "English name of the country" })),
+  // Present when the loaded data set has the column (an imported city data set).
+  city: t.Optional(Nullable(t.String())),
+  region: t.Optional(Nullable(t.String({ description: "First-level subdivision: state, province, region" }))),
+  postal_code: t.Optional(Nullable(t.String())),
+  latitude: t.Optional(Nullable(t.Number())),
+  longitude: t.Optional(Nullable(t.Number())),
+  time_zone: t.Optional(Nullable(t.String({ description: "IANA time zone, e.g. Europe/Berlin" }))),
+  continent_code: t.Optional(Nullable(t.String({ description: "AF, AN, AS, EU, NA, OC or SA" }))),
+  continent: t.Optional(Nullable(t.String())),
 });
 
 export const BatchResultSchema = t.Object({ results: t.Array(LookupResultSchema) });

@@ -13,32 +13,39 @@ import { parseArgs } from "node:util";
 import { defaultDataPath } from "../config/paths.ts";
 import { buildDataSet } from "./build.ts";
 import { DATA_FORMAT, writeDataFile } from "./data-file.ts";
-import { defaultSources } from "./default-dataset.ts";
-import type { ImportLog } from "./build.ts";
+import { defaultSources, defaultVersion } from "./default-dataset.ts";
+import { lineProgress } from "./progress.ts";
 
 /** Builds the default data file at `path` unless an up-to-date one is there. Returns whether it built. */
-export async function buildDefaultDataFile(path: string, options: { force?: boolean; log?: ImportLog } = {}): Promise<boolean> {
+export async function buildDefaultDataFile(path: string, options: { force?: boolean; log?: (line: string) => void } = {}): Promise<boolean> {
   const log = options.log ?? (() => {});
   const sources = defaultSources();
-  const version = sources.map((source) => `${source.package}@${source.version}`).join(" ");
-  if (!options.force && existsSync(path) && builtVersion(path) === version) {
+  const version = defaultVersion(sources);
+  const existing = options.force || !existsSync(path) ? null : builtMeta(path);
+  if (existing?.builtBy === "import") {
+    log(`${path} holds imported data (${existing.version}); left as it is (--force replaces it with the default data)`);
+    return false;
+  }
+  if (existing?.version === version) {
     log(`${path} is up to date (${version})`);
     return false;
   }
   const began = performance.now();
   mkdirSync(dirname(path), { recursive: true });
-  writeDataFile(path, await buildDataSet(sources, new Date(), log));
+  writeDataFile(path, await buildDataSet(sources, new Date(), lineProgress(log), "default"));
   log(`wrote ${path} in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   return true;
 }
 
-function builtVersion(path: string): string | null {
+/** The version and builder of a current-format data file, or null for anything else. */
+function builtMeta(path: string): { version: string; builtBy: string } | null {
   try {
     const db = new Database(path, { readonly: true });
     try {
       const rows = db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all();
       const meta = new Map(rows.map((row) => [row.key, row.value]));
-      return meta.get("format") === DATA_FORMAT ? (meta.get("version") ?? null) : null;
+      if (meta.get("format") !== DATA_FORMAT) return null;
+      return { version: meta.get("version") ?? "", builtBy: meta.get("built_by") ?? "" };
     } finally {
       db.close();
     }

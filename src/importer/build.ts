@@ -1,79 +1,89 @@
-import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
-import { countryName } from "./country-names.ts";
+import type { SourceInfo } from "../index/network-record.ts";
+import { dataSetFields, RecordCombiner } from "./combine.ts";
 import type { DataFileContents } from "./data-file.ts";
-import { flattenRows } from "./flatten.ts";
-import { mergeLayers, type LayerValues } from "./merge.ts";
-import type { Family, ValueRange } from "./ranges.ts";
-import { readRows } from "./read-source.ts";
+import { describeSource } from "./describe-source.ts";
+import { joinParts } from "./join-parts.ts";
+import { mergeLayers } from "./merge.ts";
+import type { Progress } from "./progress.ts";
+import { readSourceFile } from "./read-source-file.ts";
+import type { SourceData } from "./source-data.ts";
 import type { SourceSpec } from "./source.ts";
 
-/** Progress lines for a person watching an import. */
-export type ImportLog = (message: string) => void;
-
 /**
- * Builds a data set from its sources: each file flattened (later row wins), the layers
- * merged into one segment table per family, every distinct combination of values made
- * one record. Where two sources of the same kind both have a value, the first source
- * in `sources` wins.
+ * Builds a data set from its sources, given in precedence order: each file read into
+ * disjoint ranges, the sources merged into one segment table per family, every distinct
+ * combination of the sources' values made one record, each field taken from the first
+ * source that has a value for it (combine.ts).
  */
-export async function buildDataSet(sources: readonly SourceSpec[], builtAt: Date, log: ImportLog = () => {}): Promise<DataFileContents> {
-  const layers: Record<Family, ValueRange<string>[][]> = { 4: [], 6: [] };
+export async function buildDataSet(
+  sources: readonly SourceSpec[],
+  builtAt: Date,
+  progress?: Progress,
+  builtBy: DataFileContents["builtBy"] = "import",
+): Promise<DataFileContents> {
+  const datas: SourceData[] = [];
   const infos: SourceInfo[] = [];
-  for (const source of sources) {
-    const counts = { rowsV4: 0, rowsV6: 0, rangesV4: 0, rangesV6: 0 };
-    for (const family of [4, 6] as const) {
-      const file = source.files[family];
-      const rows = readRows(await Bun.file(file).text(), family, source.kind, file);
-      const ranges = flattenRows(rows);
-      layers[family].push(ranges);
-      counts[family === 4 ? "rowsV4" : "rowsV6"] = rows.length;
-      counts[family === 4 ? "rangesV4" : "rangesV6"] = ranges.length;
-      log(`${source.name} IPv${family}: ${rows.length} rows, ${ranges.length} ranges after flattening`);
+  for (const spec of sources) {
+    const parts: SourceData[] = [];
+    let format = "";
+    for (const file of spec.files) {
+      const read = await readSourceFile(file.path, file, progress);
+      parts.push(read.data);
+      format = format === "" || format === read.format ? read.format : `${format}+${read.format}`;
     }
-    const { files: _files, kind: _kind, ...described } = source;
-    infos.push({ ...described, ...counts });
+    const data = joinParts(parts);
+    const description = describeSource(
+      spec.files.map((file) => file.path),
+      spec.describe ?? {},
+      data,
+    );
+    datas.push(data);
+    infos.push({
+      ...description,
+      format,
+      fields: data.fields,
+      rowsV4: data.v4.rows,
+      rowsV6: data.v6.rows,
+      rangesV4: data.v4.ranges.length,
+      rangesV6: data.v6.ranges.length,
+    });
+    progress?.line(
+      `${description.name}: ${data.v4.rows.toLocaleString("en-US")} IPv4 and ${data.v6.rows.toLocaleString("en-US")} IPv6 rows → ${data.v4.ranges.length.toLocaleString("en-US")} and ${data.v6.ranges.length.toLocaleString("en-US")} ranges; fields ${data.fields.join(", ")}`,
+    );
   }
 
-  const records: NetworkRecord[] = [];
-  const ids = new Map<string, number>();
-  const recordOf = (values: LayerValues): number => {
-    if (values.every((value) => value === undefined)) return 0;
-    const key = values.join("\u0001");
-    let id = ids.get(key);
-    if (id === undefined) {
-      records.push(toRecord(sources, values));
-      id = records.length;
-      ids.set(key, id);
-    }
-    return id;
+  const fields = dataSetFields(datas.map((data) => data.fields));
+  const combiner = new RecordCombiner(
+    fields,
+    datas.map((data) => data.values),
+  );
+  progress?.line("merging the sources");
+  const mergeBegan = performance.now();
+  const merge = (family: 4 | 6) => {
+    const active = datas.flatMap((data, source) => (layerOf(data, family).ranges.length > 0 ? [source] : []));
+    return mergeLayers(
+      family,
+      active.map((source) => layerOf(datas[source] as SourceData, family).ranges),
+      combiner.recorder(active),
+    );
   };
-  const v4 = mergeLayers(4, layers[4], recordOf);
-  const v6 = mergeLayers(6, layers[6], recordOf);
-  log(`merged: ${v4.starts.length} IPv4 and ${v6.starts.length} IPv6 segments, ${records.length} distinct records`);
+  const v4 = merge(4);
+  const v6 = merge(6);
+  progress?.line(
+    `merged: ${v4.starts.length.toLocaleString("en-US")} IPv4 and ${v6.starts.length.toLocaleString("en-US")} IPv6 segments, ${combiner.records.length.toLocaleString("en-US")} distinct records (${((performance.now() - mergeBegan) / 1000).toFixed(1)} s)`,
+  );
   return {
-    version: sources.map((source) => `${source.package}@${source.version}`).join(" "),
+    builtBy,
+    version: infos.map((info) => `${info.origin}@${info.version}`).join(" "),
     builtAt: builtAt.toISOString(),
+    fields,
     sources: infos,
-    records,
+    records: combiner.records,
     v4,
     v6,
   };
 }
 
-function toRecord(sources: readonly SourceSpec[], values: LayerValues): NetworkRecord {
-  let asn: number | null = null;
-  let asName: string | null = null;
-  let countryCode: string | null = null;
-  sources.forEach((source, layer) => {
-    const value = values[layer];
-    if (value === undefined) return;
-    if (source.kind === "asn" && asn === null) {
-      const tab = value.indexOf("\t");
-      asn = Number(value.slice(0, tab));
-      asName = value.slice(tab + 1) || null;
-    } else if (source.kind === "country" && countryCode === null) {
-      countryCode = value;
-    }
-  });
-  return { asn, as_name: asName, country_code: countryCode, country: countryCode === null ? null : countryName(countryCode) };
+function layerOf(data: SourceData, family: 4 | 6): SourceData["v4"] {
+  return family === 4 ? data.v4 : data.v6;
 }

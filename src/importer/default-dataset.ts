@@ -1,37 +1,43 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { ASN_PACKAGE, GEO_WHOIS_ASN_COUNTRY_PACKAGE } from "./known-sources.ts";
 import type { SourceSpec } from "./source.ts";
 
 /**
  * The default data set (CONTRACT §7): the ip-location-db ASN and country packages,
- * pinned in package.json, read from node_modules.
+ * pinned in package.json, read from node_modules. ASN first: it is the only source
+ * of asn and as_name, and the country package the only source of country_code, so
+ * the order decides nothing today.
  */
 export function defaultSources(): SourceSpec[] {
   const asn = packageDir("@ip-location-db/asn");
   const country = packageDir("@ip-location-db/geo-whois-asn-country");
   return [
     {
-      name: "ASN (RouteViews, NRO, DB-IP)",
-      package: "@ip-location-db/asn",
-      version: versionOf(asn),
-      license: "CC BY 4.0",
-      attribution:
-        "IP to ASN data by RouteViews (routeviews.org), the Number Resource Organization (nro.net) and DB-IP (IP Geolocation by DB-IP, db-ip.com), licensed under CC BY 4.0 (creativecommons.org/licenses/by/4.0/); merged by ip-location-db",
-      url: "https://github.com/sapics/ip-location-db",
-      kind: "asn",
-      files: { 4: join(asn, "asn-ipv4-num.csv"), 6: join(asn, "asn-ipv6-num.csv") },
+      files: [
+        { path: join(asn, "asn-ipv4-num.csv"), format: "asn-csv", family: 4 },
+        { path: join(asn, "asn-ipv6-num.csv"), format: "asn-csv", family: 6 },
+      ],
+      describe: { name: "ASN (RouteViews, NRO, DB-IP)", origin: "@ip-location-db/asn", version: versionOf(asn), ...ASN_PACKAGE },
     },
     {
-      name: "Country (geo-whois-asn-country)",
-      package: "@ip-location-db/geo-whois-asn-country",
-      version: versionOf(country),
-      license: "CC0",
-      attribution: "Country data from ip-location-db geo-whois-asn-country (GeoFeed, whois and ASN data), dedicated to the public domain under CC0",
-      url: "https://github.com/sapics/ip-location-db",
-      kind: "country",
-      files: { 4: join(country, "geo-whois-asn-country-ipv4-num.csv"), 6: join(country, "geo-whois-asn-country-ipv6-num.csv") },
+      files: [
+        { path: join(country, "geo-whois-asn-country-ipv4-num.csv"), format: "country-csv", family: 4 },
+        { path: join(country, "geo-whois-asn-country-ipv6-num.csv"), format: "country-csv", family: 6 },
+      ],
+      describe: {
+        name: "Country (geo-whois-asn-country)",
+        origin: "@ip-location-db/geo-whois-asn-country",
+        version: versionOf(country),
+        ...GEO_WHOIS_ASN_COUNTRY_PACKAGE,
+      },
     },
   ];
+}
+
+/** The default data set's version string, as written in its data file's meta. */
+export function defaultVersion(sources: readonly SourceSpec[]): string {
+  return sources.map((source) => `${source.describe?.origin}@${source.describe?.version}`).join(" ");
 }
 
 function packageDir(name: string): string {

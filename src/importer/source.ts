@@ -1,14 +1,21 @@
 import type { SourceDescription } from "../index/network-record.ts";
+import type { SourceFormat } from "./detect-format.ts";
 import type { Family } from "./ranges.ts";
 
-/** Which field of a LookupResult a source layer supplies. */
-export type LayerKind = "asn" | "country";
+/** A file of a source. What is not given is found out from the file itself. */
+export interface SourceFile {
+  readonly path: string;
+  readonly format?: SourceFormat;
+  /** For delimited files with integer addresses whose name does not say the family. */
+  readonly family?: Family;
+}
 
 /**
- * One source of a data set: a CSV file per family in an ip-location-db numeric layout
- * (`start,end,…`, decimal, inclusive), with what its licence asks us to show.
+ * One source of a data set as the operator names it: a file, or several files holding
+ * parts of one data set (its IPv4 and IPv6 halves). Its description, where not given,
+ * comes from the file and what sits beside it (see describe-source.ts).
  */
-export interface SourceSpec extends SourceDescription {
-  readonly kind: LayerKind;
-  readonly files: Readonly<Record<Family, string>>;
+export interface SourceSpec {
+  readonly files: readonly SourceFile[];
+  readonly describe?: Partial<SourceDescription>;
 }

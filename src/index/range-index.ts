@@ -3,14 +3,25 @@ import { readFileSync } from "node:fs";
 import type { Address } from "../address/address.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
+import { isEmbedded } from "../config/paths.ts";
 import { DATA_FORMAT } from "../importer/data-file.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
+import { isRecordField, type RecordField } from "./record-fields.ts";
 
-/** What the index knows about an address. */
-export interface IndexHit {
-  /** The largest CIDR block around the address on which the record is the same. */
-  readonly network: string;
-  readonly record: NetworkRecord;
+/**
+ * What the index knows about an address: the largest CIDR block around it on which the
+ * record is the same, and the record, as the JSON members a result writes after
+ * `"network":"…",` (see importer/data-file.ts). The object is parsed only when asked for.
+ */
+export class IndexHit {
+  constructor(
+    readonly network: string,
+    readonly membersJson: string,
+  ) {}
+
+  get record(): NetworkRecord {
+    return JSON.parse(`{${this.membersJson}`) as NetworkRecord;
+  }
 }
 
 /**
@@ -19,25 +30,44 @@ export interface IndexHit {
  * Immutable once built; a data reload builds a new one and swaps it in whole.
  */
 export class RangeIndex {
+  /**
+   * Records' members put together on first use, by id. Bounded: when it holds
+   * MEMBERS_CACHE_LIMIT entries it starts again, so a data set with millions of records
+   * does not keep them all as strings.
+   */
+  private members: Array<string | undefined>;
+  private cached = 0;
+  /** `"asn":`, `,"as_name":`, …: what comes before each field's value. */
+  private readonly keys: readonly string[];
+  /** The members of a result with nothing found: every field null. */
+  readonly notFoundJson: string;
+
   private constructor(
     private readonly v4Starts: Uint32Array,
     private readonly v4Records: Uint32Array,
     private readonly v6Starts: Uint32Array,
     private readonly v6Records: Uint32Array,
-    /** records[0] is unused: id 0 means not found. */
-    private readonly records: readonly NetworkRecord[],
+    /** Per record, an index per field into `fieldValues`. */
+    private readonly recordValues: Uint32Array,
+    /** Per field, its distinct values as JSON text. */
+    private readonly fieldValues: ReadonlyArray<readonly string[]>,
     readonly info: DataSetInfo,
-  ) {}
+  ) {
+    this.members = new Array(info.records + 1);
+    this.keys = info.fields.map((field, f) => `${f === 0 ? "" : ","}"${field}":`);
+    this.notFoundJson = `${info.fields.map((field) => `"${field}":null`).join(",")}}`;
+  }
 
   /**
-   * Loads a data file. It is read whole into memory first, so the same path works for a
-   * file on disk and for the one embedded in the compiled binary, and a file replaced
-   * while it is read is never seen half old, half new.
+   * Loads a data file, in one read transaction, so a file replaced while it is read is
+   * never seen half old, half new.
    */
   static open(path: string): RangeIndex {
     let db: Database;
     try {
-      db = Database.deserialize(readFileSync(path));
+      // A file on disk is opened in place (what is read comes from the inode opened, even
+      // if the file is renamed over meanwhile); one embedded in the binary is read whole.
+      db = isEmbedded(path) ? Database.deserialize(readFileSync(path)) : new Database(path, { readonly: true });
     } catch (error) {
       throw new Error(`cannot open the data file ${path}: ${(error as Error).message}`);
     }
@@ -50,6 +80,10 @@ export class RangeIndex {
 
   /** Loads an index from an open data file (from a path, or from bytes with Database.deserialize). */
   static fromDatabase(db: Database): RangeIndex {
+    return db.transaction(() => RangeIndex.read(db))();
+  }
+
+  private static read(db: Database): RangeIndex {
     let meta: Map<string, string>;
     try {
       meta = new Map(db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all().map((row) => [row.key, row.value]));
@@ -58,10 +92,16 @@ export class RangeIndex {
     }
     if (meta.get("format") !== DATA_FORMAT) throw new Error(`not an iplookup data file of format ${DATA_FORMAT} (found ${meta.get("format")})`);
     const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
-    const u32 = (name: string) => {
+    const bytesOf = (name: string) => {
       const bytes = blobs.get(name);
-      if (!bytes || bytes.byteLength % 4 !== 0) throw new Error(`the data file's ${name} table is missing or damaged`);
-      return new Uint32Array(bytes.slice().buffer);
+      if (!bytes) throw new Error(`the data file's ${name} table is missing`);
+      return bytes;
+    };
+    const u32 = (name: string) => {
+      const bytes = bytesOf(name);
+      if (bytes.byteLength % 4 !== 0) throw new Error(`the data file's ${name} table is damaged`);
+      const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+      return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
     };
     const v4Starts = u32("v4_starts");
     const v4Records = u32("v4_records");
@@ -70,10 +110,19 @@ export class RangeIndex {
     if (v4Starts.length !== v4Records.length || v6Starts.length !== v6Records.length * 4 || v4Starts[0] !== 0 || v6Records.length === 0) {
       throw new Error("the data file's segment tables do not match");
     }
-    const records: NetworkRecord[] = [{ asn: null, as_name: null, country_code: null, country: null }];
-    for (const row of db.query<NetworkRecord & { id: number }, []>("SELECT id, asn, as_name, country_code, country FROM records ORDER BY id").all()) {
-      if (row.id !== records.length) throw new Error("the data file's records are not numbered 1…n");
-      records.push(Object.freeze({ asn: row.asn, as_name: row.as_name, country_code: row.country_code, country: row.country }));
+    const fields = parseFields(meta.get("fields"));
+    const recordValues = u32("record_values");
+    const recordCount = recordValues.length / fields.length;
+    const decoder = new TextDecoder();
+    const fieldValues = fields.map((field) => decoder.decode(bytesOf(`values:${field}`)).split("\n"));
+    if (!Number.isInteger(recordCount) || !allBelowOrEqual(v4Records, recordCount) || !allBelowOrEqual(v6Records, recordCount)) {
+      throw new Error("the data file's records do not match its segments");
+    }
+    for (let f = 0; f < fields.length; f++) {
+      const count = (fieldValues[f] as string[]).length;
+      for (let r = f; r < recordValues.length; r += fields.length) {
+        if ((recordValues[r] as number) >= count) throw new Error(`the data file's ${fields[f]} values do not match its records`);
+      }
     }
     const sources = db
       .query<Record<string, string | number>, []>("SELECT * FROM sources ORDER BY position")
@@ -81,11 +130,14 @@ export class RangeIndex {
       .map(
         (row): SourceInfo => ({
           name: String(row.name),
-          package: String(row.package),
+          origin: String(row.origin),
           version: String(row.version),
+          builtAt: String(row.built_at),
           license: String(row.license),
           attribution: String(row.attribution),
           url: String(row.url),
+          format: String(row.format),
+          fields: parseFields(String(row.fields)),
           rowsV4: Number(row.rows_v4),
           rowsV6: Number(row.rows_v6),
           rangesV4: Number(row.ranges_v4),
@@ -95,12 +147,14 @@ export class RangeIndex {
     const info: DataSetInfo = {
       builtAt: meta.get("built_at") ?? "",
       version: meta.get("version") ?? "",
+      dataVersion: meta.get("data_version") ?? "",
+      fields,
       sources,
       segmentsV4: v4Starts.length,
       segmentsV6: v6Records.length,
-      records: records.length - 1,
+      records: recordCount,
     };
-    return new RangeIndex(v4Starts, v4Records, v6Starts, v6Records, records, info);
+    return new RangeIndex(v4Starts, v4Records, v6Starts, v6Records, recordValues, fieldValues, info);
   }
 
   /** The record and network for an address, or null when no data covers it. */
@@ -121,7 +175,7 @@ export class RangeIndex {
     if (start > 0) prefix = Math.max(prefix, commonPrefix32(value, start - 1) + 1);
     if (next >= 0) prefix = Math.max(prefix, commonPrefix32(value, next) + 1);
     const network = prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
-    return { network: `${ipv4Text(network)}/${prefix}`, record: this.records[id] as NetworkRecord };
+    return new IndexHit(`${ipv4Text(network)}/${prefix}`, this.membersOf(id));
   }
 
   private lookup6(words: readonly number[]): IndexHit | null {
@@ -133,8 +187,45 @@ export class RangeIndex {
     const offset = low * 4;
     if (!isZeroAt(starts, offset)) prefix = Math.max(prefix, commonPrefix128(words, minusOneAt(starts, offset), 0) + 1);
     if (offset + 4 < starts.length) prefix = Math.max(prefix, commonPrefix128(words, starts, offset + 4) + 1);
-    return { network: `${ipv6Text(maskWords(words, prefix))}/${prefix}`, record: this.records[id] as NetworkRecord };
+    return new IndexHit(`${ipv6Text(maskWords(words, prefix))}/${prefix}`, this.membersOf(id));
   }
+
+  private membersOf(id: number): string {
+    let json = this.members[id];
+    if (json === undefined) {
+      json = "";
+      const keys = this.keys;
+      const offset = (id - 1) * keys.length;
+      for (let f = 0; f < keys.length; f++) json += (keys[f] as string) + ((this.fieldValues[f] as string[])[this.recordValues[offset + f] as number] as string);
+      json += "}";
+      if (++this.cached > MEMBERS_CACHE_LIMIT) {
+        this.members = new Array(this.members.length);
+        this.cached = 1;
+      }
+      this.members[id] = json;
+    }
+    return json;
+  }
+}
+
+const MEMBERS_CACHE_LIMIT = 200_000;
+
+function allBelowOrEqual(values: Uint32Array, limit: number): boolean {
+  for (let i = 0; i < values.length; i++) if ((values[i] as number) > limit) return false;
+  return true;
+}
+
+function parseFields(text: string | undefined): RecordField[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text ?? "");
+  } catch {
+    throw new Error("the data file's field list is damaged");
+  }
+  if (!Array.isArray(parsed) || !parsed.every((field) => typeof field === "string" && isRecordField(field))) {
+    throw new Error("the data file names fields iplookup does not know");
+  }
+  return parsed as RecordField[];
 }
 
 function commonPrefix32(a: number, b: number): number {

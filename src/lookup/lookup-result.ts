@@ -1,9 +1,10 @@
 import type { Address } from "../address/address.ts";
 import type { IndexHit } from "../index/range-index.ts";
+import type { FieldValue, RecordField } from "../index/record-fields.ts";
 
 /**
- * One lookup's answer (CONTRACT §1). Fields beyond these appear when an imported data
- * set carries them.
+ * One lookup's answer (CONTRACT §1). Fields beyond the first eight appear when the
+ * loaded data set has them (city, region, coordinates, …), null where it has no value.
  */
 export interface LookupResult {
   ip: string;
@@ -14,27 +15,17 @@ export interface LookupResult {
   as_name: string | null;
   country_code: string | null;
   country: string | null;
+  [field: string]: FieldValue | boolean;
 }
 
-/** Builds the result for an address from what the range index found (null: nothing). */
-export function toLookupResult(address: Address, hit: IndexHit | null): LookupResult {
-  if (!hit) {
-    return {
-      ip: address.text,
-      version: address.version,
-      found: false,
-      network: null,
-      asn: null,
-      as_name: null,
-      country_code: null,
-      country: null,
-    };
-  }
-  return {
-    ip: address.text,
-    version: address.version,
-    found: true,
-    network: hit.network,
-    ...hit.record,
-  };
+/**
+ * Builds the result for an address from what the range index found (null: nothing);
+ * `fields` are the data set's result fields, which a not-found result lists as null.
+ */
+export function toLookupResult(address: Address, hit: IndexHit | null, fields: readonly RecordField[]): LookupResult {
+  const head = { ip: address.text, version: address.version };
+  if (hit) return { ...head, found: true, network: hit.network, ...hit.record };
+  const result: LookupResult = { ...head, found: false, network: null, asn: null, as_name: null, country_code: null, country: null };
+  for (const field of fields) result[field] = null;
+  return result;
 }

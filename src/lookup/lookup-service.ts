@@ -51,20 +51,21 @@ export class LookupService {
   /** Looks up already checked addresses, in order; one index is used for the whole list. */
   lookup(addresses: readonly Address[]): LookupResult[] {
     const index = this.currentIndex();
-    return addresses.map((address) => toLookupResult(address, index.lookup(address)));
+    return addresses.map((address) => toLookupResult(address, index.lookup(address), index.info.fields));
   }
 
   /**
    * The HTTP answer's JSON text: one LookupResult for a single lookup, or
-   * `{"results":[…]}` for a batch (see result-json.ts).
+   * `{"results":[…]}` for a batch (see result-json.ts), with the version of the data
+   * that answered.
    */
-  lookupJson(addresses: readonly Address[], asBatch: boolean): string {
+  lookupJson(addresses: readonly Address[], asBatch: boolean): { json: string; dataVersion: string } {
     const index = this.currentIndex();
     let json = asBatch ? '{"results":[' : "";
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i] as Address;
-      json += (i > 0 ? "," : "") + resultJson(address, index.lookup(address));
+      json += (i > 0 ? "," : "") + resultJson(address, index.lookup(address), index.notFoundJson);
     }
-    return asBatch ? `${json}]}` : json;
+    return { json: asBatch ? `${json}]}` : json, dataVersion: index.info.dataVersion };
   }
 }

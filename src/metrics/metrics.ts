@@ -16,6 +16,10 @@ export interface MetricsSnapshotInput {
   readonly now: Date;
   readonly dataBuiltAt: string;
   readonly dataVersion: string;
+  /** The sources' names and versions, joined. */
+  readonly dataSourceVersions: string;
+  /** Each source's name and build time ("" when the source does not say). */
+  readonly dataSources: ReadonlyArray<{ readonly name: string; readonly builtAt: string }>;
   readonly version: string;
 }
 
@@ -67,9 +71,13 @@ export class Metrics {
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
+    const sourceAges = input.dataSources
+      .filter((source) => !Number.isNaN(Date.parse(source.builtAt)))
+      .map((source) => `iplookup_data_source_age_seconds{source="${escapeLabel(source.name)}"} ${Math.max(0, Math.floor((input.now.getTime() - Date.parse(source.builtAt)) / 1000))}`);
+    metric("iplookup_data_source_age_seconds", "gauge", "Age of each source of the loaded data set, from the source's own build time.", sourceAges);
     metric("iplookup_process_start_time_seconds", "gauge", "When this process started (Unix time).", [`iplookup_process_start_time_seconds ${Math.floor(this.started / 1000)}`]);
     metric("iplookup_build_info", "gauge", "Always 1; the labels name the build and the loaded data.", [
-      `iplookup_build_info{version="${escapeLabel(input.version)}",data_version="${escapeLabel(input.dataVersion)}"} 1`,
+      `iplookup_build_info{version="${escapeLabel(input.version)}",data_version="${escapeLabel(input.dataVersion)}",data_sources="${escapeLabel(input.dataSourceVersions)}"} 1`,
     ]);
     return `${lines.join("\n")}\n`;
   }

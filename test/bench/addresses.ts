@@ -18,7 +18,7 @@ export function seeded(seed: number) {
  */
 export function benchAddresses(family: 4 | 6, count: number, seed = 1): string[] {
   const random = seeded(seed);
-  const source = defaultSources()[0]!.files[family];
+  const source = defaultSources()[0]!.files.find((file) => file.family === family)!.path;
   const rows = readFileSync(source, "utf8").split("\n").filter(Boolean);
   const out: string[] = [];
   while (out.length < count) {

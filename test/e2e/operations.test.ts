@@ -57,7 +57,7 @@ describe("operating the server", () => {
     expect(metrics).toContain("iplookup_units_consumed_total 2");
     expect(metrics).toMatch(/iplookup_http_request_duration_seconds_count\{route="\/v1\/lookup\/batch"\} 2/);
     expect(metrics).toMatch(/iplookup_data_age_seconds \d+/);
-    expect(metrics).toMatch(/iplookup_build_info\{version="[^"]+",data_version="@ip-location-db\/asn@2\.3\.2026061719 [^"]+"\} 1/);
+    expect(metrics).toMatch(/iplookup_build_info\{version="[^"]+",data_version="\d{8}T\d{6}Z-[0-9a-f]{8}",data_sources="@ip-location-db\/asn@2\.3\.2026061719 [^"]+"\} 1/);
     expect(metrics).not.toContain(key.id);
 
     const openapi = (await (await fetch(`${server.url}/openapi.json`)).json()) as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, any> } };

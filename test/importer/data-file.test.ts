@@ -25,7 +25,10 @@ describe("a data file round trip", () => {
   test("lookups, networks and info", async () => {
     const { path } = await build("round-trip");
     const index = RangeIndex.open(path);
-    const hit = (text: string) => index.lookup(parseAddress(text)!);
+    const hit = (text: string) => {
+      const found = index.lookup(parseAddress(text)!);
+      return found && { network: found.network, record: found.record };
+    };
     expect(hit("1.0.0.1")).toEqual({ network: "1.0.0.0/25", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia" } });
     expect(hit("1.0.0.130")).toEqual({ network: "1.0.0.128/28", record: { asn: 64500, as_name: 'Example "Nested" Net', country_code: "AU", country: "Australia" } });
     expect(hit("1.0.0.144")?.network).toBe("1.0.0.144/28");
@@ -61,10 +64,10 @@ describe("a data file round trip", () => {
 describe("bad input leaves the installed file alone", () => {
   test.each([
     ["asn-4.csv", "16777216,16777471,13335,\"Cloudflare", /asn-4\.csv:1: unterminated/],
-    ["asn-4.csv", "16777216,16777471,notanumber,Org", /asn-4\.csv:1: expected start,end,asn,organisation/],
+    ["asn-4.csv", "16777216,16777471,notanumber,Org", /asn-4\.csv:1: the AS number "notanumber" is not an integer/],
     ["country-4.csv", "1,2,AU\n5,4,US", /country-4\.csv:2: the range ends before it starts/],
     ["country-4.csv", "1,4294967296,AU", /past the last IPv4 address/],
-    ["country-6.csv", "0x10,20,AU", /not two decimal numbers/],
+    ["country-6.csv", "0x10,20,AU", /country-6\.csv:1: .*0x10/],
   ])("%s: %p", async (file, text, message) => {
     const { path, sub, sources } = await build(`bad-${file}-${text.length}`);
     const before = readFileSync(path);
@@ -77,7 +80,7 @@ describe("bad input leaves the installed file alone", () => {
     const { path, sub, sources } = await build("atomic");
     const before = readFileSync(path);
     const contents = await buildDataSet(sources, new Date());
-    const broken = { ...contents, records: [{ asn: null, as_name: Symbol("not bindable"), country_code: null, country: null }] as never };
+    const broken = { ...contents, records: [{ asn: 1n, as_name: null, country_code: null, country: null }] as never }; // a BigInt cannot be written as JSON
     expect(() => writeDataFile(path, broken)).toThrow();
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(readdirSync(sub).filter((name) => name.includes(".tmp"))).toEqual([]);

@@ -20,8 +20,12 @@ export function writeSmallSources(dir: string, files: Partial<Record<string, str
   };
   for (const [name, text] of Object.entries(contents)) writeFileSync(join(dir, name), text ?? "");
   const common = { version: "1.0.0", url: "https://example.test/data", attribution: "test data" };
+  const pair = (prefix: string, format: "asn-csv" | "country-csv") => [
+    { path: join(dir, `${prefix}-4.csv`), format, family: 4 as const },
+    { path: join(dir, `${prefix}-6.csv`), format, family: 6 as const },
+  ];
   return [
-    { ...common, name: "asn", package: "test-asn", license: "CC BY 4.0", kind: "asn", files: { 4: join(dir, "asn-4.csv"), 6: join(dir, "asn-6.csv") } },
-    { ...common, name: "country", package: "test-country", license: "CC0", kind: "country", files: { 4: join(dir, "country-4.csv"), 6: join(dir, "country-6.csv") } },
+    { files: pair("asn", "asn-csv"), describe: { ...common, name: "asn", origin: "test-asn", license: "CC BY 4.0" } },
+    { files: pair("country", "country-csv"), describe: { ...common, name: "country", origin: "test-country", license: "CC0" } },
   ];
 }

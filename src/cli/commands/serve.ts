@@ -32,7 +32,7 @@ export interface RunningServer {
 export async function startServer(config: ServeConfig, context: CliContext, options: { reusePort?: boolean } = {}): Promise<RunningServer> {
   const logger = createLogger(config.logLevel, context.io.err, context.now);
   const index = openLiveIndex(config.dataPath, (outcome) => {
-    if (outcome.ok) logger.log("info", "data reloaded", { data: config.dataPath, data_version: outcome.index.info.version, data_built_at: outcome.index.info.builtAt });
+    if (outcome.ok) logger.log("info", "data reloaded", { data: config.dataPath, data_version: outcome.index.info.dataVersion, data_built_at: outcome.index.info.builtAt });
     else logger.log("error", "data reload failed; still serving the data loaded before", { data: config.dataPath, error: String((outcome.error as Error)?.message ?? outcome.error) });
   });
   const store = SqliteStore.open(config.statePath);
@@ -84,7 +84,7 @@ function announce(config: ServeConfig, url: string, index: LiveIndex, keyCount: 
     pid: process.pid,
     state: config.statePath,
     data: config.dataPath,
-    data_version: info.version,
+    data_version: info.dataVersion,
     data_built_at: info.builtAt,
     trust_proxy: config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`),
     max_body: config.maxBody,

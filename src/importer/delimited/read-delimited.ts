@@ -145,7 +145,7 @@ export function readDelimited(text: string, options: ReadDelimitedOptions, progr
       }
       if (!seenLine) {
         seenLine = true;
-        if (!isRangeBound(startText)) {
+        if (isColumnName(startText)) {
           position = newline + 1; // a header line
           continue;
         }
@@ -224,6 +224,15 @@ export function flattenInClusters<V>(rows: readonly ValueRange<V>[]): ValueRange
     i = j;
   }
   return result;
+}
+
+/**
+ * Whether a first field reads as a column name (`ip_range_start`, `range_start`), which
+ * makes its line a header. Anything else that is not a range bound is an error, so a
+ * malformed first row is reported, not skipped.
+ */
+function isColumnName(field: string): boolean {
+  return /^[A-Za-z_][A-Za-z_ ]*$/.test(field.trim());
 }
 
 /** Whether a field reads as a range bound: address text or a decimal integer. */

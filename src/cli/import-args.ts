@@ -1,0 +1,86 @@
+import { existsSync } from "node:fs";
+import { ConfigError } from "../config/config-error.ts";
+import type { SourceDescription } from "../index/network-record.ts";
+import { SOURCE_FORMATS, type SourceFormat } from "../importer/detect-format.ts";
+import type { SourceSpec } from "../importer/source.ts";
+
+/** Source options: each applies to the FILE that follows it. */
+const DESCRIBING: Readonly<Record<string, keyof SourceDescription>> = {
+  "--name": "name",
+  "--license": "license",
+  "--attribution": "attribution",
+  "--url": "url",
+  "--source-version": "version",
+};
+
+export interface ImportArgs {
+  readonly sources: SourceSpec[];
+  /** --data, when given on the command line. */
+  readonly data?: string;
+  readonly json: boolean;
+}
+
+/**
+ * Parses `data import`'s arguments: command flags anywhere, source options before the
+ * FILE they describe (like a compiler's per-file options), FILEs in precedence order,
+ * `FILE + FILE` for two files of one source (its IPv4 and IPv6 halves).
+ */
+export function parseImportArgs(argv: readonly string[]): ImportArgs {
+  const sources: SourceSpec[] = [];
+  let pending: { format?: SourceFormat; family?: 4 | 6; describe: Partial<Record<keyof SourceDescription, string>> } = { describe: {} };
+  let pendingFlags: string[] = [];
+  let data: string | undefined;
+  let json = false;
+  let joinNext = false;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const [flag, inline] = arg.startsWith("--") && arg.includes("=") ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)] : [arg, undefined];
+    const value = (): string => {
+      const next = inline ?? argv[++i];
+      if (next === undefined || (inline === undefined && next.startsWith("--"))) throw new ConfigError(`${flag} needs a value`);
+      return next;
+    };
+    if (arg === "+") {
+      if (sources.length === 0 || pendingFlags.length > 0 || joinNext) throw new ConfigError('"+" joins two FILEs into one source: FILE + FILE');
+      joinNext = true;
+    } else if (flag === "--json") {
+      json = true;
+    } else if (flag === "--data") {
+      data = value();
+    } else if (flag === "--format") {
+      const format = value();
+      if (!(SOURCE_FORMATS as readonly string[]).includes(format)) throw new ConfigError(`--format must be one of ${SOURCE_FORMATS.join(", ")} (got "${format}")`);
+      pending.format = format as SourceFormat;
+      pendingFlags.push(flag);
+    } else if (flag === "--family") {
+      const family = value();
+      if (family !== "4" && family !== "6") throw new ConfigError(`--family must be 4 or 6 (got "${family}")`);
+      pending.family = Number(family) as 4 | 6;
+      pendingFlags.push(flag);
+    } else if (flag in DESCRIBING) {
+      const text = value();
+      if (text.trim() === "") throw new ConfigError(`${flag} must not be empty`);
+      pending.describe[DESCRIBING[flag] as keyof SourceDescription] = text;
+      pendingFlags.push(flag);
+    } else if (flag.startsWith("-") && flag !== "-") {
+      throw new ConfigError(`unknown option "${flag}"`);
+    } else {
+      if (!existsSync(arg)) throw new ConfigError(`${arg}: no such file`);
+      const file = { path: arg, format: pending.format, family: pending.family };
+      const previous = sources[sources.length - 1];
+      if (joinNext && previous) {
+        if (Object.keys(pending.describe).length > 0) throw new ConfigError(`describe a joined source before its first FILE, not before ${arg}`);
+        sources[sources.length - 1] = { ...previous, files: [...previous.files, file] };
+      } else {
+        sources.push({ files: [file], describe: pending.describe });
+      }
+      joinNext = false;
+      pending = { describe: {} };
+      pendingFlags = [];
+    }
+  }
+  if (joinNext) throw new ConfigError('"+" must be followed by a FILE');
+  if (pendingFlags.length > 0) throw new ConfigError(`${pendingFlags.join(", ")} must come before the FILE it describes`);
+  if (sources.length === 0) throw new ConfigError("name at least one FILE to import");
+  return { sources, data, json };
+}

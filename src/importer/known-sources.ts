@@ -1,0 +1,59 @@
+/**
+ * Licences and attribution of data sets iplookup recognises, so `data info` can show
+ * them without the operator typing them in. Matched by npm package name (a package.json
+ * beside the file) or by the MMDB's database type. Anything else: the operator says
+ * (`--license`, `--attribution`), or `data info` shows the licence as not stated.
+ */
+interface KnownSource {
+  readonly license: string;
+  readonly attribution: string;
+  readonly url: string;
+}
+
+const IP_LOCATION_DB = "https://github.com/sapics/ip-location-db";
+
+const DBIP: KnownSource = {
+  license: "CC BY 4.0",
+  attribution: "IP Geolocation by DB-IP (db-ip.com), licensed under CC BY 4.0 (creativecommons.org/licenses/by/4.0/)",
+  url: "https://db-ip.com/db/lite.php",
+};
+
+const GEOLITE2: KnownSource = {
+  license: "GeoLite2 End User License Agreement",
+  attribution: "This product includes GeoLite2 data created by MaxMind, available from https://www.maxmind.com",
+  url: "https://www.maxmind.com/en/geolite2/eula",
+};
+
+export const ASN_PACKAGE: KnownSource = {
+  license: "CC BY 4.0",
+  attribution:
+    "IP to ASN data by RouteViews (routeviews.org), the Number Resource Organization (nro.net) and DB-IP (IP Geolocation by DB-IP, db-ip.com), licensed under CC BY 4.0 (creativecommons.org/licenses/by/4.0/); merged by ip-location-db",
+  url: IP_LOCATION_DB,
+};
+
+export const GEO_WHOIS_ASN_COUNTRY_PACKAGE: KnownSource = {
+  license: "CC0",
+  attribution: "Country data from ip-location-db geo-whois-asn-country (GeoFeed, whois and ASN data), dedicated to the public domain under CC0",
+  url: IP_LOCATION_DB,
+};
+
+const BY_PACKAGE: ReadonlyArray<[RegExp, KnownSource]> = [
+  [/^@ip-location-db\/asn(-mmdb)?$/, ASN_PACKAGE],
+  [/^@ip-location-db\/geo-whois-asn-country(-mmdb)?$/, GEO_WHOIS_ASN_COUNTRY_PACKAGE],
+  [/^@ip-location-db\/dbip-/, { ...DBIP, attribution: `${DBIP.attribution}; repackaged by ip-location-db`, url: IP_LOCATION_DB }],
+  [/^@ip-location-db\/geolite2-/, { ...GEOLITE2, attribution: `${GEOLITE2.attribution}; repackaged by ip-location-db` }],
+];
+
+const BY_DATABASE_TYPE: ReadonlyArray<[RegExp, KnownSource]> = [
+  [/^GeoLite2-/, GEOLITE2],
+  [/^DBIP-.*-Lite\b/i, DBIP],
+  [/ipinfo/i, { license: "CC BY-SA 4.0", attribution: "IP address data powered by IPinfo (ipinfo.io)", url: "https://ipinfo.io/lite" }],
+];
+
+export function knownByPackage(name: string): KnownSource | undefined {
+  return BY_PACKAGE.find(([pattern]) => pattern.test(name))?.[1];
+}
+
+export function knownByDatabaseType(type: string): KnownSource | undefined {
+  return BY_DATABASE_TYPE.find(([pattern]) => pattern.test(type))?.[1];
+}

@@ -1,0 +1,35 @@
+import { existsSync, statSync } from "node:fs";
+import { readDelimited } from "./delimited/read-delimited.ts";
+import { detectFormat, type SourceFormat } from "./detect-format.ts";
+import { readMmdb } from "./mmdb/read-mmdb.ts";
+import type { Progress } from "./progress.ts";
+import type { Family } from "./ranges.ts";
+import type { SourceData } from "./source-data.ts";
+
+/** Reads one file of a source in its format (detected from its bytes when not given). */
+export async function readSourceFile(
+  file: string,
+  options: { format?: SourceFormat; family?: Family },
+  progress?: Progress,
+): Promise<{ data: SourceData; format: SourceFormat }> {
+  if (!existsSync(file)) throw new Error(`${file}: no such file`);
+  if (!statSync(file).isFile()) throw new Error(`${file}: not a file`);
+  const bytes = await Bun.file(file).bytes();
+  const format = options.format ?? detectFormat({ head: bytes.subarray(0, 65536), tail: bytes.subarray(Math.max(0, bytes.byteLength - 131072)) }, file);
+  const began = performance.now();
+  const report = (done: number, total: number) => progress?.update(`reading ${file}`, done, total);
+  const data =
+    format === "mmdb"
+      ? readMmdb(bytes, file, report)
+      : readDelimited(utf8Text(bytes, file), { format, file, family: options.family }, report);
+  progress?.line(`read ${file} (${format}) in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+  return { data, format };
+}
+
+function utf8Text(bytes: Uint8Array, file: string): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new Error(`${file}: not UTF-8 text`);
+  }
+}
