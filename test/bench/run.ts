@@ -3,18 +3,19 @@
  * in the same run. Writes test/bench/results/latest.md and latest.json and prints the
  * table. The HTTP part needs wrk (Debian: `apt-get install wrk`) and, for pinning the
  * server and the load to separate cores, taskset; it loads 127.0.0.1 only, for a
- * bounded time. Options: --quick (shorter runs), --skip-http.
+ * bounded time. Options: --quick (shorter runs), --skip-http, --skip-import.
  */
 import { cpus } from "node:os";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { measureHttp, type HttpFigures } from "./http.ts";
+import { measureImport, type ImportFigures } from "./import.ts";
 import { measureInProcess } from "./in-process.ts";
 import { binaryPath, measureStartup, type StartupFigures } from "./startup.ts";
 import { haveWrk } from "./wrk.ts";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean" }, "skip-http": { type: "boolean" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean" }, "skip-http": { type: "boolean" }, "skip-import": { type: "boolean" } } });
 const root = join(import.meta.dir, "..", "..");
 const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, Bun ${Bun.version}, ${process.platform}-${process.arch}`;
 
@@ -34,6 +35,13 @@ const startup: StartupFigures[] = [await measureStartup("bun src/main.ts serve",
 const binary = binaryPath();
 if (binary) startup.push(await measureStartup("dist/iplookup serve", [binary]));
 else console.error("start-up of the binary: skipped, run `bun run build` first");
+
+let imports: ImportFigures[] = [];
+if (values["skip-import"]) console.error("data import: skipped (--skip-import)");
+else {
+  console.error("data import…");
+  imports = measureImport();
+}
 
 const rows: string[][] = [];
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -86,6 +94,16 @@ for (const figure of startup) {
     isBinary ? `≤ 300 ms: ${verdict(figure.firstLookupMs <= 300)}` : "",
   ]);
 }
+const [reference, ...withCity] = imports;
+for (const figure of withCity) {
+  rows.push([
+    `data import, ${figure.name} (${fmt(figure.segments)} segments, ${fmt(figure.records)} records)`,
+    `${fmt(figure.seconds, 1)} s, peak RSS ${fmt(figure.peakRssMiB)} MiB; file ${fmt(figure.fileMiB, 1)} MiB, loads in ${fmt(figure.loadMs)} ms`,
+    reference ? `${reference.name}: ${fmt(reference.seconds, 1)} s, ${fmt(reference.peakRssMiB)} MiB; ${fmt(reference.fileMiB, 1)} MiB, ${fmt(reference.loadMs)} ms` : "",
+    reference ? `${fmt(figure.seconds / reference.seconds, 1)}× the time, ${fmt(figure.loadMs / reference.loadMs, 1)}× the load` : "",
+    `import < 60 s: ${verdict(figure.seconds < 60)}; load ≤ 1 s: ${verdict(figure.loadMs <= 1000)}`,
+  ]);
+}
 
 const table = [
   `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}; server and load generator pinned to separate cores.`,
@@ -97,5 +115,5 @@ const table = [
 const results = join(import.meta.dir, "results");
 mkdirSync(results, { recursive: true });
 writeFileSync(join(results, "latest.md"), `${table}\n`);
-writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, startup }, null, 2));
+writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, startup, imports }, null, 2));
 console.log(table);

