@@ -28,6 +28,8 @@ export function dataSetFields(sourceFields: ReadonlyArray<readonly RecordField[]
 export class RecordCombiner {
   readonly records: NetworkRecord[] = [];
   private readonly sourced: RecordField[];
+  /** Record ids by key, per set of active sources (so both families share records when they can). */
+  private readonly idsByActive = new Map<string, Map<number | string, number>>();
 
   constructor(
     private readonly fields: readonly RecordField[],
@@ -39,11 +41,12 @@ export class RecordCombiner {
   /**
    * A `recordOf` for merging the layers of the sources `active` (indexes into the
    * sources, in precedence order): the record id for their value indexes at a piece of
-   * the space, 0 when none has anything there. Records made by one recorder are not
-   * shared with another's.
+   * the space, 0 when none has anything there.
    */
   recorder(active: readonly number[]): (values: LayerValues) => number {
-    const ids = new Map<number | string, number>();
+    const signature = active.join(",");
+    const ids = this.idsByActive.get(signature) ?? new Map<number | string, number>();
+    this.idsByActive.set(signature, ids);
     const all = new Int32Array(this.sourceValues.length);
     // Each source's place value when the value indexes are read as one mixed-radix
     // number (index + 1, 0 for nothing); text keys if that number could pass 2^53.

@@ -58,3 +58,19 @@ test("the binary alone serves, manages keys and looks addresses up", async () =>
   expect(await server.stop("SIGTERM")).toBe(0);
   server = undefined;
 }, 60_000);
+
+test("the binary imports an MMDB file into a data file of its own and answers from it", () => {
+  const mmdb = join(dir, "country.mmdb");
+  copyFileSync(join(root, "node_modules", "@ip-location-db", "geo-whois-asn-country-mmdb", "geo-whois-asn-country.mmdb"), mmdb);
+  const refused = run(["data", "import", mmdb]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("embedded in the binary cannot be replaced");
+
+  const data = join(dir, "imported.db");
+  const imported = run(["data", "import", "--data", data, "--license", "CC0", mmdb]);
+  expect(imported.stderr).toContain("merged:");
+  expect(imported.code).toBe(0);
+  const offline = run(["lookup", "--data", data, "1.1.1.1"]);
+  expect(JSON.parse(offline.stdout)).toEqual({ ip: "1.1.1.1", version: 4, found: true, network: "1.1.1.0/24", asn: null, as_name: null, country_code: "AU", country: "Australia" });
+  expect(JSON.parse(run(["data", "info", "--json", "--data", data]).stdout).sources[0]).toMatchObject({ format: "mmdb", license: "CC0" });
+});

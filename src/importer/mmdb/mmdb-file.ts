@@ -1,6 +1,17 @@
-import Decoder from "mmdb-lib/lib/decoder";
+import * as decoderModule from "mmdb-lib/lib/decoder";
 import { parseMetadata, type Metadata } from "mmdb-lib/lib/metadata";
-import walker from "mmdb-lib/lib/reader/walker";
+import * as walkerModule from "mmdb-lib/lib/reader/walker";
+
+// mmdb-lib's modules are CommonJS with `exports.default`: Bun at run time hands that
+// to a default import, the bundle in the compiled binary hands over the whole module.
+// Taking `.default` from the namespace works in both.
+const Decoder = cjsDefault(decoderModule) as typeof decoderModule.default;
+const walker = cjsDefault(walkerModule) as typeof walkerModule.default;
+
+function cjsDefault(module: { default: unknown }): unknown {
+  const value = module.default as { default?: unknown } | undefined;
+  return typeof value === "function" ? value : value?.default;
+}
 
 const METADATA_MARKER = Buffer.from("\xAB\xCD\xEFMaxMind.com", "latin1");
 /** The metadata section sits in the last 128 KiB of a file (MaxMind DB spec). */
