@@ -1,0 +1,45 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseImportArgs } from "../../src/cli/import-args.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-import-args-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const [a, b, c] = ["a.mmdb", "b.csv", "c.tsv"].map((name) => {
+  const path = join(dir, name);
+  writeFileSync(path, "");
+  return path;
+}) as [string, string, string];
+
+describe("data import arguments", () => {
+  test("files in order, source options before their file, + joins files into one source", () => {
+    const parsed = parseImportArgs(["--data", "out.db", "--name", "City", "--license=CC BY 4.0", a, "+", b, "--format", "iptoasn-tsv", "--family", "6", c, "--json"]);
+    expect(parsed).toEqual({
+      data: "out.db",
+      json: true,
+      sources: [
+        { files: [{ path: a, format: undefined, family: undefined }, { path: b, format: undefined, family: undefined }], describe: { name: "City", license: "CC BY 4.0" } },
+        { files: [{ path: c, format: "iptoasn-tsv", family: 6 }], describe: {} },
+      ],
+    });
+  });
+
+  test.each([
+    [[], /at least one FILE/],
+    [[a, "--license", "CC0"], /--license must come before the FILE it describes/],
+    [["--format", "xml", a], /--format must be one of mmdb, asn-csv/],
+    [["--family", "5", a], /--family must be 4 or 6/],
+    [["--name", "", a], /--name must not be empty/],
+    [["--name"], /--name needs a value/],
+    [["--name", "--license", "x", a], /--name needs a value/],
+    [["+", a], /"\+" joins two FILEs/],
+    [[a, "+"], /"\+" must be followed by a FILE/],
+    [[a, "+", "+", b], /"\+" joins two FILEs/],
+    [[a, "+", "--name", "x", b], /describe a joined source before its first FILE/],
+    [["--bogus", a], /unknown option "--bogus"/],
+    [[join(dir, "missing.csv")], /missing\.csv: no such file/],
+  ] as Array<[string[], RegExp]>)("%p is refused", (args, message) => {
+    expect(() => parseImportArgs(args)).toThrow(message);
+  });
+});

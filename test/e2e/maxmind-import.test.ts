@@ -1,0 +1,87 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseAddress } from "../../src/address/parse.ts";
+import { RangeIndex } from "../../src/index/range-index.ts";
+import { double, uint32, writeMmdb } from "../support/mmdb-writer.ts";
+import { cli } from "../support/server-process.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-maxmind-import-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const berlin = {
+  city: { geoname_id: uint32(2950159), names: { de: "Berlin", en: "Berlin" } },
+  continent: { code: "EU", geoname_id: uint32(6255148), names: { en: "Europe" } },
+  country: { iso_code: "DE", names: { en: "Germany" } },
+  location: { accuracy_radius: 20, latitude: double(52.5244), longitude: double(13.4105), time_zone: "Europe/Berlin" },
+  postal: { code: "10115" },
+  subdivisions: [{ iso_code: "BE", names: { en: "Land Berlin" } }],
+};
+
+test("GeoLite2-style City and ASN files: nested records, continents, the licence recognised, the larger ASN block beside the city block", () => {
+  const city = join(dir, "GeoLite2-City.mmdb");
+  const asn = join(dir, "GeoLite2-ASN.mmdb");
+  writeFileSync(
+    city,
+    writeMmdb({
+      ipVersion: 6,
+      databaseType: "GeoLite2-City",
+      buildEpoch: Date.UTC(2026, 10, 20) / 1000,
+      networks: [
+        { network: "5.9.0.0/16", value: berlin },
+        { network: "2a01:4f8::/32", value: berlin },
+        // Known only at country level: no city, no postal code.
+        { network: "5.10.0.0/16", value: { continent: { code: "EU" }, country: { iso_code: "DE" }, location: { latitude: double(51.2993), longitude: double(9.491), time_zone: "Europe/Berlin" } } },
+      ],
+    }).bytes,
+  );
+  writeFileSync(
+    asn,
+    writeMmdb({
+      ipVersion: 6,
+      databaseType: "GeoLite2-ASN",
+      networks: [
+        { network: "5.8.0.0/15", value: { autonomous_system_number: uint32(24940), autonomous_system_organization: "Hetzner Online GmbH" } },
+        { network: "2a01:4f8::/29", value: { autonomous_system_number: uint32(24940), autonomous_system_organization: "Hetzner Online GmbH" } },
+      ],
+    }).bytes,
+  );
+  const path = join(dir, "geolite.db");
+  const imported = cli(["data", "import", "--data", path, city, asn]);
+  expect(imported.code).toBe(0);
+  const index = RangeIndex.open(path);
+  const look = (text: string) => {
+    const hit = index.lookup(parseAddress(text)!);
+    return hit && { network: hit.network, ...hit.record };
+  };
+  expect(index.info.fields).toEqual([
+    "asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone", "continent_code", "continent",
+  ]);
+  expect(look("5.9.1.2")).toEqual({
+    network: "5.9.0.0/16",
+    asn: 24940,
+    as_name: "Hetzner Online GmbH",
+    country_code: "DE",
+    country: "Germany",
+    city: "Berlin",
+    region: "Land Berlin",
+    postal_code: "10115",
+    latitude: 52.5244,
+    longitude: 13.4105,
+    time_zone: "Europe/Berlin",
+    continent_code: "EU",
+    continent: "Europe",
+  });
+  expect(look("5.10.0.1")).toMatchObject({ network: "5.10.0.0/16", city: null, postal_code: null, country_code: "DE", continent: "Europe", asn: null });
+  // The ASN file's block is larger than the city file's: the rest has the ASN only.
+  expect(look("2a01:4f9::1")).toMatchObject({ network: "2a01:4f9::/32", asn: 24940, city: null, continent: null });
+  expect(look("2a01:4f8::1")).toMatchObject({ network: "2a01:4f8::/32", city: "Berlin", asn: 24940 });
+
+  expect(index.info.sources).toMatchObject([
+    { name: "GeoLite2-City", format: "mmdb", license: "GeoLite2 End User License Agreement", builtAt: "2026-11-20T00:00:00.000Z" },
+    { name: "GeoLite2-ASN", format: "mmdb", license: "GeoLite2 End User License Agreement" },
+  ]);
+  expect(index.info.sources[0]!.attribution).toContain("This product includes GeoLite2 data created by MaxMind");
+  expect(imported.stdout).not.toContain("is not known");
+});
