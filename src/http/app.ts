@@ -15,7 +15,7 @@ import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
-import { callerOf, peerOf } from "./request-context.ts";
+import { callerOf, peerOf, takeRequestId } from "./request-context.ts";
 import { BatchRequest, LookupRequest } from "./schemas.ts";
 
 /** The clock the service reads: injected so tests can set the month. */
@@ -84,7 +84,7 @@ export function createApp(deps: AppDeps) {
         const metered = await meter.charge(callerOf(request), 1);
         metrics.addLookups(1);
         metrics.addUnits(1);
-        return jsonResponse(lookups.lookupJson(addresses, false), metered);
+        return jsonResponse(lookups.lookupJson(addresses, false), metered, request);
       },
       { body: LookupRequest },
     )
@@ -97,7 +97,7 @@ export function createApp(deps: AppDeps) {
         const metered = await meter.charge(caller, addresses.length);
         metrics.addLookups(addresses.length);
         metrics.addUnits(addresses.length);
-        return jsonResponse(lookups.lookupJson(addresses, true), metered);
+        return jsonResponse(lookups.lookupJson(addresses, true), metered, request);
       },
       { body: BatchRequest },
     )
@@ -115,13 +115,15 @@ export function createApp(deps: AppDeps) {
 export type App = ReturnType<typeof createApp>;
 
 /** A lookup's answer: JSON text written by the lookup service, with the unit and data-version headers. */
-function jsonResponse(answer: { json: string; dataVersion: string }, metered: Metered): Response {
+function jsonResponse(answer: { json: string; dataVersion: string }, metered: Metered, request: Request): Response {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "x-units-consumed": String(metered.consumed),
     "x-data-version": answer.dataVersion,
   };
   if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
+  const requestId = takeRequestId(request);
+  if (requestId !== undefined) headers["x-request-id"] = requestId;
   return new Response(answer.json, { headers });
 }
 

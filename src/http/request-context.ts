@@ -11,6 +11,9 @@ interface RequestContext {
   /** The peer, or how to find it: asking the socket costs, and few routes need it. */
   peer?: Address | (() => Address | null);
   caller?: ActiveKey;
+  /** The request id the server gave the request, and whether a response already carries it. */
+  requestId?: string;
+  requestIdWritten?: boolean;
 }
 
 const contexts = new WeakMap<Request, RequestContext>();
@@ -54,4 +57,26 @@ export function peerOf(request: Request): Address {
   const peer = findPeer(request);
   if (!peer) throw new Error("the request has no peer address (it did not come through a socket)");
   return peer;
+}
+
+/** Records the request id the server will answer with. */
+export function setRequestId(request: Request, requestId: string): void {
+  contextOf(request).requestId = requestId;
+}
+
+/**
+ * The request id, for a response built with it among its headers (setting a header on a
+ * built Response costs more than building it with the header); undefined for requests
+ * made in-process. The server then leaves that response's headers alone.
+ */
+export function takeRequestId(request: Request): string | undefined {
+  const context = contexts.get(request);
+  if (context?.requestId === undefined) return undefined;
+  context.requestIdWritten = true;
+  return context.requestId;
+}
+
+/** Whether a response built for this request already carries its request id. */
+export function requestIdWritten(request: Request): boolean {
+  return contexts.get(request)?.requestIdWritten === true;
 }

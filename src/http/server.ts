@@ -5,7 +5,7 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { App } from "./app.ts";
 import { pathOf } from "./path.ts";
 import { problemResponse } from "./problem.ts";
-import { findCaller, findPeer, setPeer } from "./request-context.ts";
+import { findCaller, findPeer, requestIdWritten, setPeer, setRequestId } from "./request-context.ts";
 
 export interface ListenOptions {
   readonly host: string;
@@ -50,6 +50,7 @@ export function listen(app: App, options: ListenOptions) {
       });
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
+      setRequestId(request, requestId);
       let response: Response;
       try {
         response = await app.fetch(request);
@@ -61,7 +62,7 @@ export function listen(app: App, options: ListenOptions) {
       const path = pathOf(request.url);
       const route = routes.has(path) ? path : "other";
       metrics.observeRequest(route, request.method, response.status, seconds);
-      response.headers.set("x-request-id", requestId);
+      if (!requestIdWritten(request)) response.headers.set("x-request-id", requestId);
       if (logger.enabled("info")) logger.log("info", "request", {
         request_id: requestId,
         method: request.method,

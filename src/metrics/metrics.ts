@@ -7,9 +7,17 @@
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
 interface Histogram {
+  /** Observations per bucket, each counted once, in the first bucket it fits (cumulated when written). */
   counts: number[];
   sum: number;
   count: number;
+}
+
+/** A request counter and the histogram of its route, found by route, method and status. */
+interface Series {
+  readonly labels: string;
+  value: number;
+  readonly histogram: Histogram;
 }
 
 export interface MetricsSnapshotInput {
@@ -24,7 +32,8 @@ export interface MetricsSnapshotInput {
 }
 
 export class Metrics {
-  private readonly requests = new Map<string, number>();
+  /** route → method → status → its counter: looked up without building a string per request. */
+  private readonly series = new Map<string, Map<string, Map<number, Series>>>();
   private readonly latency = new Map<string, Histogram>();
   private addresses = 0;
   private units = 0;
@@ -32,13 +41,28 @@ export class Metrics {
 
   /** Counts one answered request; `route` is a known route pattern or "other". */
   observeRequest(route: string, method: string, status: number, seconds: number): void {
-    const key = labelsOf(route, method, status);
-    this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    let histogram = this.latency.get(route);
-    if (!histogram) this.latency.set(route, (histogram = { counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
-    for (let i = 0; i < LATENCY_BUCKETS.length; i++) if (seconds <= (LATENCY_BUCKETS[i] as number)) histogram.counts[i]!++;
+    const series = this.seriesOf(route, method, status);
+    series.value++;
+    const histogram = series.histogram;
+    let bucket = 0;
+    while (bucket < LATENCY_BUCKETS.length && seconds > (LATENCY_BUCKETS[bucket] as number)) bucket++;
+    if (bucket < LATENCY_BUCKETS.length) histogram.counts[bucket]!++;
     histogram.sum += seconds;
     histogram.count++;
+  }
+
+  private seriesOf(route: string, method: string, status: number): Series {
+    let byMethod = this.series.get(route);
+    if (!byMethod) this.series.set(route, (byMethod = new Map()));
+    let byStatus = byMethod.get(method);
+    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
+    let series = byStatus.get(status);
+    if (!series) {
+      let histogram = this.latency.get(route);
+      if (!histogram) this.latency.set(route, (histogram = { counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
+      byStatus.set(status, (series = { labels: `route="${route}",method="${method}",status="${status}"`, value: 0, histogram }));
+    }
+    return series;
   }
 
   /** Addresses answered by lookups (a batch of N counts N). */
@@ -55,10 +79,18 @@ export class Metrics {
     const metric = (name: string, type: string, help: string, samples: string[]) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples);
     };
-    metric("iplookup_http_requests_total", "counter", "HTTP requests answered, by route, method and status.", [...this.requests].map(([labels, value]) => `iplookup_http_requests_total{${labels}} ${value}`));
+    const counters: string[] = [];
+    for (const byMethod of this.series.values()) {
+      for (const byStatus of byMethod.values()) for (const series of byStatus.values()) counters.push(`iplookup_http_requests_total{${series.labels}} ${series.value}`);
+    }
+    metric("iplookup_http_requests_total", "counter", "HTTP requests answered, by route, method and status.", counters);
     const histogramLines: string[] = [];
     for (const [route, histogram] of this.latency) {
-      LATENCY_BUCKETS.forEach((bound, i) => histogramLines.push(`iplookup_http_request_duration_seconds_bucket{route="${route}",le="${bound}"} ${histogram.counts[i]}`));
+      let cumulative = 0;
+      LATENCY_BUCKETS.forEach((bound, i) => {
+        cumulative += histogram.counts[i] as number;
+        histogramLines.push(`iplookup_http_request_duration_seconds_bucket{route="${route}",le="${bound}"} ${cumulative}`);
+      });
       histogramLines.push(
         `iplookup_http_request_duration_seconds_bucket{route="${route}",le="+Inf"} ${histogram.count}`,
         `iplookup_http_request_duration_seconds_sum{route="${route}"} ${histogram.sum}`,
@@ -81,19 +113,6 @@ export class Metrics {
     ]);
     return `${lines.join("\n")}\n`;
   }
-}
-
-const labelCache = new Map<string, string>();
-
-/** The label text of a request counter, built once per route, method and status. */
-function labelsOf(route: string, method: string, status: number): string {
-  const id = `${route} ${method} ${status}`;
-  let labels = labelCache.get(id);
-  if (labels === undefined) {
-    labels = `route="${route}",method="${method}",status="${status}"`;
-    labelCache.set(id, labels);
-  }
-  return labels;
 }
 
 function escapeLabel(value: string): string {

@@ -40,7 +40,7 @@ export function measureImport(): ImportFigures[] {
       return {
         name,
         seconds,
-        peakRssMiB: (child.resourceUsage?.maxRSS ?? 0) / 1024,
+        peakRssMiB: (child.resourceUsage?.maxRSS ?? 0) / 2 ** 20, // bytes
         fileMiB: statSync(path).size / 2 ** 20,
         loadMs: loadMs(path),
         segments: info.segmentsV4 + info.segmentsV6,

@@ -1,0 +1,46 @@
+import { expect, test } from "bun:test";
+import { Metrics } from "../../src/metrics/metrics.ts";
+
+const snapshot = {
+  now: new Date("2026-11-22T00:00:10Z"),
+  dataBuiltAt: "2026-11-22T00:00:00Z",
+  dataVersion: "20261122T000000Z-00000000",
+  dataSourceVersions: "a@1",
+  dataSources: [{ name: "a", builtAt: "2026-11-21T00:00:00Z" }, { name: "undated", builtAt: "" }],
+  version: "0.0.0",
+};
+
+test("request counters by route, method and status; cumulative latency buckets per route", () => {
+  const metrics = new Metrics();
+  metrics.observeRequest("/v1/lookup", "POST", 200, 0.0004);
+  metrics.observeRequest("/v1/lookup", "POST", 200, 0.003);
+  metrics.observeRequest("/v1/lookup", "POST", 401, 0.0001);
+  metrics.observeRequest("/v1/lookup", "POST", 200, 30);
+  metrics.observeRequest("other", "GET", 404, 0.001);
+  const text = metrics.render(snapshot);
+  expect(text).toContain('iplookup_http_requests_total{route="/v1/lookup",method="POST",status="200"} 3');
+  expect(text).toContain('iplookup_http_requests_total{route="/v1/lookup",method="POST",status="401"} 1');
+  expect(text).toContain('iplookup_http_requests_total{route="other",method="GET",status="404"} 1');
+  const buckets = [...text.matchAll(/iplookup_http_request_duration_seconds_bucket\{route="\/v1\/lookup",le="([^"]+)"\} (\d+)/g)].map((m) => [m[1], Number(m[2])]);
+  expect(buckets).toEqual([
+    ["0.0005", 2],
+    ["0.001", 2],
+    ["0.0025", 2],
+    ["0.005", 3],
+    ["0.01", 3],
+    ["0.025", 3],
+    ["0.05", 3],
+    ["0.1", 3],
+    ["0.25", 3],
+    ["0.5", 3],
+    ["1", 3],
+    ["2.5", 3],
+    ["+Inf", 4],
+  ]);
+  expect(text).toContain('iplookup_http_request_duration_seconds_count{route="/v1/lookup"} 4');
+  expect(text).toContain('iplookup_http_request_duration_seconds_bucket{route="other",le="0.001"} 1');
+  expect(text).toContain("iplookup_data_age_seconds 10");
+  expect(text).toContain('iplookup_data_source_age_seconds{source="a"} 86410');
+  expect(text).not.toContain('source="undated"');
+  expect(text).toContain('iplookup_build_info{version="0.0.0",data_version="20261122T000000Z-00000000",data_sources="a@1"} 1');
+});
