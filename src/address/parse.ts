@@ -164,6 +164,31 @@ function finishIPv6(count: number, gap: number): Address | null {
  */
 export function ipv6Text(words: ArrayLike<number>): string {
   const groups = TEXT_GROUPS;
+  const [bestStart, bestLength] = groupsAndZeroRun(words, groups);
+  let text = "";
+  let separate = false;
+  for (let g = 0; g < 8; g++) {
+    if (g === bestStart) {
+      text += "::";
+      separate = false;
+      g += bestLength - 1;
+      continue;
+    }
+    if (separate) text += ":";
+    text += hexGroup(groups[g] as number);
+    separate = true;
+  }
+  return text;
+}
+
+const ZERO_RUN: [start: number, length: number] = [-1, 1];
+
+/**
+ * Splits four 32-bit words into eight 16-bit groups (into `groups`) and finds where
+ * RFC 5952 text puts `::`: the longest run of two or more zero groups, the first on a
+ * tie; start -1 when there is none. The pair returned is reused by the next call.
+ */
+export function groupsAndZeroRun(words: ArrayLike<number>, groups: Uint16Array): readonly [start: number, length: number] {
   for (let w = 0; w < 4; w++) {
     const word = words[w] as number;
     groups[w * 2] = word >>> 16;
@@ -184,18 +209,7 @@ export function ipv6Text(words: ArrayLike<number>): string {
     }
     g = end;
   }
-  let text = "";
-  let separate = false;
-  for (let g = 0; g < 8; g++) {
-    if (g === bestStart) {
-      text += "::";
-      separate = false;
-      g += bestLength - 1;
-      continue;
-    }
-    if (separate) text += ":";
-    text += hexGroup(groups[g] as number);
-    separate = true;
-  }
-  return text;
+  ZERO_RUN[0] = bestStart;
+  ZERO_RUN[1] = bestLength;
+  return ZERO_RUN;
 }

@@ -114,8 +114,8 @@ export function createApp(deps: AppDeps) {
 
 export type App = ReturnType<typeof createApp>;
 
-/** A lookup's answer: JSON text written by the lookup service, with the unit and data-version headers. */
-function jsonResponse(answer: { json: string; dataVersion: string }, metered: Metered, request: Request): Response {
+/** A lookup's answer: JSON written by the lookup service, with the unit, data-version and request-id headers. */
+function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered: Metered, request: Request): Response {
   const headers: Record<string, string> = {
     "content-type": "application/json",
     "x-units-consumed": String(metered.consumed),
@@ -124,7 +124,7 @@ function jsonResponse(answer: { json: string; dataVersion: string }, metered: Me
   if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
   const requestId = takeRequestId(request);
   if (requestId !== undefined) headers["x-request-id"] = requestId;
-  return new Response(answer.json, { headers });
+  return new Response(answer.body, { headers });
 }
 
 function routesOf(app: { routes: ReadonlyArray<{ path: string; method: string }> }): RouteTable {

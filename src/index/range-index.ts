@@ -15,14 +15,31 @@ import { isRecordField, type RecordField } from "./record-fields.ts";
  */
 export class IndexHit {
   constructor(
-    readonly network: string,
-    readonly membersJson: string,
+    /** For IPv4: the network's first address (unsigned); -1 for IPv6. */
+    readonly ipv4Network: number,
+    /** For IPv6: the network's first address as four 32-bit words; null for IPv4. */
+    readonly ipv6Network: readonly [number, number, number, number] | null,
+    readonly prefix: number,
+    /** The record's members as UTF-8 JSON. */
+    readonly membersBytes: Uint8Array,
   ) {}
+
+  /** The network in CIDR notation. */
+  get network(): string {
+    const first = this.ipv6Network ? ipv6Text(this.ipv6Network) : ipv4Text(this.ipv4Network);
+    return `${first}/${this.prefix}`;
+  }
+
+  get membersJson(): string {
+    return membersDecoder.decode(this.membersBytes);
+  }
 
   get record(): NetworkRecord {
     return JSON.parse(`{${this.membersJson}`) as NetworkRecord;
   }
 }
+
+const membersDecoder = new TextDecoder();
 
 /**
  * The range index: each family's segment table in typed arrays, searched by "last
@@ -35,12 +52,12 @@ export class RangeIndex {
    * MEMBERS_CACHE_LIMIT entries it starts again, so a data set with millions of records
    * does not keep them all as strings.
    */
-  private members: Array<string | undefined>;
+  private members: Array<Uint8Array | undefined>;
   private cached = 0;
   /** `"asn":`, `,"as_name":`, …: what comes before each field's value. */
   private readonly keys: readonly string[];
-  /** The members of a result with nothing found: every field null. */
-  readonly notFoundJson: string;
+  /** The members of a result with nothing found (every field null), as UTF-8 JSON. */
+  readonly notFoundBytes: Uint8Array;
 
   private constructor(
     private readonly v4Starts: Uint32Array,
@@ -55,7 +72,7 @@ export class RangeIndex {
   ) {
     this.members = new Array(info.records + 1);
     this.keys = info.fields.map((field, f) => `${f === 0 ? "" : ","}"${field}":`);
-    this.notFoundJson = `${info.fields.map((field) => `"${field}":null`).join(",")}}`;
+    this.notFoundBytes = membersEncoder.encode(`${info.fields.map((field) => `"${field}":null`).join(",")}}`);
   }
 
   /**
@@ -175,7 +192,7 @@ export class RangeIndex {
     if (start > 0) prefix = Math.max(prefix, commonPrefix32(value, start - 1) + 1);
     if (next >= 0) prefix = Math.max(prefix, commonPrefix32(value, next) + 1);
     const network = prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
-    return new IndexHit(`${ipv4Text(network)}/${prefix}`, this.membersOf(id));
+    return new IndexHit(network, null, prefix, this.membersOf(id));
   }
 
   private lookup6(words: readonly number[]): IndexHit | null {
@@ -187,28 +204,30 @@ export class RangeIndex {
     const offset = low * 4;
     if (!isZeroAt(starts, offset)) prefix = Math.max(prefix, commonPrefix128(words, minusOneAt(starts, offset), 0) + 1);
     if (offset + 4 < starts.length) prefix = Math.max(prefix, commonPrefix128(words, starts, offset + 4) + 1);
-    return new IndexHit(`${ipv6Text(maskWords(words, prefix))}/${prefix}`, this.membersOf(id));
+    const network = maskWords(words, prefix);
+    return new IndexHit(-1, [network[0] as number, network[1] as number, network[2] as number, network[3] as number], prefix, this.membersOf(id));
   }
 
-  private membersOf(id: number): string {
-    let json = this.members[id];
-    if (json === undefined) {
-      json = "";
+  private membersOf(id: number): Uint8Array {
+    let bytes = this.members[id];
+    if (bytes === undefined) {
+      let json = "";
       const keys = this.keys;
       const offset = (id - 1) * keys.length;
       for (let f = 0; f < keys.length; f++) json += (keys[f] as string) + ((this.fieldValues[f] as string[])[this.recordValues[offset + f] as number] as string);
-      json += "}";
+      bytes = membersEncoder.encode(`${json}}`);
       if (++this.cached > MEMBERS_CACHE_LIMIT) {
         this.members = new Array(this.members.length);
         this.cached = 1;
       }
-      this.members[id] = json;
+      this.members[id] = bytes;
     }
-    return json;
+    return bytes;
   }
 }
 
 const MEMBERS_CACHE_LIMIT = 200_000;
+const membersEncoder = new TextEncoder();
 
 function allBelowOrEqual(values: Uint32Array, limit: number): boolean {
   for (let i = 0; i < values.length; i++) if ((values[i] as number) > limit) return false;

@@ -3,7 +3,11 @@ import { checkAddress } from "../address/check.ts";
 import { ApiError, addressError, type EntryError } from "../errors/api-error.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { toLookupResult, type LookupResult } from "./lookup-result.ts";
-import { resultJson } from "./result-json.ts";
+import { ByteWriter } from "./byte-writer.ts";
+import { writeResult } from "./result-json.ts";
+
+/** A result's usual size with the default data; the writer grows past it when needed. */
+const BYTES_PER_RESULT = 192;
 
 /**
  * Looks addresses up in the current range index. It never sees a request: the HTTP
@@ -55,17 +59,20 @@ export class LookupService {
   }
 
   /**
-   * The HTTP answer's JSON text: one LookupResult for a single lookup, or
+   * The HTTP answer's JSON as UTF-8 bytes: one LookupResult for a single lookup, or
    * `{"results":[…]}` for a batch (see result-json.ts), with the version of the data
    * that answered.
    */
-  lookupJson(addresses: readonly Address[], asBatch: boolean): { json: string; dataVersion: string } {
+  lookupJson(addresses: readonly Address[], asBatch: boolean): { body: Uint8Array; dataVersion: string } {
     const index = this.currentIndex();
-    let json = asBatch ? '{"results":[' : "";
+    const out = new ByteWriter(addresses.length * BYTES_PER_RESULT + 16);
+    if (asBatch) out.ascii('{"results":[');
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i] as Address;
-      json += (i > 0 ? "," : "") + resultJson(address, index.lookup(address), index.notFoundJson);
+      if (i > 0) out.ascii(",");
+      writeResult(out, address, index.lookup(address), index.notFoundBytes);
     }
-    return { json: asBatch ? `${json}]}` : json, dataVersion: index.info.dataVersion };
+    if (asBatch) out.ascii("]}");
+    return { body: out.finish(), dataVersion: index.info.dataVersion };
   }
 }
