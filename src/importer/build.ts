@@ -5,6 +5,7 @@ import { describeSource } from "./describe-source.ts";
 import { joinParts } from "./join-parts.ts";
 import { mergeLayers } from "./merge.ts";
 import type { Progress } from "./progress.ts";
+import type { ValueRange } from "./ranges.ts";
 import { readSourceFile } from "./read-source-file.ts";
 import type { SourceData } from "./source-data.ts";
 import type { SourceSpec } from "./source.ts";
@@ -52,18 +53,24 @@ export async function buildDataSet(
     );
   }
 
-  const fields = dataSetFields(datas.map((data) => data.fields));
+  const fields = dataSetFields(infos.map((info) => info.fields));
   const combiner = new RecordCombiner(
     fields,
     datas.map((data) => data.values),
   );
   progress?.line("merging the sources");
   const mergeBegan = performance.now();
+  // Each family's ranges are let go once merged: with city data they are most of the
+  // memory an import holds.
+  const layers = { 4: datas.map((data) => data.v4.ranges), 6: datas.map((data) => data.v6.ranges) };
+  datas.length = 0;
   const merge = (family: 4 | 6) => {
-    const active = datas.flatMap((data, source) => (layerOf(data, family).ranges.length > 0 ? [source] : []));
+    const ranges = layers[family];
+    layers[family] = [];
+    const active = ranges.flatMap((list, source) => (list.length > 0 ? [source] : []));
     return mergeLayers(
       family,
-      active.map((source) => layerOf(datas[source] as SourceData, family).ranges),
+      active.map((source) => ranges[source] as ValueRange<number>[]),
       combiner.recorder(active),
     );
   };
@@ -82,8 +89,4 @@ export async function buildDataSet(
     v4,
     v6,
   };
-}
-
-function layerOf(data: SourceData, family: 4 | 6): SourceData["v4"] {
-  return family === 4 ? data.v4 : data.v6;
 }
