@@ -1,5 +1,5 @@
 import { ApiError } from "../errors/api-error.ts";
-import { billingPeriod } from "../store/period.ts";
+import { billingPeriod, type BillingPeriod } from "../store/period.ts";
 import type { ActiveKey, Store } from "../store/store.ts";
 
 /** What a charged request reports back in its `X-Units-*` headers. */
@@ -11,6 +11,9 @@ export interface Metered {
 
 /** Charges units to a key's monthly quota, all or nothing. */
 export class Meter {
+  /** The period of the last charge: every charge of a month shares it. */
+  private period: BillingPeriod | undefined;
+
   constructor(
     private readonly store: Store,
     private readonly now: () => Date,
@@ -22,7 +25,7 @@ export class Meter {
    */
   async charge(active: ActiveKey, units: number): Promise<Metered> {
     const limit = active.plan.monthlyUnits;
-    const period = billingPeriod(this.now());
+    const period = this.periodOf(this.now());
     const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit });
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {
@@ -33,5 +36,12 @@ export class Meter {
       );
     }
     return { consumed: units, remaining };
+  }
+
+  private periodOf(now: Date): BillingPeriod {
+    const time = now.getTime();
+    const last = this.period;
+    if (last && time >= last.start.getTime() && time < last.end.getTime()) return last;
+    return (this.period = billingPeriod(now));
   }
 }
