@@ -18,6 +18,8 @@ export interface ImportArgs {
   /** --data, when given on the command line. */
   readonly data?: string;
   readonly json: boolean;
+  /** Put the default data set after the FILEs. */
+  readonly withDefault: boolean;
 }
 
 /**
@@ -31,6 +33,7 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
   let pendingFlags: string[] = [];
   let data: string | undefined;
   let json = false;
+  let withDefault = false;
   let joinNext = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -45,6 +48,8 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       joinNext = true;
     } else if (flag === "--json") {
       json = true;
+    } else if (flag === "--with-default") {
+      withDefault = true;
     } else if (flag === "--data") {
       data = value();
     } else if (flag === "--format") {
@@ -82,5 +87,5 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
   if (joinNext) throw new ConfigError('"+" must be followed by a FILE');
   if (pendingFlags.length > 0) throw new ConfigError(`${pendingFlags.join(", ")} must come before the FILE it describes`);
   if (sources.length === 0) throw new ConfigError("name at least one FILE to import");
-  return { sources, data, json };
+  return { sources, data, json, withDefault };
 }

@@ -32,7 +32,7 @@ export async function buildDefaultDataFile(path: string, options: { force?: bool
   }
   const began = performance.now();
   mkdirSync(dirname(path), { recursive: true });
-  writeDataFile(path, await buildDataSet(sources, new Date(), lineProgress(log), "default"));
+  writeDataFile(path, await buildDataSet(sources, new Date(), lineProgress(log), { builtBy: "default" }));
   log(`wrote ${path} in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   return true;
 }

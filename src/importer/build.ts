@@ -6,6 +6,7 @@ import { joinParts } from "./join-parts.ts";
 import { mergeLayers } from "./merge.ts";
 import type { Progress } from "./progress.ts";
 import type { ValueRange } from "./ranges.ts";
+import { readDataFile } from "./read-data-file.ts";
 import { readSourceFile } from "./read-source-file.ts";
 import type { SourceData } from "./source-data.ts";
 import type { SourceSpec } from "./source.ts";
@@ -20,7 +21,11 @@ export async function buildDataSet(
   sources: readonly SourceSpec[],
   builtAt: Date,
   progress?: Progress,
-  builtBy: DataFileContents["builtBy"] = "import",
+  options: {
+    readonly builtBy?: DataFileContents["builtBy"];
+    /** An iplookup data file whose data comes after every source (see read-data-file.ts). */
+    readonly base?: string;
+  } = {},
 ): Promise<DataFileContents> {
   const datas: SourceData[] = [];
   const infos: SourceInfo[] = [];
@@ -55,6 +60,13 @@ export async function buildDataSet(
     );
   }
 
+  if (options.base !== undefined) {
+    const base = readDataFile(options.base);
+    datas.push(base.data);
+    infos.push(...base.sources);
+    progress?.line(`${options.base}: ${base.data.v4.ranges.length.toLocaleString("en-US")} IPv4 and ${base.data.v6.ranges.length.toLocaleString("en-US")} IPv6 segments, after the sources above`);
+  }
+
   const fields = dataSetFields(infos.map((info) => info.fields));
   const combiner = new RecordCombiner(
     fields,
@@ -84,7 +96,7 @@ export async function buildDataSet(
     `merged: ${v4.starts.length.toLocaleString("en-US")} IPv4 and ${v6.starts.length.toLocaleString("en-US")} IPv6 segments, ${combiner.records.length.toLocaleString("en-US")} distinct records (${((performance.now() - mergeBegan) / 1000).toFixed(1)} s)`,
   );
   return {
-    builtBy,
+    builtBy: options.builtBy ?? "import",
     version: infos.map((info) => `${info.origin}@${info.version}`).join(" "),
     builtAt: builtAt.toISOString(),
     fields,

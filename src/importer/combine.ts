@@ -13,6 +13,11 @@ const DERIVED: Partial<Record<RecordField, { from: RecordField; name: (code: str
   continent: { from: "continent_code", name: continentName },
 };
 
+/** Whether a field is a name the importer derives from a code (never read from a source). */
+export function isDerivedField(field: RecordField): boolean {
+  return DERIVED[field] !== undefined;
+}
+
 /** The result fields of a data set built from sources with these fields. */
 export function dataSetFields(sourceFields: ReadonlyArray<readonly RecordField[]>): RecordField[] {
   const fields = new Set<RecordField>(BASE_FIELDS);

@@ -174,6 +174,33 @@ export class RangeIndex {
     return new RangeIndex(v4Starts, v4Records, v6Starts, v6Records, recordValues, fieldValues, info);
   }
 
+  /**
+   * Each segment of a family in order, as [first address, last address, record id]
+   * (id 0: not found). For building a new data set on top of this one.
+   */
+  *segments(family: 4 | 6): Generator<[start: bigint, end: bigint, id: number]> {
+    const words = family === 4 ? 1 : 4;
+    const starts = family === 4 ? this.v4Starts : this.v6Starts;
+    const records = family === 4 ? this.v4Records : this.v6Records;
+    const startAt = (i: number) => {
+      let value = 0n;
+      for (let w = 0; w < words; w++) value = (value << 32n) | BigInt(starts[i * words + w] as number);
+      return value;
+    };
+    const last = (1n << BigInt(32 * words)) - 1n;
+    let start = startAt(0);
+    for (let i = 0; i < records.length; i++) {
+      const next = i + 1 < records.length ? startAt(i + 1) : last + 1n;
+      yield [start, next - 1n, records[i] as number];
+      start = next;
+    }
+  }
+
+  /** Record `id` (1 … info.records) with every field of the data set. */
+  record(id: number): NetworkRecord {
+    return JSON.parse(`{${membersDecoder.decode(this.membersOf(id))}`) as NetworkRecord;
+  }
+
   /** The record and network for an address, or null when no data covers it. */
   lookup(address: Address): IndexHit | null {
     return address.version === 4 ? this.lookup4(address.value) : this.lookup6(address.words);

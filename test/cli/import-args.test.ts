@@ -18,6 +18,7 @@ describe("data import arguments", () => {
     expect(parsed).toEqual({
       data: "out.db",
       json: true,
+      withDefault: false,
       sources: [
         { files: [{ path: a, format: undefined, family: undefined }, { path: b, format: undefined, family: undefined }], describe: { name: "City", license: "CC BY 4.0" } },
         { files: [{ path: c, format: "iptoasn-tsv", family: 6 }], describe: {} },

@@ -73,4 +73,14 @@ test("the binary imports an MMDB file into a data file of its own and answers fr
   const offline = run(["lookup", "--data", data, "1.1.1.1"]);
   expect(JSON.parse(offline.stdout)).toEqual({ ip: "1.1.1.1", version: 4, found: true, network: "1.1.1.0/24", asn: null, as_name: null, country_code: "AU", country: "Australia" });
   expect(JSON.parse(run(["data", "info", "--json", "--data", data]).stdout).sources[0]).toMatchObject({ format: "mmdb", license: "CC0" });
+
+  // In front of the data embedded in the binary.
+  const combined = join(dir, "combined.db");
+  expect(run(["data", "import", "--data", combined, "--with-default", mmdb]).code).toBe(0);
+  expect(JSON.parse(run(["lookup", "--data", combined, "1.1.1.1"]).stdout)).toMatchObject({ asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU" });
+  expect(JSON.parse(run(["data", "info", "--json", "--data", combined]).stdout).sources.map((source: { license: string }) => source.license)).toEqual([
+    "not stated",
+    "CC BY 4.0",
+    "CC0",
+  ]);
 });

@@ -85,3 +85,33 @@ test("GeoLite2-style City and ASN files: nested records, continents, the licence
   expect(index.info.sources[0]!.attribution).toContain("This product includes GeoLite2 data created by MaxMind");
   expect(imported.stdout).not.toContain("is not known");
 });
+
+test("--with-default: a city file in front of the default ASN and country data, whose sources and licences come along", () => {
+  const city = join(dir, "city-only.mmdb");
+  writeFileSync(
+    city,
+    writeMmdb({
+      ipVersion: 6,
+      databaseType: "GeoLite2-City",
+      networks: [{ network: "1.1.1.0/24", value: { ...berlin, country: { iso_code: "DE" } } }],
+    }).bytes,
+  );
+  const path = join(dir, "with-default.db");
+  const imported = cli(["data", "import", "--data", path, "--with-default", city]);
+  expect(imported.code).toBe(0);
+  const index = RangeIndex.open(path);
+  const look = (text: string) => {
+    const hit = index.lookup(parseAddress(text)!);
+    return hit && { network: hit.network, ...hit.record };
+  };
+  // The city file wins where it has a value (its country), the default data fills the rest.
+  expect(look("1.1.1.1")).toMatchObject({ network: "1.1.1.0/24", asn: 13335, as_name: "Cloudflare, Inc.", country_code: "DE", country: "Germany", city: "Berlin" });
+  expect(look("8.8.8.8")).toMatchObject({ network: "8.8.8.0/24", asn: 15169, country_code: "US", city: null, continent: null });
+  expect(look("2606:4700:4700::1111")).toMatchObject({ asn: 13335, city: null });
+  expect(index.info.sources.map((source) => [source.name, source.license])).toEqual([
+    ["GeoLite2-City", "GeoLite2 End User License Agreement"],
+    ["ASN (RouteViews, NRO, DB-IP)", "CC BY 4.0"],
+    ["Country (geo-whois-asn-country)", "CC0"],
+  ]);
+  expect(index.info.sources[1]!.attribution).toContain("RouteViews");
+});

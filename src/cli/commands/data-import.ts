@@ -15,7 +15,7 @@ import { EXIT_OK } from "../io.ts";
 export const importCommand: Command = {
   name: "import",
   summary: "build a data file from MMDB, CSV or TSV files and install it",
-  help: `Usage: iplookup data import [--data PATH] [--json] [SOURCE OPTIONS] FILE [+ FILE] [[SOURCE OPTIONS] FILE [+ FILE]]...
+  help: `Usage: iplookup data import [--data PATH] [--json] [--with-default] [SOURCE OPTIONS] FILE [+ FILE] [[SOURCE OPTIONS] FILE [+ FILE]]...
 
 Builds a new data file from the FILEs and installs it at --data in one step (written
 beside it, checked, then renamed into place). A server reading that file picks the new
@@ -38,6 +38,9 @@ that has a value for it at that address. "FILE + FILE" makes two files one sourc
   --data PATH      the data file to write (env IPLOOKUP_DATA; the binary's embedded
                    data cannot be replaced: name a file, and serve with the same --data)
   --json           print the new data set's description as JSON
+  --with-default   put the default data set (shipped with iplookup, or embedded in
+                   the binary) after the FILEs, with its sources' licences: e.g. a
+                   city file in front of the default ASN and country data
 
 Source options, each for the FILE that follows it:
   --format F           one of the formats above
@@ -55,7 +58,7 @@ Source options, each for the FILE that follows it:
     }
     const began = performance.now();
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
-    const contents = await buildDataSet(args.sources, context.now(), progress);
+    const contents = await buildDataSet(args.sources, context.now(), progress, { base: args.withDefault ? context.defaultDataPath : undefined });
     mkdirSync(dirname(path), { recursive: true });
     const writeBegan = performance.now();
     writeDataFile(path, contents, (written) => RangeIndex.open(written));
