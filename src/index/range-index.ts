@@ -48,9 +48,9 @@ const membersDecoder = new TextDecoder();
  */
 export class RangeIndex {
   /**
-   * Records' members put together on first use, by id. Bounded: when it holds
-   * MEMBERS_CACHE_LIMIT entries it starts again, so a data set with millions of records
-   * does not keep them all as strings.
+   * Records' members put together and encoded on first use, by id. Bounded: when it
+   * holds MEMBERS_CACHE_LIMIT entries it starts again, so a data set with millions of
+   * records does not keep them all encoded.
    */
   private members: Array<Uint8Array | undefined>;
   private cached = 0;

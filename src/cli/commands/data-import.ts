@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { ConfigError } from "../../config/config-error.ts";
 import { isEmbedded } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
+import type { DataSetInfo } from "../../index/network-record.ts";
 import { RangeIndex } from "../../index/range-index.ts";
 import { buildDataSet } from "../../importer/build.ts";
 import { writeDataFile } from "../../importer/data-file.ts";
@@ -61,9 +62,12 @@ Source options, each for the FILE that follows it:
     const contents = await buildDataSet(args.sources, context.now(), progress, { base: args.withDefault ? context.defaultDataPath : undefined });
     mkdirSync(dirname(path), { recursive: true });
     const writeBegan = performance.now();
-    writeDataFile(path, contents, (written) => RangeIndex.open(written));
+    let info: DataSetInfo | undefined;
+    writeDataFile(path, contents, (written) => {
+      info = RangeIndex.open(written).info;
+    });
+    if (!info) throw new Error("the written data file was not checked");
     progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
-    const info = RangeIndex.open(path).info;
     const seconds = (performance.now() - began) / 1000;
     if (args.json) {
       context.io.out(JSON.stringify({ path, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...info }));
