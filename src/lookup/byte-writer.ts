@@ -7,6 +7,7 @@
 import { groupsAndZeroRun } from "../address/parse.ts";
 
 const SMALL_COPY = 256;
+const COPY_BELOW = 4096;
 const GROUPS = new Uint16Array(8);
 const HEX_DIGITS = new TextEncoder().encode("0123456789abcdef");
 
@@ -98,7 +99,10 @@ export class ByteWriter {
 
   /** What was written; the writer must not be used after. */
   finish(): Uint8Array {
-    return this.bytes.subarray(0, this.length);
+    if (this.length === this.bytes.byteLength) return this.bytes;
+    // A view costs a fixed ~200 ns (the buffer behind it is made real), a copy ~0.1 ns a
+    // byte: copy small bodies, view large ones.
+    return this.length <= COPY_BELOW ? this.bytes.slice(0, this.length) : this.bytes.subarray(0, this.length);
   }
 
   private reserve(extra: number): void {
