@@ -16,7 +16,19 @@ export interface Logger {
 
 export function createLogger(minimum: LogLevel, write: (line: string) => void, now: () => Date = () => new Date()): Logger {
   const threshold = LOG_LEVELS.indexOf(minimum);
-  const line = (level: string, msg: string, fields: Record<string, unknown>) => write(JSON.stringify({ time: now().toISOString(), level, msg, ...fields }));
+  // A busy server logs many lines a millisecond: format each millisecond's time once.
+  let lastTime = Number.NaN;
+  let lastText = "";
+  const timeText = () => {
+    const date = now();
+    const time = date.getTime();
+    if (time !== lastTime) {
+      lastTime = time;
+      lastText = date.toISOString();
+    }
+    return lastText;
+  };
+  const line = (level: string, msg: string, fields: Record<string, unknown>) => write(JSON.stringify({ time: timeText(), level, msg, ...fields }));
   return {
     enabled: (level) => LOG_LEVELS.indexOf(level) >= threshold,
     log(level, msg, fields = {}) {

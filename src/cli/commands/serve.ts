@@ -5,6 +5,7 @@ import { createApp } from "../../http/app.ts";
 import { listen } from "../../http/server.ts";
 import type { LiveIndex } from "../../index/live-index.ts";
 import { openLiveIndex } from "../open-data.ts";
+import { lineBuffer } from "../../log/line-buffer.ts";
 import { createLogger, type Logger } from "../../log/logger.ts";
 import { Metrics } from "../../metrics/metrics.ts";
 import { SqliteStore } from "../../store/sqlite-store.ts";
@@ -30,7 +31,8 @@ export interface RunningServer {
 
 /** Starts the service from its configuration: the composition root of iplookup. */
 export async function startServer(config: ServeConfig, context: CliContext, options: { reusePort?: boolean } = {}): Promise<RunningServer> {
-  const logger = createLogger(config.logLevel, context.io.err, context.now);
+  const logLines = lineBuffer(context.io.err);
+  const logger = createLogger(config.logLevel, logLines.write, context.now);
   const index = openLiveIndex(config.dataPath, (outcome) => {
     if (outcome.ok) logger.log("info", "data reloaded", { data: config.dataPath, data_version: outcome.index.info.dataVersion, data_built_at: outcome.index.info.builtAt });
     else logger.log("error", "data reload failed; still serving the data loaded before", { data: config.dataPath, error: String((outcome.error as Error)?.message ?? outcome.error) });
@@ -68,6 +70,7 @@ export async function startServer(config: ServeConfig, context: CliContext, opti
       clearTimeout(forced);
       await store.close();
       logger.log("info", "stopped");
+      logLines.flush();
     },
   };
 }
