@@ -2,13 +2,11 @@ import type { SourceInfo } from "../index/network-record.ts";
 import { dataSetFields, RecordCombiner } from "./combine.ts";
 import type { DataFileContents } from "./data-file.ts";
 import { describeSource } from "./describe-source.ts";
-import { joinParts } from "./join-parts.ts";
-import { mergeLayers } from "./merge.ts";
+import { joinParts, packPart, type PackedPart } from "./join-parts.ts";
+import { mergePacked } from "./merge.ts";
 import type { Progress } from "./progress.ts";
-import type { ValueRange } from "./ranges.ts";
 import { readDataFile } from "./read-data-file.ts";
 import { readSourceFile } from "./read-source-file.ts";
-import type { SourceData } from "./source-data.ts";
 import type { SourceSpec } from "./source.ts";
 
 /**
@@ -27,42 +25,19 @@ export async function buildDataSet(
     readonly base?: string;
   } = {},
 ): Promise<DataFileContents> {
-  const datas: SourceData[] = [];
+  // Each source's ranges are packed as soon as it is read: with city data they are most
+  // of the memory an import holds.
+  const packed: PackedPart[] = [];
   const infos: SourceInfo[] = [];
   for (const spec of sources) {
-    const parts: SourceData[] = [];
-    let format = "";
-    for (const file of spec.files) {
-      const read = await readSourceFile(file.path, file, progress);
-      parts.push(read.data);
-      collectGarbage();
-      format = format === "" || format === read.format ? read.format : `${format}+${read.format}`;
-    }
-    const data = joinParts(parts);
-    if (parts.length > 1) collectGarbage();
-    const description = describeSource(
-      spec.files.map((file) => file.path),
-      spec.describe ?? {},
-      data,
-    );
-    datas.push(data);
-    infos.push({
-      ...description,
-      format,
-      fields: data.fields,
-      rowsV4: data.v4.rows,
-      rowsV6: data.v6.rows,
-      rangesV4: data.v4.ranges.length,
-      rangesV6: data.v6.ranges.length,
-    });
-    progress?.line(
-      `${description.name}: ${data.v4.rows.toLocaleString("en-US")} IPv4 and ${data.v6.rows.toLocaleString("en-US")} IPv6 rows → ${data.v4.ranges.length.toLocaleString("en-US")} and ${data.v6.ranges.length.toLocaleString("en-US")} ranges; fields ${data.fields.join(", ")}`,
-    );
+    const source = await readSource(spec, progress);
+    packed.push(source.packed);
+    infos.push(source.info);
   }
 
   if (options.base !== undefined) {
     const base = readDataFile(options.base);
-    datas.push(base.data);
+    packed.push(packPart(base.data));
     infos.push(...base.sources);
     progress?.line(`${options.base}: ${base.data.v4.ranges.length.toLocaleString("en-US")} IPv4 and ${base.data.v6.ranges.length.toLocaleString("en-US")} IPv6 segments, after the sources above`);
   }
@@ -70,21 +45,15 @@ export async function buildDataSet(
   const fields = dataSetFields(infos.map((info) => info.fields));
   const combiner = new RecordCombiner(
     fields,
-    datas.map((data) => data.values),
+    packed.map((source) => source.values),
   );
   progress?.line("merging the sources");
   const mergeBegan = performance.now();
-  // Each family's ranges are let go once merged: with city data they are most of the
-  // memory an import holds.
-  const layers = { 4: datas.map((data) => data.v4.ranges), 6: datas.map((data) => data.v6.ranges) };
-  datas.length = 0;
   const merge = (family: 4 | 6) => {
-    const ranges = layers[family];
-    layers[family] = [];
-    const active = ranges.flatMap((list, source) => (list.length > 0 ? [source] : []));
-    return mergeLayers(
+    const active = packed.flatMap((source, i) => (source[family].length > 0 ? [i] : []));
+    return mergePacked(
       family,
-      active.map((source) => ranges[source] as ValueRange<number>[]),
+      active.map((i) => (packed[i] as PackedPart)[family]),
       combiner.recorder(active),
     );
   };
@@ -93,7 +62,7 @@ export async function buildDataSet(
   const v6 = merge(6);
   collectGarbage();
   progress?.line(
-    `merged: ${v4.starts.length.toLocaleString("en-US")} IPv4 and ${v6.starts.length.toLocaleString("en-US")} IPv6 segments, ${combiner.records.length.toLocaleString("en-US")} distinct records (${((performance.now() - mergeBegan) / 1000).toFixed(1)} s)`,
+    `merged: ${v4.count.toLocaleString("en-US")} IPv4 and ${v6.count.toLocaleString("en-US")} IPv6 segments, ${combiner.records.length.toLocaleString("en-US")} distinct records (${((performance.now() - mergeBegan) / 1000).toFixed(1)} s)`,
   );
   return {
     builtBy: options.builtBy ?? "import",
@@ -104,6 +73,40 @@ export async function buildDataSet(
     records: combiner.records,
     v4,
     v6,
+  };
+}
+
+/** Reads one source's files, packing each as soon as it is read, joins them and describes the source. */
+async function readSource(spec: SourceSpec, progress?: Progress): Promise<{ packed: PackedPart; info: SourceInfo }> {
+  const parts: PackedPart[] = [];
+  let format = "";
+  for (const file of spec.files) {
+    const read = await readSourceFile(file.path, file, progress);
+    parts.push(packPart(read.data));
+    collectGarbage(); // the file's range objects, now packed
+    format = format === "" || format === read.format ? read.format : `${format}+${read.format}`;
+  }
+  const joined = joinParts(parts);
+  const description = describeSource(
+    spec.files.map((file) => file.path),
+    spec.describe ?? {},
+    joined,
+  );
+  const count = (n: number) => n.toLocaleString("en-US");
+  progress?.line(
+    `${description.name}: ${count(joined.rows[4])} IPv4 and ${count(joined.rows[6])} IPv6 rows → ${count(joined[4].length)} and ${count(joined[6].length)} ranges; fields ${joined.fields.join(", ")}`,
+  );
+  return {
+    packed: joined,
+    info: {
+      ...description,
+      format,
+      fields: joined.fields,
+      rowsV4: joined.rows[4],
+      rowsV6: joined.rows[6],
+      rangesV4: joined[4].length,
+      rangesV6: joined[6].length,
+    },
   };
 }
 

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { renameSync, rmSync } from "node:fs";
 import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
 import type { FieldValue, RecordField } from "../index/record-fields.ts";
-import type { SegmentTable } from "./merge.ts";
+import type { PackedSegments } from "./merge.ts";
 
 /**
  * The data file: SQLite, written once by the importer and only read after.
@@ -37,8 +37,8 @@ export interface DataFileContents {
   readonly sources: readonly SourceInfo[];
   /** Record i+1; each has every field in `fields`. */
   readonly records: readonly NetworkRecord[];
-  readonly v4: SegmentTable;
-  readonly v6: SegmentTable;
+  readonly v4: PackedSegments;
+  readonly v6: PackedSegments;
 }
 
 /**
@@ -81,10 +81,10 @@ function fill(db: Database, contents: DataFileContents): string {
     source.run(position, s.name, s.origin, s.version, s.builtAt, s.license, s.attribution, s.url, s.format, JSON.stringify(s.fields), s.rowsV4, s.rowsV6, s.rangesV4, s.rangesV6),
   );
   const blobs: Array<[string, Uint8Array]> = [
-    ["v4_starts", packStarts(contents.v4.starts, 1)],
-    ["v4_records", packU32(contents.v4.records)],
-    ["v6_starts", packStarts(contents.v6.starts, 4)],
-    ["v6_records", packU32(contents.v6.records)],
+    ["v4_starts", bytesOf(contents.v4.starts)],
+    ["v4_records", bytesOf(contents.v4.records)],
+    ["v6_starts", bytesOf(contents.v6.starts)],
+    ["v6_records", bytesOf(contents.v6.records)],
     ...packRecords(contents.records, contents.fields),
   ];
   const hash = new Bun.CryptoHasher("sha256");
@@ -125,30 +125,7 @@ function packRecords(records: readonly NetworkRecord[], fields: readonly RecordF
   return [["record_values", new Uint8Array(indexes.buffer)], ...lists];
 }
 
-function packU32(values: readonly number[]): Uint8Array {
-  return new Uint8Array(Uint32Array.from(values).buffer);
-}
-
-/** Addresses as `words` little-endian u32 each, most significant word first. */
-function packStarts(starts: readonly bigint[], words: 1 | 4): Uint8Array {
-  const packed = new Uint32Array(starts.length * words);
-  if (words === 1) {
-    for (let i = 0; i < starts.length; i++) packed[i] = Number(starts[i]);
-    return new Uint8Array(packed.buffer);
-  }
-  // Through a 64-bit pair, two BigInt operations per address instead of eight; the word
-  // order inside each half is little-endian, as on every platform Bun runs on.
-  const halves = new BigUint64Array(2);
-  const halfWords = new Uint32Array(halves.buffer);
-  for (let i = 0; i < starts.length; i++) {
-    const start = starts[i] as bigint;
-    halves[0] = start >> 64n;
-    halves[1] = start; // stored modulo 2^64: the low half
-    const at = i * 4;
-    packed[at] = halfWords[1] as number;
-    packed[at + 1] = halfWords[0] as number;
-    packed[at + 2] = halfWords[3] as number;
-    packed[at + 3] = halfWords[2] as number;
-  }
-  return new Uint8Array(packed.buffer);
+/** The array's bytes (little-endian u32, as on every platform Bun runs on). */
+function bytesOf(array: Uint32Array): Uint8Array {
+  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
 }

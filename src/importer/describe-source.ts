@@ -11,7 +11,11 @@ export const LICENSE_NOT_STATED = "not stated";
  * themselves (an npm package.json beside them, the MMDB metadata), else the file's
  * name and date. Returns it with the source's own build time ("" when unknown).
  */
-export function describeSource(files: readonly string[], given: Partial<SourceDescription>, data: SourceData): SourceDescription & { builtAt: string } {
+export function describeSource(
+  files: readonly string[],
+  given: Partial<SourceDescription>,
+  data: Pick<SourceData, "described">,
+): SourceDescription & { builtAt: string } {
   const first = files[0] as string;
   const pkg = packageBeside(first);
   const databaseType = data.described?.name;

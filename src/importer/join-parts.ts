@@ -1,34 +1,68 @@
-import { inFieldOrder } from "../index/record-fields.ts";
+import { inFieldOrder, type FieldValues, type RecordField } from "../index/record-fields.ts";
 import { flattenRows } from "./flatten.ts";
-import type { ValueRange } from "./ranges.ts";
-import { ValueTable, type SourceData, type SourceLayer } from "./source-data.ts";
+import { packLayer, readAddress, type PackedLayer } from "./packed-layer.ts";
+import type { Family, ValueRange } from "./ranges.ts";
+import { ValueTable, type SourceData } from "./source-data.ts";
+
+/** One file of a source, read and packed at once so its range objects can go. */
+export interface PackedPart {
+  readonly fields: readonly RecordField[];
+  readonly values: readonly FieldValues[];
+  readonly rows: Readonly<Record<Family, number>>;
+  readonly 4: PackedLayer;
+  readonly 6: PackedLayer;
+  readonly described?: SourceData["described"];
+}
+
+export function packPart(data: SourceData): PackedPart {
+  return {
+    fields: data.fields,
+    values: data.values,
+    rows: { 4: data.v4.rows, 6: data.v6.rows },
+    4: packLayer(4, data.v4.ranges),
+    6: packLayer(6, data.v6.ranges),
+    described: data.described,
+  };
+}
 
 /**
  * Joins the parts of one source (e.g. its IPv4 file and its IPv6 file) into one: values
- * interned again in one table, ranges of each family flattened together, a later part
+ * interned again in one table; a family with ranges in one part keeps them as they are
+ * (values renumbered), ranges of several parts are flattened together, a later part
  * winning where parts overlap.
  */
-export function joinParts(parts: readonly SourceData[]): SourceData {
-  if (parts.length === 1) return parts[0] as SourceData;
+export function joinParts(parts: readonly PackedPart[]): PackedPart {
+  if (parts.length === 1) return parts[0] as PackedPart;
   const table = new ValueTable();
-  const remapped = parts.map((part) => part.values.map((values) => table.intern(values)));
-  const family = (pick: (part: SourceData) => SourceLayer): SourceLayer => {
+  const renumbered = parts.map((part) => Int32Array.from(part.values, (values) => table.intern(values)));
+  const family = (f: Family): PackedLayer => {
+    const having = parts.flatMap((part, p) => (part[f].length > 0 ? [p] : []));
+    if (having.length === 1) {
+      const p = having[0] as number;
+      const layer = (parts[p] as PackedPart)[f];
+      const ids = renumbered[p] as Int32Array;
+      return { ...layer, values: layer.values.map((value) => ids[value] as number) };
+    }
     const rows: ValueRange<number>[] = [];
-    let count = 0;
-    parts.forEach((part, p) => {
-      const layer = pick(part);
-      count += layer.rows;
-      const ids = remapped[p] as number[];
-      for (const range of layer.ranges) rows.push({ start: range.start, end: range.end, value: ids[range.value] as number });
-    });
-    const sole = parts.filter((part) => pick(part).ranges.length > 0);
-    return { rows: count, ranges: sole.length <= 1 ? rows : flattenRows(rows) };
+    for (const p of having) {
+      const layer = (parts[p] as PackedPart)[f];
+      const ids = renumbered[p] as Int32Array;
+      for (let i = 0; i < layer.length; i++) {
+        rows.push({ start: readAddress(layer.starts, layer.words, i * layer.words), end: readAddress(layer.ends, layer.words, i * layer.words), value: ids[layer.values[i] as number] as number });
+      }
+    }
+    return packLayer(f, flattenRows(rows));
   };
   return {
     fields: inFieldOrder(parts.flatMap((part) => part.fields)),
     values: table.values,
-    v4: family((part) => part.v4),
-    v6: family((part) => part.v6),
+    rows: { 4: sum(parts, 4), 6: sum(parts, 6) },
+    4: family(4),
+    6: family(6),
     described: parts.find((part) => part.described)?.described,
   };
+}
+
+function sum(parts: readonly PackedPart[], family: Family): number {
+  return parts.reduce((total, part) => total + part.rows[family], 0);
 }

@@ -1,54 +1,131 @@
-import { maxAddress, type Family, type ValueRange } from "./ranges.ts";
+import { packLayer, readAddress, wordsOf, type PackedLayer } from "./packed-layer.ts";
+import type { Family, ValueRange } from "./ranges.ts";
 
 /** What the layers say about one piece of the address space: a value index per layer, -1 for nothing. */
 export type LayerValues = Int32Array;
 
 /**
- * One family's answer table: `starts[i]` … `starts[i+1]-1` is segment i (the last ends
- * at the family's last address), and `records[i]` is its record id, 0 for not found.
- * Segments partition the whole space, and no two neighbours have the same record:
- * every segment is a maximal run of equal answers, which is what `network` relies on.
+ * One family's answer table, packed: segment i starts at `starts` words i·words …
+ * (most significant first) and runs to the next segment's start - 1 (the last to the
+ * family's last address); `records[i]` is its record id, 0 for not found. Segments
+ * partition the whole space, and no two neighbours have the same record: every segment
+ * is a maximal run of equal answers, which is what `network` relies on.
  */
-export interface SegmentTable {
-  readonly starts: bigint[];
-  readonly records: number[];
+export interface PackedSegments {
+  readonly words: 1 | 4;
+  readonly count: number;
+  readonly starts: Uint32Array;
+  readonly records: Uint32Array;
 }
 
 /**
- * Merges flattened layers (each disjoint and sorted; values are indexes ≥ 0) into one
- * segment table. `recordOf` maps the layers' values at a piece to a record id (0 when no
- * layer has anything there); equal values must map to equal ids. It may keep nothing of
- * the array it is given, which is reused.
+ * Merges packed layers (each disjoint and sorted; values are indexes ≥ 0) into one
+ * segment table. `recordOf` maps the layers' values at a piece to a record id (0 when
+ * no layer has anything there); equal values must map to equal ids. It may keep nothing
+ * of the array it is given, which is reused.
+ *
+ * A sweep over the layers' boundaries: at each position, every layer's range there (if
+ * any) gives a value, and the next position is the nearest range end + 1 or range start
+ * after it. Addresses are compared as words, so nothing is allocated per piece.
  */
-export function mergeLayers(family: Family, layers: ReadonlyArray<readonly ValueRange<number>[]>, recordOf: (values: LayerValues) => number): SegmentTable {
-  const max = maxAddress(family);
-  const cursors = new Array<number>(layers.length).fill(0);
+export function mergePacked(family: Family, layers: readonly PackedLayer[], recordOf: (values: LayerValues) => number): PackedSegments {
+  const W = wordsOf(family);
   const values = new Int32Array(layers.length);
-  const starts: bigint[] = [];
-  const records: number[] = [];
-  let position = 0n;
-  while (position <= max) {
-    let next = max + 1n;
-    for (let layer = 0; layer < layers.length; layer++) {
-      const ranges = layers[layer] as readonly ValueRange<number>[];
-      let cursor = cursors[layer] as number;
-      while (cursor < ranges.length && (ranges[cursor] as ValueRange<number>).end < position) cursor++;
-      cursors[layer] = cursor;
-      const range = ranges[cursor];
-      if (range && range.start <= position) {
-        values[layer] = range.value;
-        if (range.end + 1n < next) next = range.end + 1n;
+  const cursors = new Int32Array(layers.length);
+  const position = new Uint32Array(W); // starts at address 0
+  const next = new Uint32Array(W);
+  const candidate = new Uint32Array(W);
+  // Usually about one segment a range; grown by half when more are needed.
+  let capacity = Math.max(16, 1 + layers.reduce((sum, layer) => sum + layer.length, 0));
+  let starts = new Uint32Array(capacity * W);
+  let records = new Uint32Array(capacity);
+  let count = 0;
+  for (;;) {
+    let nextIsEnd = true; // no boundary after position: the last piece reaches the family's end
+    for (let l = 0; l < layers.length; l++) {
+      const layer = layers[l] as PackedLayer;
+      let cursor = cursors[l] as number;
+      while (cursor < layer.length && compare(layer.ends, cursor * W, position, 0, W) < 0) cursor++;
+      cursors[l] = cursor;
+      if (cursor >= layer.length) {
+        values[l] = -1;
+        continue;
+      }
+      if (compare(layer.starts, cursor * W, position, 0, W) <= 0) {
+        values[l] = layer.values[cursor] as number;
+        // The piece ends with this range: the next boundary is its end + 1, if any.
+        if (!increment(layer.ends, cursor * W, candidate, W)) continue;
       } else {
-        values[layer] = -1;
-        if (range && range.start < next) next = range.start;
+        values[l] = -1;
+        candidate.set(layer.starts.subarray(cursor * W, cursor * W + W));
+      }
+      if (nextIsEnd || compare(candidate, 0, next, 0, W) < 0) {
+        next.set(candidate);
+        nextIsEnd = false;
       }
     }
     const record = recordOf(values);
-    if (records.length === 0 || records[records.length - 1] !== record) {
-      starts.push(position);
-      records.push(record);
+    if (count === 0 || records[count - 1] !== record) {
+      if (count === capacity) {
+        capacity = Math.ceil(capacity * 1.5);
+        starts = grow(starts, capacity * W);
+        records = grow(records, capacity);
+      }
+      starts.set(position, count * W);
+      records[count++] = record;
     }
-    position = next;
+    if (nextIsEnd) break;
+    position.set(next);
   }
-  return { starts, records };
+  return { words: W, count, starts: starts.subarray(0, count * W), records: records.subarray(0, count) };
+}
+
+/**
+ * The same merge over ValueRange layers, with the table's starts as BigInts: the form
+ * the merge rules are easiest to read and test in.
+ */
+export function mergeLayers(
+  family: Family,
+  layers: ReadonlyArray<readonly ValueRange<number>[]>,
+  recordOf: (values: LayerValues) => number,
+): { starts: bigint[]; records: number[] } {
+  const table = mergePacked(
+    family,
+    layers.map((ranges) => packLayer(family, ranges)),
+    recordOf,
+  );
+  const starts: bigint[] = [];
+  for (let i = 0; i < table.count; i++) starts.push(readAddress(table.starts, table.words, i * table.words));
+  return { starts, records: Array.from(table.records) };
+}
+
+/** Compares the addresses at `a`[i…] and `b`[j…]: negative, zero or positive. */
+function compare(a: Uint32Array, i: number, b: Uint32Array, j: number, words: number): number {
+  for (let w = 0; w < words; w++) {
+    const x = a[i + w] as number;
+    const y = b[j + w] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Writes the address at `from`[at…] + 1 into `into`; false when it is the family's last address. */
+function increment(from: Uint32Array, at: number, into: Uint32Array, words: number): boolean {
+  let carry = true;
+  for (let w = words - 1; w >= 0; w--) {
+    const word = from[at + w] as number;
+    if (carry) {
+      into[w] = word === 0xffffffff ? 0 : word + 1;
+      carry = word === 0xffffffff;
+    } else {
+      into[w] = word;
+    }
+  }
+  return !carry;
+}
+
+function grow<T extends Uint32Array>(array: T, length: number): T {
+  const grown = new Uint32Array(length);
+  grown.set(array);
+  return grown as T;
 }

@@ -1,0 +1,59 @@
+import type { Family, ValueRange } from "./ranges.ts";
+
+/**
+ * One source's ranges of one family in typed arrays: range i is `starts`/`ends` words
+ * i·words … i·words+words-1 (most significant first; 1 word for IPv4, 4 for IPv6) and
+ * `values[i]`. About 36 bytes a range for IPv6 where ValueRange objects with their
+ * BigInts take well over 100: an import holds millions of ranges at once.
+ */
+export interface PackedLayer {
+  readonly words: 1 | 4;
+  readonly length: number;
+  readonly starts: Uint32Array;
+  readonly ends: Uint32Array;
+  readonly values: Int32Array;
+}
+
+export function wordsOf(family: Family): 1 | 4 {
+  return family === 4 ? 1 : 4;
+}
+
+/** Packs disjoint ranges sorted by start. */
+export function packLayer(family: Family, ranges: readonly ValueRange<number>[]): PackedLayer {
+  const words = wordsOf(family);
+  const starts = new Uint32Array(ranges.length * words);
+  const ends = new Uint32Array(ranges.length * words);
+  const values = new Int32Array(ranges.length);
+  ranges.forEach((range, i) => {
+    writeAddress(range.start, words, starts, i * words);
+    writeAddress(range.end, words, ends, i * words);
+    values[i] = range.value;
+  });
+  return { words, length: ranges.length, starts, ends, values };
+}
+
+// An address goes into words through a 64-bit pair: two BigInt operations instead of
+// eight; the word order inside each half is little-endian, as on every platform Bun runs on.
+const HALVES = new BigUint64Array(2);
+const HALF_WORDS = new Uint32Array(HALVES.buffer);
+
+/** Writes `value` as `words` 32-bit words, most significant first, at `at`. */
+export function writeAddress(value: bigint, words: 1 | 4, into: Uint32Array, at: number): void {
+  if (words === 1) {
+    into[at] = Number(value);
+    return;
+  }
+  HALVES[0] = value >> 64n;
+  HALVES[1] = value; // stored modulo 2^64: the low half
+  into[at] = HALF_WORDS[1] as number;
+  into[at + 1] = HALF_WORDS[0] as number;
+  into[at + 2] = HALF_WORDS[3] as number;
+  into[at + 3] = HALF_WORDS[2] as number;
+}
+
+/** Reads the address at `at` back as a BigInt. */
+export function readAddress(from: Uint32Array, words: 1 | 4, at: number): bigint {
+  let value = 0n;
+  for (let w = 0; w < words; w++) value = (value << 32n) | BigInt(from[at + w] as number);
+  return value;
+}
