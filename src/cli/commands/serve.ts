@@ -125,11 +125,14 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     if (config.workers > 1) return runWorkers(config, argv, context);
     const reusePort = context.env.IPLOOKUP_WORKER_OF !== undefined;
     // Listen for the signals before the server announces itself, so a stop sent as soon
-    // as it is up is never lost. The handlers stay until the stop is done: a terminal's
-    // Ctrl-C reaches the workers of `--workers` both directly and through the
-    // supervisor, and the second signal must not cut the graceful stop short.
+    // as it is up is never lost. A terminal's Ctrl-C reaches the workers of `--workers`
+    // both directly and through the supervisor: the second signal must not cut the
+    // graceful stop short.
     let server: RunningServer | undefined;
-    const onHangup = () => server?.reload();
+    let stopping = false;
+    const onHangup = () => {
+      if (!stopping) server?.reload();
+    };
     let requestStop = () => {};
     const stopRequested = new Promise<void>((resolve) => (requestStop = resolve));
     const onStop = () => requestStop();
@@ -138,10 +141,10 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     process.on("SIGINT", onStop);
     server = await startServer(config, context, { reusePort });
     await stopRequested;
+    stopping = true;
     await server.stop();
-    process.off("SIGHUP", onHangup);
-    process.off("SIGTERM", onStop);
-    process.off("SIGINT", onStop);
+    // The handlers stay until the process has exited: a late copy of the stop signal
+    // must not kill a process that is only writing its last log lines.
     return 0;
   },
 };
