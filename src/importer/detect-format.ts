@@ -57,13 +57,11 @@ export function detectFormat(sample: FormatSample, file: string): SourceFormat {
   return format;
 }
 
-/** Reads the sample detectFormat wants from a file on disk. */
-export async function readFormatSample(path: string): Promise<FormatSample> {
-  const file = Bun.file(path);
-  const size = file.size;
-  const head = await file.slice(0, HEAD_BYTES).bytes();
-  const tail = size <= HEAD_BYTES ? undefined : await file.slice(Math.max(HEAD_BYTES, size - TAIL_BYTES), size).bytes();
-  return tail === undefined ? { head } : { head, tail };
+/** The sample detectFormat wants, from a file's bytes: its head, and its tail when there is more. */
+export function formatSampleOf(bytes: Uint8Array): FormatSample {
+  const head = bytes.subarray(0, HEAD_BYTES);
+  if (bytes.byteLength <= HEAD_BYTES) return { head };
+  return { head, tail: bytes.subarray(Math.max(HEAD_BYTES, bytes.byteLength - TAIL_BYTES)) };
 }
 
 function delimitedFormat(text: string): DelimitedFormat | undefined {

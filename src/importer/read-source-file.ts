@@ -1,6 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { readDelimited } from "./delimited/read-delimited.ts";
-import { detectFormat, HEAD_BYTES, TAIL_BYTES, type SourceFormat } from "./detect-format.ts";
+import { detectFormat, formatSampleOf, type SourceFormat } from "./detect-format.ts";
 import { readMmdb } from "./mmdb/read-mmdb.ts";
 import type { Progress } from "./progress.ts";
 import type { Family } from "./ranges.ts";
@@ -15,7 +15,7 @@ export async function readSourceFile(
   if (!existsSync(file)) throw new Error(`${file}: no such file`);
   if (!statSync(file).isFile()) throw new Error(`${file}: not a file`);
   const bytes = await Bun.file(file).bytes();
-  const format = options.format ?? detectFormat({ head: bytes.subarray(0, HEAD_BYTES), tail: bytes.subarray(Math.max(0, bytes.byteLength - TAIL_BYTES)) }, file);
+  const format = options.format ?? detectFormat(formatSampleOf(bytes), file);
   const began = performance.now();
   const report = (done: number, total: number) => progress?.update(`reading ${file}`, done, total);
   const data =

@@ -5,6 +5,7 @@ import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
 import { DATA_FORMAT } from "../importer/data-file.ts";
+import { readAddress } from "../importer/packed-layer.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
 import { isRecordField, type RecordField } from "./record-fields.ts";
 
@@ -35,11 +36,16 @@ export class IndexHit {
   }
 
   get record(): NetworkRecord {
-    return JSON.parse(`{${this.membersJson}`) as NetworkRecord;
+    return recordOf(this.membersBytes);
   }
 }
 
 const membersDecoder = new TextDecoder();
+
+/** A record from its members' JSON (the text after a result's opening brace). */
+function recordOf(members: Uint8Array): NetworkRecord {
+  return JSON.parse(`{${membersDecoder.decode(members)}`) as NetworkRecord;
+}
 
 /**
  * The range index: each family's segment table in typed arrays, searched by "last
@@ -182,11 +188,7 @@ export class RangeIndex {
     const words = family === 4 ? 1 : 4;
     const starts = family === 4 ? this.v4Starts : this.v6Starts;
     const records = family === 4 ? this.v4Records : this.v6Records;
-    const startAt = (i: number) => {
-      let value = 0n;
-      for (let w = 0; w < words; w++) value = (value << 32n) | BigInt(starts[i * words + w] as number);
-      return value;
-    };
+    const startAt = (i: number) => readAddress(starts, words, i * words);
     const last = (1n << BigInt(32 * words)) - 1n;
     let start = startAt(0);
     for (let i = 0; i < records.length; i++) {
@@ -198,7 +200,7 @@ export class RangeIndex {
 
   /** Record `id` (1 … info.records) with every field of the data set. */
   record(id: number): NetworkRecord {
-    return JSON.parse(`{${membersDecoder.decode(this.membersOf(id))}`) as NetworkRecord;
+    return recordOf(this.membersOf(id));
   }
 
   /** The record and network for an address, or null when no data covers it. */

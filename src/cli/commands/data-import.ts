@@ -7,6 +7,7 @@ import type { DataSetInfo } from "../../index/network-record.ts";
 import { RangeIndex } from "../../index/range-index.ts";
 import { buildDataSet } from "../../importer/build.ts";
 import { writeDataFile } from "../../importer/data-file.ts";
+import { delimitedFormatHelp } from "../../importer/delimited/formats.ts";
 import { LICENSE_NOT_STATED } from "../../importer/describe-source.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
 import { parseImportArgs } from "../import-args.ts";
@@ -27,13 +28,11 @@ FILEs come in precedence order: each field of a result comes from the first sour
 that has a value for it at that address. "FILE + FILE" makes two files one source
 (e.g. a data set's IPv4 and IPv6 halves). Formats, detected from each file unless
 --format:
-  mmdb          MaxMind DB: GeoLite2/GeoIP2 ASN, Country and City; DB-IP lite; IPinfo
-                lite; ip-location-db's MMDB packages
-  asn-csv       ip-location-db ASN:      start,end,asn,organisation
-  country-csv   ip-location-db country:  start,end,country_code
-  city-csv      ip-location-db city:     start,end,country_code,state1,state2,city,
-                                         postcode,latitude,longitude,timezone
-  iptoasn-tsv   iptoasn ip2asn:          start<TAB>end<TAB>asn<TAB>country<TAB>name
+  mmdb         MaxMind DB: GeoLite2/GeoIP2 ASN, Country and City; DB-IP lite; IPinfo
+               lite; ip-location-db's MMDB packages
+${delimitedFormatHelp()
+  .map((line) => `  ${line}`)
+  .join("\n")}
 (start and end as address text, or as integers in the -num/-u32 variants).
 
   --data PATH      the data file to write (env IPLOOKUP_DATA; the binary's embedded
