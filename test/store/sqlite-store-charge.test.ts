@@ -104,6 +104,41 @@ describe("concurrent charges", () => {
     await a.close();
     await b.close();
   });
+
+  test("one group with several keys and months: each charge is decided in order against its own key and month", async () => {
+    const path = freshPath();
+    const store = SqliteStore.open(path);
+    const a = (await store.createKey("a", "free")).key.id;
+    const b = (await store.createKey("b", "free")).key.id;
+    await store.charge({ keyId: a, period: "2026-11", units: 3, limit: 10 });
+    // Queued in one turn, so committed as one group.
+    const outcomes = await Promise.all([
+      store.charge({ keyId: a, period: "2026-11", units: 6, limit: 10 }),
+      store.charge({ keyId: b, period: "2026-11", units: 6, limit: 10 }),
+      store.charge({ keyId: a, period: "2026-11", units: 2, limit: 10 }),
+      store.charge({ keyId: a, period: "2026-12", units: 2, limit: 10 }),
+      store.charge({ keyId: a, period: "2026-11", units: 1, limit: 10 }),
+      store.charge({ keyId: a, period: "2026-11", units: 0, limit: 10 }),
+      store.charge({ keyId: b, period: "2026-11", units: 4, limit: 10 }),
+      store.charge({ keyId: b, period: "2026-11", units: 1, limit: 10 }),
+    ]);
+    expect(outcomes).toEqual([
+      { ok: true, used: 9 },
+      { ok: true, used: 6 },
+      { ok: false, used: 9 },
+      { ok: true, used: 2 },
+      { ok: true, used: 10 },
+      { ok: true, used: 10 },
+      { ok: true, used: 10 },
+      { ok: false, used: 10 },
+    ]);
+    await store.close();
+    const reopened = SqliteStore.open(path);
+    expect(await reopened.unitsUsed(a, "2026-11")).toBe(10);
+    expect(await reopened.unitsUsed(a, "2026-12")).toBe(2);
+    expect(await reopened.unitsUsed(b, "2026-11")).toBe(10);
+    await reopened.close();
+  });
 });
 
 describe("failed commits", () => {
