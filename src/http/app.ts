@@ -56,7 +56,11 @@ export function createApp(deps: AppDeps) {
   let openApi: string | undefined;
   let docs: string | undefined;
 
-  const app = new Elysia({ normalize: false, strictPath: true })
+  // standardHostname: false, because Elysia otherwise looks for the path's first "/" from
+  // the URL's 12th character on, which skips it for hosts shorter than "a.bc" ("ip",
+  // "geo", a one-word service name behind a proxy) and answers 404. URLs here are always
+  // http: the server speaks no TLS.
+  const app = new Elysia({ normalize: false, strictPath: true, handler: { standardHostname: false } })
     .onRequest(({ request }) => {
       checkGate(request, { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody });
     })

@@ -57,4 +57,9 @@ describe("GET /v1/me on a real socket", () => {
     const { server, me } = await serverWithKey({ host: "::" });
     expect(await me({}, `http://127.0.0.1:${server.port}`)).toEqual({ ip: "127.0.0.1", version: 4 });
   });
+
+  test("a short Host header (a proxy's one-word upstream name) routes like any other", async () => {
+    const { me } = await serverWithKey();
+    for (const host of ["ip", "a", "geo:8080"]) expect(await me({ host })).toEqual({ ip: "127.0.0.1", version: 4 });
+  });
 });
