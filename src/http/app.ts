@@ -15,7 +15,7 @@ import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
-import { callerOf, peerOf, takeRequestId } from "./request-context.ts";
+import { callerOf, contextOf, peerOf } from "./request-context.ts";
 import { BatchRequest, LookupRequest } from "./schemas.ts";
 
 /** The clock the service reads: injected so tests can set the month. */
@@ -126,8 +126,13 @@ function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered
     "x-data-version": answer.dataVersion,
   };
   if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
-  const requestId = takeRequestId(request);
-  if (requestId !== undefined) headers["x-request-id"] = requestId;
+  // Built in, rather than set by the server afterwards: setting a header on a built
+  // Response costs more than building it with the header.
+  const context = contextOf(request);
+  if (context.requestId !== undefined) {
+    headers["x-request-id"] = context.requestId;
+    context.requestIdWritten = true;
+  }
   return new Response(answer.body, { headers });
 }
 

@@ -1,10 +1,10 @@
 import type { KeyCache } from "../access/key-cache.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
 import { ApiError } from "../errors/api-error.ts";
-import { findPeer, setCaller } from "./request-context.ts";
+import { pathOf } from "./path.ts";
+import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { isJsonMediaType } from "./media-type.ts";
-import { pathOf } from "./path.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
 export type RouteTable = ReadonlyMap<string, readonly string[]>;
@@ -30,18 +30,21 @@ const REALM = 'Bearer realm="iplookup"';
 
 /**
  * The checks that come before a body is read, in the contract's order: route, key, rate,
- * media type, declared body size. Throws the first ApiError that applies.
+ * media type, declared body size. Throws the first ApiError that applies; records the
+ * matched route and the caller in the request's context.
  */
 export function checkGate(request: Request, options: GateOptions): void {
   const path = pathOf(request.url);
+  const context = contextOf(request);
   const methods = options.routes().get(path);
   if (!methods) throw new ApiError("not_found", `there is no route ${path}`);
+  context.route = path;
   if (!methods.includes(request.method)) {
     throw new ApiError("method_not_allowed", `${path} answers ${methods.join(", ")}, not ${request.method}`, {}, { allow: methods.join(", ") });
   }
   if (!path.startsWith("/v1/")) return;
 
-  const caller = authenticate(request, options);
+  const caller = authenticate(request, context, options);
   const wait = options.rates.take(caller.key.id, caller.plan.rateLimit);
   if (wait > 0) {
     throw new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
@@ -53,10 +56,10 @@ export function checkGate(request: Request, options: GateOptions): void {
     const declared = request.headers.get("content-length");
     if (declared !== null && Number(declared) > options.maxBody) throw bodyTooLarge(options.maxBody);
   }
-  setCaller(request, caller);
+  context.caller = caller;
 }
 
-function authenticate(request: Request, options: GateOptions) {
+function authenticate(request: Request, context: RequestContext, options: GateOptions) {
   const header = request.headers.get("authorization");
   const token = header !== null && /^bearer /i.test(header) ? header.slice(7).trim() : "";
   if (token === "") {
@@ -64,7 +67,7 @@ function authenticate(request: Request, options: GateOptions) {
   }
   const caller = options.keys.authenticate(token);
   if (!caller) {
-    const peer = findPeer(request);
+    const peer = context.findPeer();
     const wait = peer ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
     if (wait > 0) {
       throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });

@@ -10,8 +10,10 @@ import { ApiError } from "../errors/api-error.ts";
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
   const declared = request.headers.get("content-length");
   let value: unknown;
+  let size: number;
   if (declared !== null) {
     if (declared === "0") throw emptyBody();
+    size = Number(declared);
     // Parsing straight from the body's bytes spares building a string first.
     try {
       value = await request.json();
@@ -21,13 +23,15 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
   } else {
     const text = await readCapped(request, maxBytes);
     if (text.length === 0) throw emptyBody();
+    size = text.length;
     try {
       value = JSON.parse(text);
     } catch (error) {
       throw notJson(error);
     }
   }
-  if (nestedDeeperThan(value, MAX_DEPTH)) {
+  // Every level of nesting takes two bytes ("[]" or "{}"): a shorter body cannot be too deep.
+  if (size >= 2 * MAX_DEPTH && nestedDeeperThan(value, MAX_DEPTH)) {
     throw new ApiError("invalid_request", `the request body is nested deeper than ${MAX_DEPTH} levels`);
   }
   return value;

@@ -3,9 +3,8 @@ import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { App } from "./app.ts";
-import { pathOf } from "./path.ts";
 import { problemResponse } from "./problem.ts";
-import { findCaller, findPeer, requestIdWritten, setPeer, setRequestId } from "./request-context.ts";
+import { attachContext, RequestContext } from "./request-context.ts";
 
 export interface ListenOptions {
   readonly host: string;
@@ -32,7 +31,6 @@ function requestIds(): () => string {
  * (never the secret), units and duration.
  */
 export function listen(app: App, options: ListenOptions) {
-  const routes = new Set(app.routes.map((route) => route.path));
   const { metrics, logger } = options;
   const nextRequestId = requestIds();
   return Bun.serve({
@@ -44,13 +42,13 @@ export function listen(app: App, options: ListenOptions) {
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
     async fetch(request, server) {
       const began = performance.now();
-      setPeer(request, () => {
+      const incomingId = request.headers.get("x-request-id");
+      const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
+      const context = new RequestContext(requestId, () => {
         const peer = server.requestIP(request);
         return peer ? parseAddress(peer.address) : null;
       });
-      const incomingId = request.headers.get("x-request-id");
-      const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
-      setRequestId(request, requestId);
+      attachContext(request, context);
       let response: Response;
       try {
         response = await app.fetch(request);
@@ -59,19 +57,18 @@ export function listen(app: App, options: ListenOptions) {
         response = problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
       }
       const seconds = (performance.now() - began) / 1000;
-      const path = pathOf(request.url);
-      const route = routes.has(path) ? path : "other";
+      const route = context.route ?? "other";
       metrics.observeRequest(route, request.method, response.status, seconds);
-      if (!requestIdWritten(request)) response.headers.set("x-request-id", requestId);
+      if (!context.requestIdWritten) response.headers.set("x-request-id", requestId);
       if (logger.enabled("info")) logger.log("info", "request", {
         request_id: requestId,
         method: request.method,
         route,
         status: response.status,
-        key_id: findCaller(request)?.key.id ?? null,
+        key_id: context.caller?.key.id ?? null,
         units: Number(response.headers.get("x-units-consumed") ?? 0),
         duration_ms: Math.round(seconds * 100_000) / 100,
-        peer: findPeer(request)?.text ?? null,
+        peer: context.findPeer()?.text ?? null,
       });
       return response;
     },

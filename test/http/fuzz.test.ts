@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { parseAddress } from "../../src/address/parse.ts";
 import { ERROR_STATUS } from "../../src/errors/api-error.ts";
-import { setPeer } from "../../src/http/request-context.ts";
+import { attachContext, RequestContext } from "../../src/http/request-context.ts";
 import { makeTestApp, type TestApp } from "../support/test-app.ts";
 
 let t: TestApp;
@@ -17,7 +17,7 @@ const used = async () => ((await (await t.request("GET", "/v1/usage", { key })).
 
 /** Sends anything; checks the answer is a 200 that charged its addresses, or a contract error that charged nothing. */
 async function expectContractAnswer(request: Request, addresses: number) {
-  setPeer(request, parseAddress("198.51.100.7")!);
+  attachContext(request, new RequestContext(undefined, () => parseAddress("198.51.100.7")));
   const before = await used();
   const response = await t.app.handle(request);
   const after = await used();
