@@ -29,6 +29,8 @@ export interface Comparison {
 
 export interface HttpFigures {
   vsBare: Comparison[];
+  /** A minimal Elysia app (see framework-floor-server.ts) against the bare reference, single lookups. */
+  frameworkFloor: Comparison;
   /** SQLite state file (subject) against an in-memory store (reference). */
   accounting: Comparison[];
   rssAfterLoadMiB: number;
@@ -133,13 +135,17 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     const vsBare = list.flatMap((scenario) =>
       compare(work, [scenario], { url: urlOf(real), key: realKey }, { url: urlOf(bare[scenario.addresses]!), key: "none" }, options),
     );
+    const floor = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "framework-floor-server.ts"), "0", join(work, "bare-1.json")]));
+    started.push(floor);
+    const [frameworkFloor] = compare(work, [list[0]!], { url: urlOf(floor), key: realKey }, { url: urlOf(bare[1]!), key: "none" }, options);
+    await floor.stop();
     for (const scenario of list) await bare[scenario.addresses]!.stop();
 
     const memory = await iplookupServer(":memory:");
     started.push(memory);
     const accounting = compare(work, list, { url: urlOf(real), key: realKey }, { url: urlOf(memory), key: String(memory.info.key) }, options);
     const requestsServed = [...vsBare, ...accounting].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
-    return { vsBare, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed };
+    return { vsBare, frameworkFloor: frameworkFloor!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed };
   } finally {
     await Promise.all(started.map((process) => process.stop().catch(() => {})));
     rmSync(work, { recursive: true, force: true });
