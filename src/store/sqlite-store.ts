@@ -240,6 +240,7 @@ export class SqliteStore implements Store {
   private applyGroup(group: readonly Charge[]): ChargeOutcome[] {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
     const outcomes = group.map(({ keyId, period, units, limit }): ChargeOutcome => {
+      // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
       const id = `${keyId} ${period}`;
       let row = usage.get(id);
       if (!row) usage.set(id, (row = { keyId, period, used: this.statements.used.get(keyId, period)?.used ?? 0, added: 0 }));
