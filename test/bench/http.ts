@@ -126,8 +126,9 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     const bodiesByPath: Record<string, string> = { "/v1/lookup": bodies["/v1/lookup#1"]! };
     // The bare server keys its body by path; batches of 100 and 1,000 run against separate instances.
     const bare: Record<number, BenchProcess> = {};
+    const bareBodies: Record<number, string> = {};
     for (const scenario of list) {
-      const file = join(work, `bare-${scenario.addresses}.json`);
+      const file = (bareBodies[scenario.addresses] = join(work, `bare-${scenario.addresses}.json`));
       writeFileSync(file, JSON.stringify({ ...bodiesByPath, [scenario.path]: bodies[`${scenario.path}#${scenario.addresses}`] }));
       bare[scenario.addresses] = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "bare-server.ts"), "0", file]));
       started.push(bare[scenario.addresses]!);
@@ -135,9 +136,11 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     const vsBare = list.flatMap((scenario) =>
       compare(work, [scenario], { url: urlOf(real), key: realKey }, { url: urlOf(bare[scenario.addresses]!), key: "none" }, options),
     );
-    const floor = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "framework-floor-server.ts"), "0", join(work, "bare-1.json")]));
+    // The framework's floor answers single lookups with the bare server's body for them.
+    const single = list.find((scenario) => scenario.addresses === 1)!;
+    const floor = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "framework-floor-server.ts"), "0", bareBodies[1]!]));
     started.push(floor);
-    const [frameworkFloor] = compare(work, [list[0]!], { url: urlOf(floor), key: realKey }, { url: urlOf(bare[1]!), key: "none" }, options);
+    const [frameworkFloor] = compare(work, [single], { url: urlOf(floor), key: realKey }, { url: urlOf(bare[1]!), key: "none" }, options);
     await floor.stop();
     for (const scenario of list) await bare[scenario.addresses]!.stop();
 
