@@ -94,7 +94,9 @@ export class SqliteStore implements Store {
       key: db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`),
       plan: db.query(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = ?1`),
     };
-    this.charges = new GroupCommit((group) => this.db.transaction(() => this.applyGroup(group)).immediate());
+    // Wrapped once: bun:sqlite builds a new wrapper, with its variants, on every call of transaction().
+    const applyInTransaction = db.transaction((group: readonly Charge[]) => this.applyGroup(group));
+    this.charges = new GroupCommit((group) => applyInTransaction.immediate(group));
   }
 
   /**
