@@ -31,6 +31,11 @@ export interface HttpFigures {
   vsBare: Comparison[];
   /** A minimal Elysia app (see framework-floor-server.ts) against the bare reference, single lookups. */
   frameworkFloor: Comparison;
+  /**
+   * One hand-written Bun.serve handler doing only the contract's work for a single lookup
+   * (see contract-minimum-server.ts), units in a SQLite state file, against the bare reference.
+   */
+  contractMinimum: Comparison;
   /** SQLite state file (subject) against an in-memory store (reference). */
   accounting: Comparison[];
   rssAfterLoadMiB: number;
@@ -142,13 +147,17 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     started.push(floor);
     const [frameworkFloor] = compare(work, [single], { url: urlOf(floor), key: realKey }, { url: urlOf(bare[1]!), key: "none" }, options);
     await floor.stop();
+    const minimum = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "contract-minimum-server.ts"), "0", join(work, "minimum.db")]));
+    started.push(minimum);
+    const [contractMinimum] = compare(work, [single], { url: urlOf(minimum), key: String(minimum.info.key) }, { url: urlOf(bare[1]!), key: "none" }, options);
+    await minimum.stop();
     for (const scenario of list) await bare[scenario.addresses]!.stop();
 
     const memory = await iplookupServer(":memory:");
     started.push(memory);
     const accounting = compare(work, list, { url: urlOf(real), key: realKey }, { url: urlOf(memory), key: String(memory.info.key) }, options);
     const requestsServed = [...vsBare, ...accounting].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
-    return { vsBare, frameworkFloor: frameworkFloor!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed };
+    return { vsBare, frameworkFloor: frameworkFloor!, contractMinimum: contractMinimum!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed };
   } finally {
     await Promise.all(started.map((process) => process.stop().catch(() => {})));
     rmSync(work, { recursive: true, force: true });

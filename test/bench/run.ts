@@ -83,6 +83,14 @@ if (http) {
     `${fmt(floor.ratio, 2)} (${fmt(floor.ratioRange[0], 2)}–${fmt(floor.ratioRange[1], 2)})`,
     "— (what the stack leaves for iplookup's own work)",
   ]);
+  const minimum = http.contractMinimum;
+  rows.push([
+    "HTTP single lookup, the contract's minimum: one hand-written Bun.serve handler, no framework (key, rate limit, JSON body and schema, lookup, the unit committed to SQLite, X-Units-Consumed)",
+    `${fmt(minimum.subject.requestsPerSecond)} req/s`,
+    `bare Bun.serve ${fmt(minimum.reference.requestsPerSecond)} req/s`,
+    `${fmt(minimum.ratio, 2)} (${fmt(minimum.ratioRange[0], 2)}–${fmt(minimum.ratioRange[1], 2)})`,
+    "— (what the contract's work costs on Bun, whatever the HTTP layer)",
+  ]);
   for (const c of http.accounting) {
     rows.push([
       `accounting, ${c.scenario}: SQLite state file`,
