@@ -136,11 +136,17 @@ function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered
   return new Response(answer.body, { headers });
 }
 
+/**
+ * The app's routes by path. A path that answers GET answers HEAD too (RFC 9110 asks it
+ * of every server, and health checks use it): Elysia answers HEAD with the GET
+ * handler's status and headers and no body.
+ */
 function routesOf(app: { routes: ReadonlyArray<{ path: string; method: string }> }): RouteTable {
   const table = new Map<string, string[]>();
   for (const route of app.routes) {
     const methods = table.get(route.path) ?? [];
     methods.push(route.method);
+    if (route.method === "GET") methods.push("HEAD");
     table.set(route.path, methods);
   }
   return table;

@@ -71,6 +71,10 @@ describe("operating the server", () => {
     expect(html).not.toMatch(/<script|https?:\/\//);
     expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
     expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+    const head = await fetch(`${server.url}/healthz`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("x-request-id")).toBeTruthy();
+    expect(await head.text()).toBe("");
 
     await server.stop("SIGTERM");
     const lines = server

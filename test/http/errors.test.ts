@@ -74,7 +74,7 @@ describe("error table", () => {
     const response = await t.request("DELETE", "/v1/lookup/batch", { key });
     expect(response.status).toBe(405);
     expect(response.headers.get("allow")).toBe("POST");
-    expect((await t.request("POST", "/v1/me", { key, body: {} })).headers.get("allow")).toBe("GET");
+    expect((await t.request("POST", "/v1/me", { key, body: {} })).headers.get("allow")).toBe("GET, HEAD");
   });
 
   test("batch_too_large carries the plan's max_batch_size", async () => {
