@@ -42,6 +42,9 @@ export async function buildDataSet(
     progress?.line(`${options.base}: ${base.data.v4.ranges.length.toLocaleString("en-US")} IPv4 and ${base.data.v6.ranges.length.toLocaleString("en-US")} IPv6 segments, after the sources above`);
   }
 
+  // The sources' files and their parts as read, before joining, go now: otherwise the
+  // collector would free them only during the merge, which then starts gigabytes up.
+  collectGarbage();
   const fields = dataSetFields(infos.map((info) => info.fields));
   const combiner = new RecordCombiner(
     fields,
@@ -82,8 +85,8 @@ async function readSource(spec: SourceSpec, progress?: Progress): Promise<{ pack
   let format = "";
   for (const file of spec.files) {
     const read = await readSourceFile(file.path, file, progress);
-    parts.push(packPart(read.data));
-    collectGarbage(); // the file's range objects, now packed
+    parts.push(read.part);
+    collectGarbage(); // what reading the file left (decoded rows, a CSV's range objects)
     format = format === "" || format === read.format ? read.format : `${format}+${read.format}`;
   }
   const joined = joinParts(parts);

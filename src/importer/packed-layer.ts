@@ -57,3 +57,20 @@ export function readAddress(from: Uint32Array, words: 1 | 4, at: number): bigint
   for (let w = 0; w < words; w++) value = (value << 32n) | BigInt(from[at + w] as number);
   return value;
 }
+
+/** The layer's ranges as ValueRange objects: the form tests and small tools read. */
+export function unpackLayer(layer: PackedLayer): ValueRange<number>[] {
+  const { words } = layer;
+  return Array.from(layer.values, (value, i) => ({ start: readAddress(layer.starts, words, i * words), end: readAddress(layer.ends, words, i * words), value }));
+}
+
+/** Whether the address at `b`[j…] is the one right after the address at `a`[i…]. */
+export function followsDirectly(a: Uint32Array, i: number, b: Uint32Array, j: number, words: 1 | 4): boolean {
+  // a + 1: a's trailing all-ones words become zeros, the word before them goes up by one,
+  // and the words before that stay as they are.
+  let w = words - 1;
+  for (; w >= 0 && a[i + w] === 0xffffffff; w--) if (b[j + w] !== 0) return false;
+  if (w < 0 || b[j + w] !== (a[i + w] as number) + 1) return false;
+  for (let k = 0; k < w; k++) if (b[j + k] !== a[i + k]) return false;
+  return true;
+}

@@ -1,29 +1,29 @@
 import { existsSync, statSync } from "node:fs";
 import { readDelimited } from "./delimited/read-delimited.ts";
 import { detectFormat, formatSampleOf, type SourceFormat } from "./detect-format.ts";
-import { readMmdb } from "./mmdb/read-mmdb.ts";
+import { packPart, type PackedPart } from "./join-parts.ts";
+import { readMmdbPacked } from "./mmdb/read-mmdb.ts";
 import type { Progress } from "./progress.ts";
 import type { Family } from "./ranges.ts";
-import type { SourceData } from "./source-data.ts";
 
-/** Reads one file of a source in its format (detected from its bytes when not given). */
+/** Reads one file of a source in its format (detected from its bytes when not given), packed. */
 export async function readSourceFile(
   file: string,
   options: { format?: SourceFormat; family?: Family },
   progress?: Progress,
-): Promise<{ data: SourceData; format: SourceFormat }> {
+): Promise<{ part: PackedPart; format: SourceFormat }> {
   if (!existsSync(file)) throw new Error(`${file}: no such file`);
   if (!statSync(file).isFile()) throw new Error(`${file}: not a file`);
   const bytes = await Bun.file(file).bytes();
   const format = options.format ?? detectFormat(formatSampleOf(bytes), file);
   const began = performance.now();
   const report = (done: number, total: number) => progress?.update(`reading ${file}`, done, total);
-  const data =
+  const part =
     format === "mmdb"
-      ? readMmdb(bytes, file, report)
-      : readDelimited(utf8Text(bytes, file), { format, file, family: options.family }, report);
+      ? readMmdbPacked(bytes, file, report)
+      : packPart(readDelimited(utf8Text(bytes, file), { format, file, family: options.family }, report));
   progress?.line(`read ${file} (${format}) in ${((performance.now() - began) / 1000).toFixed(1)} s`);
-  return { data, format };
+  return { part, format };
 }
 
 function utf8Text(bytes: Uint8Array, file: string): string {

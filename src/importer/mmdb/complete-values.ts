@@ -1,19 +1,20 @@
 import type { FieldValues, RecordField } from "../../index/record-fields.ts";
-import type { ValueRange } from "../ranges.ts";
+import { followsDirectly, type PackedLayer } from "../packed-layer.ts";
 import { ValueTable } from "../source-data.ts";
 
 /**
  * Records of one MMDB file need not all carry every key (a City database has networks
  * known only to the country). Once the file's fields are known, gives every value all of
  * them, null where it had nothing, and re-interns: values that become equal share one
- * index, and ranges that touch and now have equal values are merged. Returns the inputs
- * as they are when every value already has every field.
+ * index, and ranges that touch and now have equal values are merged. The layers are
+ * rewritten in place (merging only shortens them) and returned with their new lengths;
+ * when every value already has every field, everything is returned as it is.
  */
 export function completeValues(
   fields: readonly RecordField[],
   values: readonly FieldValues[],
-  layers: ReadonlyArray<ValueRange<number>[]>,
-): { values: readonly FieldValues[]; layers: ValueRange<number>[][] } {
+  layers: readonly PackedLayer[],
+): { values: readonly FieldValues[]; layers: PackedLayer[] } {
   if (values.every((value) => fields.every((field) => field in value))) return { values, layers: [...layers] };
   const table = new ValueTable();
   const newId = values.map((value) => {
@@ -21,18 +22,22 @@ export function completeValues(
     for (const field of fields) complete[field] = value[field] ?? null;
     return table.intern(complete);
   });
-  const merged = layers.map((ranges) => {
-    const result: ValueRange<number>[] = [];
-    for (const range of ranges) {
-      const value = newId[range.value]!;
-      const last = result[result.length - 1];
-      if (last && last.value === value && last.end + 1n === range.start) {
-        result[result.length - 1] = { start: last.start, end: range.end, value };
-      } else {
-        result.push({ start: range.start, end: range.end, value });
-      }
+  return { values: table.values, layers: layers.map((layer) => remapInPlace(layer, newId)) };
+}
+
+function remapInPlace(layer: PackedLayer, newId: readonly number[]): PackedLayer {
+  const { words, starts, ends, values } = layer;
+  let kept = 0;
+  for (let i = 0; i < layer.length; i++) {
+    const value = newId[values[i] as number] as number;
+    const last = kept - 1;
+    if (kept > 0 && values[last] === value && followsDirectly(ends, last * words, starts, i * words, words)) {
+      ends.copyWithin(last * words, i * words, i * words + words);
+      continue;
     }
-    return result;
-  });
-  return { values: table.values, layers: merged };
+    starts.copyWithin(kept * words, i * words, i * words + words);
+    ends.copyWithin(kept * words, i * words, i * words + words);
+    values[kept++] = value;
+  }
+  return { words, length: kept, starts: starts.subarray(0, kept * words), ends: ends.subarray(0, kept * words), values: values.subarray(0, kept) };
 }

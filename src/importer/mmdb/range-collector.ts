@@ -1,15 +1,23 @@
-import type { ValueRange } from "../ranges.ts";
+import type { PackedLayer } from "../packed-layer.ts";
 
 /**
- * Turns the leaves of a search tree, given in address order, into ranges, merging a leaf
- * into the range before it when the values are equal and nothing (an empty record, a
- * skipped subtree) lay between them. A leaf's network is a 128-bit path of four 32-bit
- * words and a prefix length; BigInts are made only when a range is finished.
+ * Turns the leaves of a search tree, given in address order, into packed ranges, merging
+ * a leaf into the range before it when the values are equal and nothing (an empty record,
+ * a skipped subtree) lay between them. A leaf's network is a 128-bit path of four 32-bit
+ * words and a prefix length. Ranges go straight into typed arrays (see packed-layer.ts):
+ * a city database has millions of them, which as objects with BigInts took most of an
+ * import's memory.
+ *
+ * An IPv4 collector (`words` 1) is given leaves of prefix length 96 or more, whose first
+ * three path words are zero, and keeps the last word.
  */
 export class RangeCollector {
-  readonly ranges: ValueRange<number>[] = [];
   /** Leaves seen, before merging. */
   rows = 0;
+  private count = 0;
+  private starts: Uint32Array;
+  private ends: Uint32Array;
+  private values: Int32Array;
   private open = false;
   private adjacent = false;
   private value = -1;
@@ -22,6 +30,17 @@ export class RangeCollector {
   private end2 = 0;
   private end3 = 0;
   private endLength = 0;
+
+  constructor(readonly words: 1 | 4) {
+    this.starts = new Uint32Array(INITIAL_CAPACITY * words);
+    this.ends = new Uint32Array(INITIAL_CAPACITY * words);
+    this.values = new Int32Array(INITIAL_CAPACITY);
+  }
+
+  /** Ranges emitted so far. */
+  get length(): number {
+    return this.count;
+  }
 
   /** Something that is not a leaf (an empty record, a skipped subtree) came next. */
   gap(): void {
@@ -61,14 +80,50 @@ export class RangeCollector {
   finish(): void {
     if (!this.open) return;
     this.open = false;
+    if (this.count === this.values.length) this.grow();
     const length = this.endLength;
-    const end =
-      length <= 53
-        ? BigInt(highAsNumber(masked(this.end0, length, 0), masked(this.end1, length, 32)) + 2 ** (128 - length)) - 1n
-        : toBigInt(filled(this.end0, length, 0), filled(this.end1, length, 32), filled(this.end2, length, 64), filled(this.end3, length, 96));
-    this.ranges.push({ start: toBigInt(this.start0, this.start1, this.start2, this.start3), end, value: this.value });
+    const i = this.count++;
+    this.values[i] = this.value;
+    if (this.words === 1) {
+      this.starts[i] = this.start3;
+      this.ends[i] = filled(this.end3, length, 96);
+      return;
+    }
+    const at = i * 4;
+    this.starts[at] = this.start0;
+    this.starts[at + 1] = this.start1;
+    this.starts[at + 2] = this.start2;
+    this.starts[at + 3] = this.start3;
+    this.ends[at] = filled(this.end0, length, 0);
+    this.ends[at + 1] = filled(this.end1, length, 32);
+    this.ends[at + 2] = filled(this.end2, length, 64);
+    this.ends[at + 3] = filled(this.end3, length, 96);
+  }
+
+  /**
+   * The ranges so far, as views of the collector's arrays (no copy: at most a third of
+   * them is unused room, where a copy would hold both at once).
+   */
+  layer(): PackedLayer {
+    const { words, count } = this;
+    return { words, length: count, starts: this.starts.subarray(0, count * words), ends: this.ends.subarray(0, count * words), values: this.values.subarray(0, count) };
+  }
+
+  private grow(): void {
+    const capacity = Math.ceil(this.values.length * 1.5);
+    const starts = new Uint32Array(capacity * this.words);
+    const ends = new Uint32Array(capacity * this.words);
+    const values = new Int32Array(capacity);
+    starts.set(this.starts);
+    ends.set(this.ends);
+    values.set(this.values);
+    this.starts = starts;
+    this.ends = ends;
+    this.values = values;
   }
 }
+
+const INITIAL_CAPACITY = 1024;
 
 /** The word at bit `from` of a path, with the bits past `length` cleared. */
 function masked(word: number, length: number, from: number): number {
@@ -84,20 +139,4 @@ function filled(word: number, length: number, from: number): number {
   if (kept >= 32) return word;
   if (kept <= 0) return 0xffffffff;
   return (word | ~(-1 << (32 - kept))) >>> 0;
-}
-
-/**
- * The address of four path words. BigInts are slow to build (this is most of the time
- * spent on a large IPv6 file), so the common cases take one step: an IPv4 address, and
- * an address whose significant bits fit a double (a network of /53 or shorter).
- */
-function toBigInt(w0: number, w1: number, w2: number, w3: number): bigint {
-  if ((w0 | w1 | w2) === 0) return BigInt(w3);
-  if ((w2 | w3) === 0 && (w1 & 0x7ff) === 0) return BigInt(highAsNumber(w0, w1));
-  return (BigInt(w0) << 96n) | (BigInt(w1) << 64n) | (BigInt(w2) << 32n) | BigInt(w3);
-}
-
-/** w0·2^96 + w1·2^64 as a double: exact when w1's low 11 bits are zero. */
-function highAsNumber(w0: number, w1: number): number {
-  return (w0 * 2 ** 32 + w1) * 2 ** 64;
 }

@@ -1,4 +1,6 @@
 import { inFieldOrder, type RecordField } from "../../index/record-fields.ts";
+import type { PackedPart } from "../join-parts.ts";
+import { unpackLayer } from "../packed-layer.ts";
 import type { SourceData } from "../source-data.ts";
 import { completeValues } from "./complete-values.ts";
 import { openMmdb, type MmdbFile } from "./mmdb-file.ts";
@@ -6,8 +8,8 @@ import { RangeCollector } from "./range-collector.ts";
 import { TreeWalker } from "./tree-walker.ts";
 
 /**
- * Reads a MaxMind DB file into ranges: every leaf of its search tree becomes a range with
- * the mapped value (see fieldValuesOf), neighbours with equal values merged.
+ * Reads a MaxMind DB file into packed ranges: every leaf of its search tree becomes a
+ * range with the mapped value (see fieldValuesOf), neighbours with equal values merged.
  *
  * An IPv4 database (ip_version 4) fills the v4 layer. In an IPv6 database IPv4 is the
  * ::/96 subtree; it fills the v4 layer, and the v6 layer has the rest of the tree without
@@ -18,7 +20,7 @@ import { TreeWalker } from "./tree-walker.ts";
  * Error naming `file`; nothing is returned in part. `progress` is told the nodes visited
  * now and then, out of the tree's node count.
  */
-export function readMmdb(bytes: Uint8Array, file: string, progress?: (done: number, total: number) => void): SourceData {
+export function readMmdbPacked(bytes: Uint8Array, file: string, progress?: (done: number, total: number) => void): PackedPart {
   try {
     return read(openMmdb(bytes), progress);
   } catch (error) {
@@ -26,11 +28,23 @@ export function readMmdb(bytes: Uint8Array, file: string, progress?: (done: numb
   }
 }
 
-function read(mmdb: MmdbFile, progress?: (done: number, total: number) => void): SourceData {
+/** readMmdbPacked, with the ranges as ValueRange objects. */
+export function readMmdb(bytes: Uint8Array, file: string, progress?: (done: number, total: number) => void): SourceData {
+  const part = readMmdbPacked(bytes, file, progress);
+  return {
+    fields: part.fields,
+    values: part.values,
+    v4: { rows: part.rows[4], ranges: unpackLayer(part[4]) },
+    v6: { rows: part.rows[6], ranges: unpackLayer(part[6]) },
+    described: part.described,
+  };
+}
+
+function read(mmdb: MmdbFile, progress?: (done: number, total: number) => void): PackedPart {
   const { metadata, nodeCount } = mmdb;
   const walker = new TreeWalker(mmdb, progress);
-  const v4 = new RangeCollector();
-  const v6 = new RangeCollector();
+  const v4 = new RangeCollector(1);
+  const v6 = new RangeCollector(4);
   if (metadata.ipVersion === 4) {
     walker.walk(0, 96, v4);
   } else {
@@ -49,13 +63,14 @@ function read(mmdb: MmdbFile, progress?: (done: number, total: number) => void):
   progress?.(walker.visited, nodeCount);
 
   const fields = inFieldOrder(walker.table.values.flatMap((value) => Object.keys(value) as RecordField[]));
-  if (v4.ranges.length === 0 && v6.ranges.length === 0) throw new Error("the search tree has no data");
-  const completed = completeValues(fields, walker.table.values, [v4.ranges, v6.ranges]);
+  if (v4.length === 0 && v6.length === 0) throw new Error("the search tree has no data");
+  const completed = completeValues(fields, walker.table.values, [v4.layer(), v6.layer()]);
   return {
     fields,
     values: completed.values,
-    v4: { rows: v4.rows, ranges: completed.layers[0]! },
-    v6: { rows: v6.rows, ranges: completed.layers[1]! },
+    rows: { 4: v4.rows, 6: v6.rows },
+    4: completed.layers[0]!,
+    6: completed.layers[1]!,
     described: described(metadata),
   };
 }
