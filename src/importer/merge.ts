@@ -1,4 +1,4 @@
-import { packLayer, readAddress, wordsOf, type PackedLayer } from "./packed-layer.ts";
+import { compareAddresses, nextAddress, packLayer, readAddress, wordsOf, type PackedLayer } from "./packed-layer.ts";
 import type { Family, ValueRange } from "./ranges.ts";
 
 /** What the layers say about one piece of the address space: a value index per layer, -1 for nothing. */
@@ -45,21 +45,21 @@ export function mergePacked(family: Family, layers: readonly PackedLayer[], reco
     for (let l = 0; l < layers.length; l++) {
       const layer = layers[l] as PackedLayer;
       let cursor = cursors[l] as number;
-      while (cursor < layer.length && compare(layer.ends, cursor * W, position, 0, W) < 0) cursor++;
+      while (cursor < layer.length && compareAddresses(layer.ends, cursor * W, position, 0, W) < 0) cursor++;
       cursors[l] = cursor;
       if (cursor >= layer.length) {
         values[l] = -1;
         continue;
       }
-      if (compare(layer.starts, cursor * W, position, 0, W) <= 0) {
+      if (compareAddresses(layer.starts, cursor * W, position, 0, W) <= 0) {
         values[l] = layer.values[cursor] as number;
         // The piece ends with this range: the next boundary is its end + 1, if any.
-        if (!increment(layer.ends, cursor * W, candidate, W)) continue;
+        if (!nextAddress(layer.ends, cursor * W, candidate, W)) continue;
       } else {
         values[l] = -1;
         candidate.set(layer.starts.subarray(cursor * W, cursor * W + W));
       }
-      if (nextIsEnd || compare(candidate, 0, next, 0, W) < 0) {
+      if (nextIsEnd || compareAddresses(candidate, 0, next, 0, W) < 0) {
         next.set(candidate);
         nextIsEnd = false;
       }
@@ -97,31 +97,6 @@ export function mergeLayers(
   const starts: bigint[] = [];
   for (let i = 0; i < table.count; i++) starts.push(readAddress(table.starts, table.words, i * table.words));
   return { starts, records: Array.from(table.records) };
-}
-
-/** Compares the addresses at `a`[i…] and `b`[j…]: negative, zero or positive. */
-function compare(a: Uint32Array, i: number, b: Uint32Array, j: number, words: number): number {
-  for (let w = 0; w < words; w++) {
-    const x = a[i + w] as number;
-    const y = b[j + w] as number;
-    if (x !== y) return x < y ? -1 : 1;
-  }
-  return 0;
-}
-
-/** Writes the address at `from`[at…] + 1 into `into`; false when it is the family's last address. */
-function increment(from: Uint32Array, at: number, into: Uint32Array, words: number): boolean {
-  let carry = true;
-  for (let w = words - 1; w >= 0; w--) {
-    const word = from[at + w] as number;
-    if (carry) {
-      into[w] = word === 0xffffffff ? 0 : word + 1;
-      carry = word === 0xffffffff;
-    } else {
-      into[w] = word;
-    }
-  }
-  return !carry;
 }
 
 function grow<T extends Uint32Array>(array: T, length: number): T {

@@ -64,13 +64,34 @@ export function unpackLayer(layer: PackedLayer): ValueRange<number>[] {
   return Array.from(layer.values, (value, i) => ({ start: readAddress(layer.starts, words, i * words), end: readAddress(layer.ends, words, i * words), value }));
 }
 
+/** Compares the addresses at `a`[i…] and `b`[j…]: negative, zero or positive. */
+export function compareAddresses(a: Uint32Array, i: number, b: Uint32Array, j: number, words: number): number {
+  for (let w = 0; w < words; w++) {
+    const x = a[i + w] as number;
+    const y = b[j + w] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
+}
+
+/** Writes the address at `from`[at…] + 1 into `into`; false when it is the family's last address. */
+export function nextAddress(from: Uint32Array, at: number, into: Uint32Array, words: number): boolean {
+  let carry = true;
+  for (let w = words - 1; w >= 0; w--) {
+    const word = from[at + w] as number;
+    if (carry) {
+      into[w] = word === 0xffffffff ? 0 : word + 1;
+      carry = word === 0xffffffff;
+    } else {
+      into[w] = word;
+    }
+  }
+  return !carry;
+}
+
+const NEXT = new Uint32Array(4);
+
 /** Whether the address at `b`[j…] is the one right after the address at `a`[i…]. */
 export function followsDirectly(a: Uint32Array, i: number, b: Uint32Array, j: number, words: 1 | 4): boolean {
-  // a + 1: a's trailing all-ones words become zeros, the word before them goes up by one,
-  // and the words before that stay as they are.
-  let w = words - 1;
-  for (; w >= 0 && a[i + w] === 0xffffffff; w--) if (b[j + w] !== 0) return false;
-  if (w < 0 || b[j + w] !== (a[i + w] as number) + 1) return false;
-  for (let k = 0; k < w; k++) if (b[j + k] !== a[i + k]) return false;
-  return true;
+  return nextAddress(a, i, NEXT, words) && compareAddresses(NEXT, 0, b, j, words) === 0;
 }
