@@ -46,6 +46,9 @@ export interface SqliteStoreOptions {
 
 const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
 const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
+/** Active keys with their plans; a WHERE clause follows. */
+const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
+  FROM keys k JOIN plans p ON p.name = k.plan`;
 const MAX_KEY_NAME = 200;
 /**
  * How long a statement waits by default for another connection's write lock before it
@@ -79,6 +82,7 @@ export class SqliteStore implements Store {
     generation: Statement<{ value: number }, []>;
     key: Statement<KeyRow, [string]>;
     plan: Statement<PlanRow, [string]>;
+    activeKey: Statement<ActiveKeyRow, [string]>;
   };
 
   private constructor(
@@ -93,6 +97,7 @@ export class SqliteStore implements Store {
       generation: db.query("SELECT value FROM generation WHERE id = 1"),
       key: db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`),
       plan: db.query(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = ?1`),
+      activeKey: db.query(`${ACTIVE_KEYS} WHERE k.secret_hash = ?1 AND k.revoked_at IS NULL`),
     };
     // Wrapped once: bun:sqlite builds a new wrapper, with its variants, on every call of transaction().
     const applyInTransaction = db.transaction((group: readonly Charge[]) => this.applyGroup(group));
@@ -210,17 +215,17 @@ export class SqliteStore implements Store {
     return this.db
       .transaction(() => {
         const generation = this.statements.generation.get()!.value;
-        const rows = this.db
-          .query<ActiveKeyRow, []>(
-            `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
-             FROM keys k JOIN plans p ON p.name = k.plan WHERE k.revoked_at IS NULL`,
-          )
-          .all();
+        const rows = this.db.query<ActiveKeyRow, []>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`).all();
         const keysByHash = new Map<string, ActiveKey>();
-        for (const row of rows) keysByHash.set(row.secret_hash, { key: toKey(row), plan: toPlan({ ...row, name: row.plan }) });
+        for (const row of rows) keysByHash.set(row.secret_hash, toActiveKey(row));
         return { generation, keysByHash };
       })
       .deferred();
+  }
+
+  async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
+    const row = this.statements.activeKey.get(secretHash);
+    return row ? toActiveKey(row) : null;
   }
 
   charge(charge: Charge): Promise<ChargeOutcome> {
@@ -287,6 +292,10 @@ function createPrivateFile(path: string): void {
 
 function toKey(row: KeyRow): ApiKey {
   return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at, revokedAt: row.revoked_at };
+}
+
+function toActiveKey(row: ActiveKeyRow): ActiveKey {
+  return { key: toKey(row), plan: toPlan({ ...row, name: row.plan }) };
 }
 
 function toPlan(row: PlanRow): Plan {

@@ -85,6 +85,12 @@ export interface Store {
   /** The cheap change counter behind AuthSnapshot.generation. */
   generation(): Promise<number>;
   authSnapshot(): Promise<AuthSnapshot>;
+  /**
+   * The active key whose secret has this hash, with its plan, or null: read from the
+   * store itself, for a secret the key cache does not know yet (a key created a moment
+   * ago by another process).
+   */
+  findActiveKey(secretHash: string): Promise<ActiveKey | null>;
 
   /**
    * Checks a charge against its quota and records it, as one atomic step: concurrent

@@ -191,6 +191,22 @@ describe("keys", () => {
     await store.close();
   });
 
+  test("findActiveKey reads one active key by its secret's hash, with its current plan", async () => {
+    const store = SqliteStore.open(freshPath());
+    const a = await store.createKey("a", "free");
+    const b = await store.createKey("b", "standard");
+    expect(await store.findActiveKey(hashSecret(a.secret))).toEqual({ key: a.key, plan: (await store.getPlan("free"))! });
+    await store.setPlan("standard", { rateLimit: 7 });
+    expect((await store.findActiveKey(hashSecret(b.secret)))?.plan.rateLimit).toBe(7);
+    const rotated = (await store.rotateKey(a.key.id))!;
+    expect(await store.findActiveKey(hashSecret(a.secret))).toBeNull();
+    expect((await store.findActiveKey(hashSecret(rotated.secret)))?.key.id).toBe(a.key.id);
+    await store.revokeKey(b.key.id);
+    expect(await store.findActiveKey(hashSecret(b.secret))).toBeNull();
+    expect(await store.findActiveKey(hashSecret("ipl_unknown"))).toBeNull();
+    await store.close();
+  });
+
   test("the snapshot carries each key's current plan", async () => {
     const store = SqliteStore.open(freshPath());
     const { secret } = await store.createKey("k", "free");
