@@ -180,6 +180,24 @@ export class SqliteStore implements Store {
     return row ? { key: toKey(row), secret } : null;
   }
 
+  async setKeyPlan(id: string, plan: string): Promise<ApiKey | null> {
+    // IMMEDIATE: the key's state and the plan's existence are read under the write lock,
+    // so neither can change between the checks and the update.
+    return this.db
+      .transaction(() => {
+        const row = this.statements.key.get(id);
+        if (!row) return null;
+        if (row.revoked_at !== null) throw new StoreError(`key ${id} was revoked on ${row.revoked_at}; a revoked key keeps its plan`);
+        if (!this.statements.plan.get(plan)) throw new StoreError(`there is no plan "${plan}"`);
+        // Only a real change writes: an UPDATE of the same value would still move the
+        // change counter and make every server reload its keys for nothing.
+        if (row.plan === plan) return toKey(row);
+        this.db.query("UPDATE keys SET plan = ?2 WHERE id = ?1").run(id, plan);
+        return toKey({ ...row, plan });
+      })
+      .immediate();
+  }
+
   /** Every plan, by name. */
   async listPlans(): Promise<Plan[]> {
     return this.db.query<PlanRow, []>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name`).all().map(toPlan);

@@ -76,6 +76,15 @@ export interface Store {
   revokeKey(id: string): Promise<ApiKey | null>;
   /** Gives an active key a new secret; the old secret stops working. Null when no such active key. */
   rotateKey(id: string): Promise<IssuedKey | null>;
+  /**
+   * Moves an active key to another plan, as one atomic step; its secret, name and usage
+   * stay. Resolves to the key as it is afterwards, or null when there is no such key.
+   * Throws StoreError, changing nothing, for a plan that does not exist and for a revoked
+   * key (revocation is final: a revoked key keeps the plan it had). Moving a key to the
+   * plan it is on already changes nothing and resolves to the key. A change moves the
+   * change counter (generation), so running servers see it within a second.
+   */
+  setKeyPlan(id: string, plan: string): Promise<ApiKey | null>;
 
   listPlans(): Promise<Plan[]>;
   getPlan(name: string): Promise<Plan | null>;

@@ -191,6 +191,35 @@ describe("keys", () => {
     await store.close();
   });
 
+  test("setKeyPlan moves an active key to another plan; its secret, name and usage stay", async () => {
+    const store = SqliteStore.open(freshPath());
+    const { key, secret } = await store.createKey("k", "free");
+    await store.charge({ keyId: key.id, period: "2026-11", units: 3, limit: null });
+    expect(await store.setKeyPlan(key.id, "standard")).toEqual({ ...key, plan: "standard" });
+    expect(await store.getKey(key.id)).toEqual({ ...key, plan: "standard" });
+    expect(await store.findActiveKey(hashSecret(secret))).toEqual({ key: { ...key, plan: "standard" }, plan: (await store.getPlan("standard"))! });
+    expect(await store.unitsUsed(key.id, "2026-11")).toBe(3);
+    // The plan it is on already: nothing to do.
+    expect(await store.setKeyPlan(key.id, "standard")).toEqual({ ...key, plan: "standard" });
+    await store.close();
+  });
+
+  test("setKeyPlan: no such key is null; an unknown plan or a revoked key is refused and changes nothing", async () => {
+    const store = SqliteStore.open(freshPath());
+    const { key } = await store.createKey("k", "free");
+    const generation = await store.generation();
+    expect(await store.setKeyPlan("key_missing", "standard")).toBeNull();
+    await expect(store.setKeyPlan(key.id, "gold")).rejects.toThrow(new StoreError('there is no plan "gold"'));
+    expect(await store.getKey(key.id)).toEqual(key);
+    const revoked = (await store.revokeKey(key.id))!;
+    const afterRevoke = await store.generation();
+    await expect(store.setKeyPlan(key.id, "standard")).rejects.toThrow(/was revoked on .*; a revoked key keeps its plan/);
+    expect(await store.getKey(key.id)).toEqual(revoked);
+    expect(afterRevoke).toBe(generation + 1);
+    expect(await store.generation()).toBe(afterRevoke);
+    await store.close();
+  });
+
   test("findActiveKey reads one active key by its secret's hash, with its current plan", async () => {
     const store = SqliteStore.open(freshPath());
     const a = await store.createKey("a", "free");
@@ -264,6 +293,14 @@ describe("the change counter", () => {
     expect(await moved()).toBe(true);
     await cli.setPlan("gold", { maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 });
     expect(await moved()).toBe(true);
+    await cli.setKeyPlan(key.id, "gold");
+    expect(await moved()).toBe(true);
+    // The server's view of the key follows, with the plan's limits.
+    const seen = [...(await server.authSnapshot()).keysByHash.values()].find((active) => active.key.id === key.id);
+    expect(seen?.plan).toEqual({ name: "gold", maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 });
+    await cli.setKeyPlan(key.id, "gold");
+    await cli.setKeyPlan(key.id, "none").catch(() => {});
+    expect(await moved()).toBe(false);
     await cli.revokeKey(key.id);
     expect(await moved()).toBe(true);
 
@@ -271,6 +308,7 @@ describe("the change counter", () => {
     await cli.charge({ keyId: key.id, period: "2026-11", units: 5, limit: null });
     await cli.revokeKey(key.id);
     await cli.rotateKey(key.id);
+    await cli.setKeyPlan(key.id, "free").catch(() => {});
     await cli.createKey("k", "none").catch(() => {});
     await cli.listKeys();
     await cli.authSnapshot();
