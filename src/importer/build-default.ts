@@ -12,7 +12,9 @@ import { dirname } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultDataPath } from "../config/paths.ts";
 import { buildDataSet } from "./build.ts";
-import { DATA_FORMAT, writeDataFile } from "./data-file.ts";
+import { checkDataFile } from "../data-file/checksums.ts";
+import { DATA_FORMAT } from "../data-file/layout.ts";
+import { writeDataFile } from "./data-file.ts";
 import { defaultSources, defaultVersion } from "./default-dataset.ts";
 import { lineProgress } from "./progress.ts";
 
@@ -37,7 +39,10 @@ export async function buildDefaultDataFile(path: string, options: { force?: bool
   return true;
 }
 
-/** The version and builder of a current-format data file, or null for anything else. */
+/**
+ * The version and builder of a current-format data file, or null for anything else
+ * (a damaged file too: it is built again).
+ */
 function builtMeta(path: string): { version: string; builtBy: string } | null {
   try {
     const db = new Database(path, { readonly: true });
@@ -45,6 +50,8 @@ function builtMeta(path: string): { version: string; builtBy: string } | null {
       const rows = db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all();
       const meta = new Map(rows.map((row) => [row.key, row.value]));
       if (meta.get("format") !== DATA_FORMAT) return null;
+      const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+      checkDataFile(db, meta, blobs);
       return { version: meta.get("version") ?? "", builtBy: meta.get("built_by") ?? "" };
     } finally {
       db.close();

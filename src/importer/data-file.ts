@@ -1,34 +1,12 @@
 import { Database } from "bun:sqlite";
 import { renameSync, rmSync } from "node:fs";
+import { checksumsOf, CHECKSUMS_KEY } from "../data-file/checksums.ts";
+import { blobNames, DATA_FORMAT, dataVersionOf, recordBlobs, SCHEMA, SEGMENT_BLOBS, TablesHash, u32Bytes } from "../data-file/layout.ts";
 import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
-import type { FieldValue, RecordField } from "../index/record-fields.ts";
+import type { RecordField } from "../index/record-fields.ts";
 import type { PackedSegments } from "./merge.ts";
 
-/**
- * The data file: SQLite, written once by the importer and only read after.
- *
- *   meta(key, value)      format (DATA_FORMAT), built_at (ISO 8601), version (the
- *                         sources' names), data_version (build time + table hash),
- *                         fields (JSON array: the result fields after `network`, in order),
- *                         built_by ("default": `bun run data:default`; "import": `data import`)
- *   sources(position, name, origin, version, built_at, license, attribution, url,
- *           format, fields, rows_v4, rows_v6, ranges_v4, ranges_v6)   position = precedence
- *   blobs(name, bytes)    packed little-endian arrays and text:
- *     v4_starts       u32 per segment: its first address
- *     v4_records      u32 per segment: its record id, 0 for not found
- *     v6_starts       4 × u32 per segment: its first address, most significant word first
- *     v6_records      u32 per segment
- *     record_values   u32 × fields per record: record i (1-based) at (i-1) × fields, one
- *                     index per field (in `fields` order) into that field's values
- *     values:FIELD    UTF-8: the field's distinct values as JSON texts, one per line
- *                     (JSON text never holds a raw line break)
- *
- * The tables are blobs so that loading is a copy of a few megabytes, not a walk over a
- * million rows; a record's JSON is put together when a lookup first needs it. Segments
- * partition each family's space (the first starts at 0) and neighbours differ in record.
- */
-export const DATA_FORMAT = "iplookup-data-2";
-
+/** What the importer puts in a data file (laid out as data-file/layout.ts says). */
 export interface DataFileContents {
   readonly builtBy: "default" | "import";
   readonly version: string;
@@ -69,31 +47,26 @@ export function writeDataFile(path: string, contents: DataFileContents, check?: 
 }
 
 function fill(db: Database, contents: DataFileContents): string {
-  db.run(`
-    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-    CREATE TABLE sources (position INTEGER PRIMARY KEY, name TEXT NOT NULL, origin TEXT NOT NULL, version TEXT NOT NULL,
-      built_at TEXT NOT NULL, license TEXT NOT NULL, attribution TEXT NOT NULL, url TEXT NOT NULL, format TEXT NOT NULL,
-      fields TEXT NOT NULL, rows_v4 INTEGER NOT NULL, rows_v6 INTEGER NOT NULL, ranges_v4 INTEGER NOT NULL, ranges_v6 INTEGER NOT NULL);
-    CREATE TABLE blobs (name TEXT PRIMARY KEY, bytes BLOB NOT NULL);
-  `);
+  db.run(SCHEMA);
   const source = db.prepare("INSERT INTO sources VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
   contents.sources.forEach((s, position) =>
     source.run(position, s.name, s.origin, s.version, s.builtAt, s.license, s.attribution, s.url, s.format, JSON.stringify(s.fields), s.rowsV4, s.rowsV6, s.rangesV4, s.rangesV6),
   );
-  const blobs: Array<[string, Uint8Array]> = [
-    ["v4_starts", bytesOf(contents.v4.starts)],
-    ["v4_records", bytesOf(contents.v4.records)],
-    ["v6_starts", bytesOf(contents.v6.starts)],
-    ["v6_records", bytesOf(contents.v6.records)],
-    ...packRecords(contents.records, contents.fields),
-  ];
-  const hash = new Bun.CryptoHasher("sha256");
+  const blobs = new Map<string, Uint8Array>([
+    [SEGMENT_BLOBS[4].starts, u32Bytes(contents.v4.starts)],
+    [SEGMENT_BLOBS[4].records, u32Bytes(contents.v4.records)],
+    [SEGMENT_BLOBS[6].starts, u32Bytes(contents.v6.starts)],
+    [SEGMENT_BLOBS[6].records, u32Bytes(contents.v6.records)],
+    ...recordBlobs(contents.records, contents.fields, (record, field) => record[field as RecordField]),
+  ]);
+  const hash = new TablesHash();
   const blob = db.prepare("INSERT INTO blobs VALUES (?1, ?2)");
-  for (const [name, bytes] of blobs) {
+  for (const name of blobNames(contents.fields)) {
+    const bytes = blobs.get(name) as Uint8Array;
     blob.run(name, bytes);
-    hash.update(name).update(bytes);
+    hash.add(name, bytes);
   }
-  const dataVersion = `${contents.builtAt.replace(/[-:]|\.\d+/g, "")}-${hash.digest("hex").slice(0, 8)}`;
+  const dataVersion = dataVersionOf(contents.builtAt, hash.hex());
   const meta = db.prepare("INSERT INTO meta VALUES (?1, ?2)");
   meta.run("format", DATA_FORMAT);
   meta.run("built_at", contents.builtAt);
@@ -101,31 +74,6 @@ function fill(db: Database, contents: DataFileContents): string {
   meta.run("data_version", dataVersion);
   meta.run("fields", JSON.stringify(contents.fields));
   meta.run("built_by", contents.builtBy);
+  meta.run(CHECKSUMS_KEY, checksumsOf(db, blobs)); // last: it covers every row above
   return dataVersion;
-}
-
-/** The records as one index per field into per-field lists of distinct JSON values. */
-function packRecords(records: readonly NetworkRecord[], fields: readonly RecordField[]): Array<[string, Uint8Array]> {
-  const indexes = new Uint32Array(records.length * fields.length);
-  const encoder = new TextEncoder();
-  const lists = fields.map((field, f) => {
-    const ids = new Map<FieldValue, number>();
-    const texts: string[] = [];
-    records.forEach((record, r) => {
-      const value = record[field] ?? null;
-      let id = ids.get(value);
-      if (id === undefined) {
-        id = texts.push(JSON.stringify(value)) - 1;
-        ids.set(value, id);
-      }
-      indexes[r * fields.length + f] = id;
-    });
-    return [`values:${field}`, encoder.encode(texts.join("\n"))] as [string, Uint8Array];
-  });
-  return [["record_values", new Uint8Array(indexes.buffer)], ...lists];
-}
-
-/** The array's bytes (little-endian u32, as on every platform Bun runs on). */
-function bytesOf(array: Uint32Array): Uint8Array {
-  return new Uint8Array(array.buffer, array.byteOffset, array.byteLength);
 }

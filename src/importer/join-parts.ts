@@ -1,6 +1,7 @@
+import { readAddress } from "../data-file/packed-address.ts";
 import { inFieldOrder, type FieldValues, type RecordField } from "../index/record-fields.ts";
 import { flattenRows } from "./flatten.ts";
-import { packLayer, readAddress, type PackedLayer } from "./packed-layer.ts";
+import { packLayer, type PackedLayer } from "./packed-layer.ts";
 import type { Family, ValueRange } from "./ranges.ts";
 import { ValueTable, type SourceData } from "./source-data.ts";
 

@@ -1,4 +1,5 @@
-import { compareAddresses, nextAddress, packLayer, readAddress, wordsOf, type PackedLayer } from "./packed-layer.ts";
+import { readAddress } from "../data-file/packed-address.ts";
+import { compareAddresses, nextAddress, packLayer, wordsOf, type PackedLayer } from "./packed-layer.ts";
 import type { Family, ValueRange } from "./ranges.ts";
 
 /** What the layers say about one piece of the address space: a value index per layer, -1 for nothing. */

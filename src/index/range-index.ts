@@ -4,8 +4,9 @@ import type { Address } from "../address/address.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
-import { DATA_FORMAT } from "../importer/data-file.ts";
-import { readAddress } from "../importer/packed-layer.ts";
+import { checkDataFile } from "../data-file/checksums.ts";
+import { DATA_FORMAT } from "../data-file/layout.ts";
+import { readAddress } from "../data-file/packed-address.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
 import { isRecordField, type RecordField } from "./record-fields.ts";
 
@@ -115,6 +116,7 @@ export class RangeIndex {
     }
     if (meta.get("format") !== DATA_FORMAT) throw new Error(`not an iplookup data file of format ${DATA_FORMAT} (found ${meta.get("format")})`);
     const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    checkDataFile(db, meta, blobs);
     const bytesOf = (name: string) => {
       const bytes = blobs.get(name);
       if (!bytes) throw new Error(`the data file's ${name} table is missing`);

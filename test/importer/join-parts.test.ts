@@ -1,6 +1,7 @@
 import { expect, test } from "bun:test";
+import { readAddress } from "../../src/data-file/packed-address.ts";
 import { joinParts, packPart } from "../../src/importer/join-parts.ts";
-import { packLayer, readAddress, type PackedLayer } from "../../src/importer/packed-layer.ts";
+import { packLayer, type PackedLayer } from "../../src/importer/packed-layer.ts";
 import type { FieldValues } from "../../src/index/record-fields.ts";
 import type { SourceData } from "../../src/importer/source-data.ts";
 

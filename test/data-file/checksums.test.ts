@@ -1,0 +1,167 @@
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseAddress } from "../../src/address/parse.ts";
+import { defaultDataPath } from "../../src/config/paths.ts";
+import { buildDataSet } from "../../src/importer/build.ts";
+import { writeDataFile } from "../../src/importer/data-file.ts";
+import { RangeIndex } from "../../src/index/range-index.ts";
+import { writeSmallSources } from "../support/small-dataset.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-damaged-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+let path = "";
+let pristine: Uint8Array;
+let addresses: string[] = [];
+let answers: string[] = [];
+
+/** The index of a data file held in memory, as the compiled binary loads its embedded file. */
+function load(bytes: Uint8Array): RangeIndex {
+  return RangeIndex.fromDatabase(Database.deserialize(bytes));
+}
+
+/** Every answer the index gives for `addresses`, each checked to be valid JSON. */
+function answersOf(index: RangeIndex): string[] {
+  return addresses.map((text) => {
+    const hit = index.lookup(parseAddress(text)!);
+    const body = hit === null ? `{${new TextDecoder().decode(index.notFoundBytes)}` : `{"network":"${hit.network}",${hit.membersJson}`;
+    JSON.parse(body); // throws on invalid JSON
+    return body;
+  });
+}
+
+function refused(bytes: Uint8Array, reason: RegExp): void {
+  expect(() => load(bytes)).toThrow(reason);
+}
+
+/** The offset of `text` in the file, which must hold it exactly once. */
+function offsetOf(bytes: Uint8Array, text: string): number {
+  const buffer = Buffer.from(bytes);
+  const at = buffer.indexOf(text);
+  expect(at).toBeGreaterThanOrEqual(0);
+  expect(buffer.indexOf(text, at + 1)).toBe(-1);
+  return at;
+}
+
+function withByte(bytes: Uint8Array, at: number, value: number): Uint8Array {
+  const copy = bytes.slice();
+  copy[at] = value;
+  return copy;
+}
+
+beforeAll(async () => {
+  const sources = writeSmallSources(dir, {
+    // A second data row, so the values table has a record to damage that no other shares.
+    "asn-4.csv": ['16777216,16777471,13335,"Cloudflare, Inc."', "134744064,134744319,15169,Google LLC"].join("\n"),
+  });
+  path = join(dir, "data.db");
+  writeDataFile(path, await buildDataSet(sources, new Date("2026-11-01T00:00:00Z")));
+  pristine = new Uint8Array(readFileSync(path));
+  const index = load(pristine);
+  // Every segment's first and last address, and the addresses either side.
+  const set = new Set<string>();
+  for (const family of [4, 6] as const) {
+    for (const [start, end] of index.segments(family)) {
+      for (const value of [start, end]) set.add(text(family, value));
+    }
+  }
+  addresses = [...set];
+  answers = answersOf(index);
+});
+
+function text(family: 4 | 6, value: bigint): string {
+  if (family === 4) return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 255n)).join(".");
+  const groups: string[] = [];
+  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(((value >> shift) & 0xffffn).toString(16));
+  return groups.join(":");
+}
+
+describe("a damaged data file is refused", () => {
+  test("an undamaged file loads, from disk and from bytes", () => {
+    expect(RangeIndex.open(path).info.records).toBeGreaterThan(0);
+    expect(answersOf(load(pristine))).toEqual(answers);
+  });
+
+  test("a stored value changed: Cloudflare → Xloudflare", () => {
+    refused(withByte(pristine, offsetOf(pristine, "Cloudflare, Inc."), "X".charCodeAt(0)), /the data file is damaged: its values:as_name table does not match/);
+  });
+
+  test("a quote character of a stored value changed, which would make answers invalid JSON", () => {
+    const at = offsetOf(pristine, '"Google LLC"');
+    refused(withByte(pristine, at, "x".charCodeAt(0)), /values:as_name table does not match/);
+    refused(withByte(pristine, at + '"Google LLC'.length, "\\".charCodeAt(0)), /values:as_name table does not match/);
+  });
+
+  test("a segment table changed", () => {
+    const db = Database.deserialize(pristine);
+    const starts = db.query<{ bytes: Uint8Array }, []>("SELECT bytes FROM blobs WHERE name = 'v4_starts'").get()!.bytes;
+    db.close();
+    const at = Buffer.from(pristine).indexOf(Buffer.from(starts));
+    expect(at).toBeGreaterThan(0);
+    refused(withByte(pristine, at + 5, pristine[at + 5]! ^ 1), /its v4_starts table does not match/);
+  });
+
+  test("the data version, the sources and the meta rows are covered too", () => {
+    const version = RangeIndex.open(path).info.dataVersion;
+    const at = offsetOf(pristine, version);
+    refused(withByte(pristine, at + version.length - 1, version.endsWith("0") ? 49 : 48), /its meta table does not match/);
+    refused(withByte(pristine, offsetOf(pristine, "CC BY 4.0") + 3, "b".charCodeAt(0)), /its sources table does not match/);
+  });
+
+  test("single-byte damage anywhere is refused, or changes nothing an answer holds", () => {
+    let refusedCount = 0;
+    let unchanged = 0;
+    for (let at = 0; at < pristine.length; at++) {
+      // Every other byte, and one zero byte in 16 (most are free space): a sample is enough.
+      if (pristine[at] === 0 ? at % 16 !== 0 : at % 2 !== 0) continue;
+      const damaged = withByte(pristine, at, pristine[at]! ^ 0x21);
+      let index: RangeIndex;
+      try {
+        index = load(damaged);
+      } catch (error) {
+        expect(error).toBeInstanceOf(Error);
+        refusedCount++;
+        continue;
+      }
+      const given = answersOf(index);
+      if (given.some((answer, i) => answer !== answers[i])) throw new Error(`damage at byte ${at} was loaded and changed an answer`);
+      unchanged++;
+    }
+    console.log(`${pristine.length} bytes: ${refusedCount} damaged copies refused, ${unchanged} loaded with every answer unchanged`);
+    expect(refusedCount).toBeGreaterThan(100);
+  });
+
+  test("a file written before checksums were recorded is checked against its data version", () => {
+    const old = join(dir, "old.db");
+    copyFileSync(path, old);
+    const db = new Database(old);
+    db.run("DELETE FROM meta WHERE key = 'checksums'");
+    db.close();
+    expect(RangeIndex.open(old).info.records).toBeGreaterThan(0);
+    const bytes = new Uint8Array(readFileSync(old));
+    refused(withByte(bytes, offsetOf(bytes, "Cloudflare, Inc."), "X".charCodeAt(0)), /the data file is damaged: its tables do not match the hash in its data version \(20261101T000000Z-[0-9a-f]{8}\)/);
+    const edited = new Database(old);
+    edited.run("UPDATE meta SET value = 'yesterday' WHERE key = 'data_version'");
+    edited.close();
+    expect(() => RangeIndex.open(old)).toThrow(/its data version "yesterday" is not one iplookup writes/);
+  });
+
+  test("a missing or extra table is named", () => {
+    const copy = join(dir, "tables.db");
+    copyFileSync(path, copy);
+    const db = new Database(copy);
+    db.run("INSERT INTO blobs VALUES ('values:extra', x'00')");
+    db.close();
+    expect(() => RangeIndex.open(copy)).toThrow(/it has a table "values:extra" it was not built with/);
+  });
+});
+
+test("the default data: a stored value changed is refused", () => {
+  const bytes = new Uint8Array(readFileSync(defaultDataPath()));
+  const at = Buffer.from(bytes).indexOf('"Cloudflare, Inc."');
+  expect(at).toBeGreaterThan(0);
+  refused(withByte(bytes, at + 1, "X".charCodeAt(0)), /the data file is damaged: its (values:as_name table does not match|tables do not match the hash in its data version)/);
+});
