@@ -8,33 +8,38 @@ import { ApiError } from "../errors/api-error.ts";
  * so a client cannot make the server buffer more than the limit.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const declared = request.headers.get("content-length");
-  let value: unknown;
-  let size: number;
-  if (declared !== null) {
-    if (declared === "0") throw emptyBody();
-    size = Number(declared);
-    // Parsing straight from the body's bytes spares building a string first.
-    try {
-      value = await request.json();
-    } catch (error) {
-      throw notJson(error);
-    }
-  } else {
-    const text = await readCapped(request, maxBytes);
-    if (text.length === 0) throw emptyBody();
-    size = text.length;
-    try {
-      value = JSON.parse(text);
-    } catch (error) {
-      throw notJson(error);
-    }
-  }
+  const bytes = request.headers.get("content-length") !== null ? await request.bytes() : await readCapped(request, maxBytes);
+  if (bytes.length === 0) throw emptyBody();
+  const value = parseUtf8Json(bytes);
   // Every level of nesting takes two bytes ("[]" or "{}"): a shorter body cannot be too deep.
-  if (size >= 2 * MAX_DEPTH && nestedDeeperThan(value, MAX_DEPTH)) {
+  if (bytes.length >= 2 * MAX_DEPTH && nestedDeeperThan(value, MAX_DEPTH)) {
     throw new ApiError("invalid_request", `the request body is nested deeper than ${MAX_DEPTH} levels`);
   }
   return value;
+}
+
+/**
+ * JSON text is UTF-8 (RFC 8259 §8.1): a body that is not is no JSON, however it would
+ * parse with its bad bytes replaced by U+FFFD (Request.json() and a default TextDecoder
+ * do that, so a body with a stray byte in an address was answered invalid_address).
+ * A fatal decoder refuses it instead; a leading byte order mark is dropped, as before.
+ * Measured in process against Request.json(): equal for 1 KB and 137 KB bodies, about
+ * 0.35 µs more for a 16-byte one.
+ */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+function parseUtf8Json(bytes: Uint8Array): unknown {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new ApiError("invalid_json", "the request body is not valid JSON: it is not UTF-8 text");
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw notJson(error);
+  }
 }
 
 function emptyBody(): ApiError {
@@ -64,8 +69,8 @@ function nestedDeeperThan(root: unknown, limit: number): boolean {
   return false;
 }
 
-async function readCapped(request: Request, maxBytes: number): Promise<string> {
-  if (!request.body) return "";
+async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
+  if (!request.body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of request.body) {
@@ -73,7 +78,7 @@ async function readCapped(request: Request, maxBytes: number): Promise<string> {
     if (size > maxBytes) throw bodyTooLarge(maxBytes);
     chunks.push(chunk);
   }
-  return new TextDecoder().decode(Buffer.concat(chunks));
+  return Buffer.concat(chunks);
 }
 
 export function bodyTooLarge(maxBytes: number): ApiError {

@@ -31,6 +31,8 @@ describe("error table", () => {
   const rows: Array<[string, () => Promise<Response>, number, string]> = [
     ["invalid_json", () => t.request("POST", "/v1/lookup", { key, body: "{not json" }), 400, "invalid_json"],
     ["invalid_json (empty body)", () => t.request("POST", "/v1/lookup", { key, body: "" , headers: { "content-type": "application/json" } }), 400, "invalid_json"],
+    // An address with a stray byte: replaced by U+FFFD it would be an invalid_address.
+    ["invalid_json (not UTF-8)", () => t.app.handle(new Request("http://iplookup.test/v1/lookup", { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: new Uint8Array([...Buffer.from('{"ip":"1.1.1.1'), 0xff, ...Buffer.from('"}')]) })), 400, "invalid_json"],
     ["invalid_request (missing field)", () => t.request("POST", "/v1/lookup", { key, body: {} }), 400, "invalid_request"],
     ["invalid_request (extra field)", () => t.request("POST", "/v1/lookup", { key, body: { ip: "1.1.1.1", extra: 1 } }), 400, "invalid_request"],
     ["invalid_request (wrong type)", () => t.request("POST", "/v1/lookup", { key, body: { ip: 16843009 } }), 400, "invalid_request"],

@@ -4,12 +4,12 @@ import { readJsonBody } from "../../src/http/json-body.ts";
 
 const MAX = 1024;
 
-function post(body: string, chunked = false): Request {
+function post(body: string | Uint8Array, chunked = false): Request {
   const init: RequestInit = { method: "POST", headers: { "content-type": "application/json" } };
   init.body = chunked
     ? new ReadableStream({
         start(controller) {
-          controller.enqueue(new TextEncoder().encode(body));
+          controller.enqueue(typeof body === "string" ? new TextEncoder().encode(body) : body);
           controller.close();
         },
       })
@@ -39,6 +39,27 @@ describe("readJsonBody", () => {
       expect(error.message).toBe("the request body is nested deeper than 32 levels");
       const inObject = await refusal(post(`{"ips":${nested(32)}}`, chunked));
       expect(inObject.message).toBe("the request body is nested deeper than 32 levels");
+    });
+
+    test(`${how}: a body that is not UTF-8 is invalid_json, however it would parse with its bad bytes replaced`, async () => {
+      const utf8 = (text: string) => [...new TextEncoder().encode(text)];
+      for (const bad of [
+        [0xff], // never in UTF-8
+        [0xc0, 0xae], // an overlong "."
+        [0xed, 0xa0, 0x80], // a UTF-16 surrogate, encoded
+        [0xe2, 0x82], // cut short
+        [0xe9], // Latin-1 "é"
+      ]) {
+        const body = new Uint8Array([...utf8('{"ip":"1.1.1.1'), ...bad, ...utf8('"}')]);
+        const error = await refusal(post(body, chunked));
+        expect({ bad, code: error.code, message: error.message }).toEqual({ bad, code: "invalid_json", message: "the request body is not valid JSON: it is not UTF-8 text" });
+      }
+    });
+
+    test(`${how}: UTF-8 beyond ASCII, U+FFFD itself and a leading byte order mark are read`, async () => {
+      expect(await readJsonBody(post('{"ip":"\u00e9\ufffd\u{1f600}"}', chunked), MAX)).toEqual({ ip: "é\ufffd😀" });
+      const withBom = new Uint8Array([0xef, 0xbb, 0xbf, ...new TextEncoder().encode('{"ip":"1.1.1.1"}')]);
+      expect(await readJsonBody(post(withBom, chunked), MAX)).toEqual({ ip: "1.1.1.1" });
     });
 
     test(`${how}: empty and malformed bodies are invalid_json`, async () => {
