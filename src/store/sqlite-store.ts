@@ -7,6 +7,7 @@ import { applyPlanChanges } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import {
+  StateNotFoundError,
   StoreError,
   type ActiveKey,
   type ApiKey,
@@ -42,6 +43,11 @@ export interface SqliteStoreOptions {
   readonly clock?: () => Date;
   /** How long to wait for another connection's write lock before SQLITE_BUSY. */
   readonly busyTimeoutMs?: number;
+  /**
+   * Whether a missing file is created (the default). With false, a missing file is
+   * refused with StateNotFoundError and nothing is created, neither file nor directory.
+   */
+  readonly create?: boolean;
 }
 
 const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
@@ -108,13 +114,21 @@ export class SqliteStore implements Store {
    * Opens a state file, creating it (and its parent directory) if missing: the
    * directory with mode 0700, the file with mode 0600, since it holds key hashes and
    * usage. `:memory:` opens a store that lives and dies with the process.
-   * Throws StoreError when the file is not an iplookup state file.
+   * Throws StoreError when the file is not an iplookup state file, StateNotFoundError
+   * when it is missing and `options.create` is false.
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError(`busyTimeoutMs must be a whole number of milliseconds (got ${busyTimeoutMs})`);
-    if (path !== ":memory:") createPrivateFile(path);
-    const db = new Database(path, { create: true });
+    const create = options.create ?? true;
+    if (path !== ":memory:" && create) createPrivateFile(path);
+    let db: Database;
+    try {
+      db = new Database(path, { readwrite: true, create });
+    } catch (error) {
+      if (!create && !existsSync(path)) throw new StateNotFoundError(`there is no state file at ${path}`);
+      throw error;
+    }
     try {
       // busy_timeout first: switching a new file to WAL needs a lock that another
       // process opening the same file may hold for a moment.

@@ -116,3 +116,10 @@ export interface Store {
 export class StoreError extends Error {
   override readonly name = "StoreError";
 }
+
+/**
+ * The state named does not exist, and the caller asked not to create it: commands that
+ * only read or change what is there refuse a mistyped --state instead of starting an
+ * empty store (CONTRACT §12).
+ */
+export class StateNotFoundError extends StoreError {}

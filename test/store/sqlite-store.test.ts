@@ -5,7 +5,7 @@ import { dirname, join } from "node:path";
 import { SCHEMA_VERSION } from "../../src/store/schema.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { StoreError } from "../../src/store/store.ts";
+import { StateNotFoundError, StoreError } from "../../src/store/store.ts";
 import { tempStatePaths } from "./temp-state.ts";
 
 const freshPath = tempStatePaths();
@@ -63,6 +63,16 @@ describe("opening", () => {
     expect((await again.getPlan("free"))?.rateLimit).toBe(5);
     expect(await again.listPlans()).toHaveLength(3);
     expect(await again.generation()).toBe(generation);
+    await again.close();
+  });
+
+  test("create: false refuses a missing file with StateNotFoundError and creates nothing; an existing file opens", async () => {
+    const path = join(dirname(freshPath()), "deeper", "state.db");
+    expect(() => SqliteStore.open(path, { create: false })).toThrow(new StateNotFoundError(`there is no state file at ${path}`));
+    expect(existsSync(dirname(dirname(path)))).toBe(false);
+    await SqliteStore.open(path).close();
+    const again = SqliteStore.open(path, { create: false });
+    expect(await again.listPlans()).toHaveLength(3);
     await again.close();
   });
 
