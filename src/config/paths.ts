@@ -1,5 +1,5 @@
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 /**
  * The state file's default location: `$XDG_STATE_HOME/iplookup/state.db`, else
@@ -19,4 +19,21 @@ export function defaultDataPath(): string {
 /** Whether a path names a file embedded in the compiled binary (Bun's virtual root). */
 export function isEmbedded(path: string): boolean {
   return path.startsWith("/$bunfs/") || path.includes("~BUN");
+}
+
+/**
+ * Whether a --state or --data value names a file on this machine: not `:memory:` (a
+ * store that lives and dies with the process) and not a URL (`postgres://…`).
+ */
+export function isFilePath(text: string): boolean {
+  return text !== ":memory:" && !/^[a-z][a-z0-9+.-]*:\/\//i.test(text);
+}
+
+/**
+ * A file's path made absolute against the working directory, so every message and the
+ * start-up line name the same file wherever they are read; `:memory:`, URLs and files
+ * embedded in the binary stay as they are.
+ */
+export function absolutePath(text: string): string {
+  return isFilePath(text) && !isEmbedded(text) ? resolve(text) : text;
 }

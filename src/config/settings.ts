@@ -3,7 +3,7 @@ import { ConfigError } from "./config-error.ts";
 import { availableParallelism } from "node:os";
 import { LOG_LEVELS, type LogLevel } from "../log/logger.ts";
 import { parseByteSize, parseNonEmpty, parsePort, parsePositive } from "./options.ts";
-import { defaultDataPath, defaultStatePath } from "./paths.ts";
+import { absolutePath, defaultDataPath, defaultStatePath } from "./paths.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -36,6 +36,11 @@ function parseCidrList(text: string, name: string): Cidr[] {
     });
 }
 
+/** A file path, shown and used absolute (see absolutePath); `:memory:` and URLs as given. */
+function parsePath(text: string, name: string): string {
+  return absolutePath(parseNonEmpty(text, name));
+}
+
 function parseLogLevel(text: string, name: string): LogLevel {
   if (!(LOG_LEVELS as readonly string[]).includes(text)) throw new ConfigError(`${name}: "${text}" is not one of ${LOG_LEVELS.join(", ")}`);
   return text as LogLevel;
@@ -44,8 +49,8 @@ function parseLogLevel(text: string, name: string): LogLevel {
 export const SETTINGS = {
   host: setting("host", "address to listen on", parseNonEmpty, () => "0.0.0.0"),
   port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
-  state: setting("state", "SQLite file of keys, plans and usage", parseNonEmpty, defaultStatePath),
-  data: setting("data", "SQLite file of IP ranges", parseNonEmpty, () => defaultDataPath()),
+  state: setting("state", "SQLite file of keys, plans and usage", parsePath, (env) => absolutePath(defaultStatePath(env))),
+  data: setting("data", "SQLite file of IP ranges", parsePath, () => defaultDataPath()),
   trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
   logLevel: setting("log-level", "least severe log level written: debug, info, warn, error or silent", parseLogLevel, (): LogLevel => "info"),

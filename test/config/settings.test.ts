@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { ConfigError } from "../../src/config/config-error.ts";
+import { join, resolve } from "node:path";
 import { readServeConfig } from "../../src/config/serve-config.ts";
 
 describe("readServeConfig", () => {
@@ -22,6 +23,21 @@ describe("readServeConfig", () => {
     expect(readServeConfig({ port: "9001" }, { IPLOOKUP_PORT: "9000" }).port).toBe(9001);
     expect(readServeConfig({}, { IPLOOKUP_MAX_BODY: "512KiB" }).maxBody).toBe(512 * 1024);
     expect(readServeConfig({ state: "/tmp/s.db" }, {}).statePath).toBe("/tmp/s.db");
+  });
+
+  test("--state and --data are made absolute against the working directory; :memory: and URLs stay as given", () => {
+    const config = readServeConfig({ state: "state/s.db", data: "./d.db" }, {});
+    expect(config.statePath).toBe(join(process.cwd(), "state", "s.db"));
+    expect(config.dataPath).toBe(join(process.cwd(), "d.db"));
+    expect(readServeConfig({}, { IPLOOKUP_STATE: "../s.db", IPLOOKUP_DATA: "d.db" })).toMatchObject({
+      statePath: resolve(process.cwd(), "..", "s.db"),
+      dataPath: join(process.cwd(), "d.db"),
+    });
+    expect(readServeConfig({}, { XDG_STATE_HOME: "relative" }).statePath).toBe(join(process.cwd(), "relative", "iplookup", "state.db"));
+    expect(readServeConfig({ state: "/tmp/../tmp/s.db" }, {}).statePath).toBe("/tmp/s.db");
+    for (const kept of [":memory:", "postgres://iplookup@db.example/iplookup", "postgresql://db/x?sslmode=require"]) {
+      expect(readServeConfig({ state: kept }, {}).statePath).toBe(kept);
+    }
   });
 
   test("trusted proxies parse as CIDR blocks", () => {
