@@ -1,11 +1,12 @@
 import { Database, type Statement } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
+import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { isPeriodId } from "./period.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
+import { checkSnapshot } from "./state-snapshot.ts";
 import {
   StateNotFoundError,
   StoreError,
@@ -14,10 +15,14 @@ import {
   type AuthSnapshot,
   type Charge,
   type ChargeOutcome,
+  type ImportOptions,
   type IssuedKey,
+  type KeyRecord,
   type Plan,
   type PlanChanges,
+  type StateSnapshot,
   type Store,
+  type UsageRecord,
 } from "./store.ts";
 
 interface KeyRow {
@@ -55,7 +60,6 @@ const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
 /** Active keys with their plans; a WHERE clause follows. */
 const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
   FROM keys k JOIN plans p ON p.name = k.plan`;
-const MAX_KEY_NAME = 200;
 /**
  * How long a statement waits by default for another connection's write lock before it
  * fails with SQLITE_BUSY. Writers hold the lock for well under a millisecond (no fsync
@@ -153,9 +157,8 @@ export class SqliteStore implements Store {
 
   async createKey(name: string, plan: string): Promise<IssuedKey> {
     const trimmed = name.trim();
-    if (trimmed === "" || trimmed.length > MAX_KEY_NAME || /\p{Cc}/u.test(trimmed)) {
-      throw new StoreError(`a key name must be 1 to ${MAX_KEY_NAME} characters, without control characters`);
-    }
+    const refused = keyNameError(trimmed);
+    if (refused) throw new StoreError(refused);
     const secret = newSecret();
     const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null };
     this.db
@@ -262,10 +265,8 @@ export class SqliteStore implements Store {
 
   charge(charge: Charge): Promise<ChargeOutcome> {
     if (this.closed) return Promise.reject(new StoreError("the store is closed"));
-    const { units, limit, period } = charge;
-    if (!Number.isSafeInteger(units) || units < 0) return Promise.reject(new RangeError(`units must be a whole number of at least 0 (got ${units})`));
-    if (limit !== null && (!Number.isSafeInteger(limit) || limit < 0)) return Promise.reject(new RangeError(`limit must be null or a whole number of at least 0 (got ${limit})`));
-    if (!isPeriodId(period)) return Promise.reject(new RangeError(`period must be YYYY-MM (got "${period}")`));
+    const refused = chargeError(charge);
+    if (refused) return Promise.reject(refused);
     return this.charges.submit(charge);
   }
 
@@ -295,6 +296,49 @@ export class SqliteStore implements Store {
 
   async unitsUsed(keyId: string, period: string): Promise<number> {
     return this.statements.used.get(keyId, period)?.used ?? 0;
+  }
+
+  async exportState(): Promise<StateSnapshot> {
+    // One read transaction: the three lists come from the same snapshot.
+    return this.db
+      .transaction(() => {
+        const plans = this.db.query<PlanRow, []>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name`).all().map(toPlan);
+        const keys = this.db
+          .query<KeyRow & { secret_hash: string; rotated_at: string | null }, []>(`SELECT ${KEY_COLUMNS}, secret_hash, rotated_at FROM keys ORDER BY created_at, rowid`)
+          .all()
+          .map((row): KeyRecord => ({ ...toKey(row), secretHash: row.secret_hash, rotatedAt: row.rotated_at }));
+        const usage = this.db
+          .query<{ key_id: string; period: string; used: number }, []>(
+            "SELECT u.key_id, u.period, u.used FROM usage u JOIN keys k ON k.id = u.key_id WHERE u.used > 0 ORDER BY k.created_at, k.rowid, u.period",
+          )
+          .all()
+          .map((row): UsageRecord => ({ keyId: row.key_id, period: row.period, used: row.used }));
+        return { plans, keys, usage };
+      })
+      .deferred();
+  }
+
+  async importState(snapshot: StateSnapshot, options: ImportOptions = {}): Promise<void> {
+    checkSnapshot(snapshot);
+    // IMMEDIATE: the write lock is held from the check to the commit, so no key appears between.
+    this.db
+      .transaction(() => {
+        const held = this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM keys").get()!.n;
+        if (held > 0 && !options.replace) {
+          throw new StoreError(`the state file holds ${held} key${held === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
+        }
+        if (options.replace) for (const table of ["usage", "keys", "plans"]) this.db.run(`DELETE FROM ${table}`);
+        const plan = this.db.query(
+          `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
+           ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
+        );
+        for (const p of snapshot.plans) plan.run(p.name, p.maxBatchSize, p.monthlyUnits, p.rateLimit);
+        const key = this.db.query("INSERT INTO keys (id, name, plan, secret_hash, created_at, revoked_at, rotated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+        for (const k of snapshot.keys) key.run(k.id, k.name, k.plan, k.secretHash, k.createdAt, k.revokedAt, k.rotatedAt);
+        const usage = this.db.query("INSERT INTO usage (key_id, period, used) VALUES (?1, ?2, ?3)");
+        for (const u of snapshot.usage) usage.run(u.keyId, u.period, u.used);
+      })
+      .immediate();
   }
 
   /** Commits the charges still queued, then closes the file. Closing twice is harmless. */

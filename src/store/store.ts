@@ -51,6 +51,45 @@ export interface AuthSnapshot {
   readonly keysByHash: ReadonlyMap<string, ActiveKey>;
 }
 
+/** A key with everything a store keeps of it, the hash of its secret included: what `state copy` moves. */
+export interface KeyRecord extends ApiKey {
+  /** Lower-case hex SHA-256 of the secret (see secret.ts). */
+  readonly secretHash: string;
+  /** ISO 8601 UTC of the last rotation, or null. */
+  readonly rotatedAt: string | null;
+}
+
+/** Units a key used in one period. */
+export interface UsageRecord {
+  readonly keyId: string;
+  /** `YYYY-MM`. */
+  readonly period: string;
+  readonly used: number;
+}
+
+/**
+ * Everything a store holds, read in one consistent snapshot, for copying it to another
+ * store (`iplookup state copy`). A table added to the stores adds its rows here.
+ */
+export interface StateSnapshot {
+  /** By name. */
+  readonly plans: readonly Plan[];
+  /** Oldest first, revoked ones included, as listKeys lists them. */
+  readonly keys: readonly KeyRecord[];
+  /** Rows with units used (a row of 0 says nothing, and is left out). */
+  readonly usage: readonly UsageRecord[];
+}
+
+/** How importState treats a store that holds keys already. */
+export interface ImportOptions {
+  /**
+   * False (the default): such a store is refused with StoreError, changing nothing.
+   * True: its keys, usage and plans are deleted first, in the same transaction, so that
+   * it holds exactly the snapshot.
+   */
+  readonly replace?: boolean;
+}
+
 /** One request's units to charge against a key's monthly quota. */
 export interface Charge {
   readonly keyId: string;
@@ -109,6 +148,17 @@ export interface Store {
   charge(charge: Charge): Promise<ChargeOutcome>;
   unitsUsed(keyId: string, period: string): Promise<number>;
 
+  /** Every plan, key (with its secret's hash) and usage row, from one consistent snapshot. */
+  exportState(): Promise<StateSnapshot>;
+  /**
+   * Writes a snapshot into this store, in one transaction: plans are created or changed
+   * to the snapshot's values (other plans stay, unless `replace`), keys and usage rows
+   * are added as they are. Throws StoreError, changing nothing, for a snapshot that is
+   * not sound (see checkSnapshot) and for a store that holds keys already, unless
+   * `options.replace`. Moves the change counter, so running servers reload their keys.
+   */
+  importState(snapshot: StateSnapshot, options?: ImportOptions): Promise<void>;
+
   close(): Promise<void>;
 }
 
@@ -123,3 +173,14 @@ export class StoreError extends Error {
  * empty store (CONTRACT §12).
  */
 export class StateNotFoundError extends StoreError {}
+
+/**
+ * The store cannot be reached or did not answer in time (PostgreSQL down, unreachable,
+ * or too slow): worth trying again later, unlike StoreError. The message names the
+ * database without its password. A charge refused this way was not made, except one
+ * that timed out after its transaction was sent, which may still commit (counted, and
+ * never reported as made).
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = "StoreUnavailableError";
+}
