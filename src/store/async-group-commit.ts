@@ -1,0 +1,123 @@
+export interface AsyncGroupCommitOptions {
+  /** Groups in flight at once (connections used for them). */
+  readonly maxInFlight: number;
+  /** The most items one group carries. */
+  readonly maxGroupSize: number;
+  /** The most items waiting for a slot; more are refused at once. */
+  readonly maxQueued: number;
+  /** How long an item may wait for its result, in milliseconds; 0 for no limit. */
+  readonly timeoutMs: number;
+  /** The error a timed-out or refused item rejects with. */
+  readonly timeoutError: (reason: "timeout" | "queue-full") => Error;
+}
+
+interface Entry<Item, Result> {
+  readonly item: Item;
+  readonly resolve: (result: Result) => void;
+  readonly reject: (error: unknown) => void;
+  timer?: ReturnType<typeof setTimeout>;
+  settled: boolean;
+}
+
+/**
+ * GroupCommit (group-commit.ts) for a database that answers asynchronously: items
+ * submitted while earlier groups are in flight wait in one queue, and go together as the
+ * next group, in one transaction, as soon as a slot is free. The busier the database, the
+ * larger the groups: the number of transactions a second stays bounded by the round
+ * trips, whatever the number of requests.
+ *
+ * `commit` runs a group in one transaction and resolves to one result per item, in order,
+ * only once the transaction has committed; if it rejects, every item of the group
+ * rejects with its error.
+ *
+ * A bounded wait: an item still queued when its time is up is taken out of the queue and
+ * rejects with `timeoutError()`, so it was certainly not applied. An item whose group is
+ * already in flight cannot be recalled: it rejects at its time all the same, and its group
+ * may still commit later (applied, but never reported as applied: a charge answered 503
+ * that was counted, never a counted charge that was lost). A queue full to `maxQueued`
+ * refuses new items at once with the same error.
+ */
+export class AsyncGroupCommit<Item, Result> {
+  private queue: Entry<Item, Result>[] = [];
+  private inFlight = 0;
+  private scheduled = false;
+  private readonly idleWaiters: (() => void)[] = [];
+  /** Groups committed, and the items they carried, since the start (for measurements). */
+  readonly stats = { groups: 0, items: 0 };
+
+  constructor(
+    private readonly commit: (items: readonly Item[]) => Promise<readonly Result[]>,
+    private readonly options: AsyncGroupCommitOptions,
+  ) {}
+
+  /** Queues an item; resolves with its result once its group has committed. */
+  submit(item: Item): Promise<Result> {
+    if (this.queue.length >= this.options.maxQueued) return Promise.reject(this.options.timeoutError("queue-full"));
+    return new Promise((resolve, reject) => {
+      const entry: Entry<Item, Result> = { item, resolve, reject, settled: false };
+      if (this.options.timeoutMs > 0) {
+        entry.timer = setTimeout(() => this.expire(entry), this.options.timeoutMs);
+      }
+      this.queue.push(entry);
+      this.schedule();
+    });
+  }
+
+  /** Starts groups for everything queued, and resolves once nothing is queued or in flight. */
+  async drain(): Promise<void> {
+    this.start();
+    if (this.queue.length === 0 && this.inFlight === 0) return;
+    await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * On the next turn of the event loop (setImmediate, as GroupCommit does), so that the
+   * requests read from the sockets in this turn join the same group.
+   */
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.options.maxInFlight) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      this.start();
+    });
+  }
+
+  private start(): void {
+    while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
+      const group = this.queue.splice(0, this.options.maxGroupSize);
+      this.inFlight++;
+      void this.run(group);
+    }
+  }
+
+  private async run(group: Entry<Item, Result>[]): Promise<void> {
+    try {
+      const results = await this.commit(group.map((entry) => entry.item));
+      this.stats.groups++;
+      this.stats.items += group.length;
+      group.forEach((entry, i) => settle(entry, () => entry.resolve(results[i] as Result)));
+    } catch (error) {
+      for (const entry of group) settle(entry, () => entry.reject(error));
+    } finally {
+      this.inFlight--;
+      // Items that queued while this group was in flight have waited already: no need to
+      // wait for another turn.
+      this.start();
+      if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    }
+  }
+
+  private expire(entry: Entry<Item, Result>): void {
+    const queued = this.queue.indexOf(entry);
+    if (queued >= 0) this.queue.splice(queued, 1);
+    settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
+  }
+}
+
+function settle<Item, Result>(entry: Entry<Item, Result>, how: () => void): void {
+  if (entry.settled) return;
+  entry.settled = true;
+  if (entry.timer !== undefined) clearTimeout(entry.timer);
+  how();
+}

@@ -1,0 +1,148 @@
+import type { SQL } from "bun";
+import { StateNotFoundError, StoreError } from "./store.ts";
+
+/**
+ * The PostgreSQL schema, as migrations applied in order; `iplookup_schema.version` is the
+ * number applied. A run's migrations go in one transaction (PostgreSQL's DDL is
+ * transactional): a failure leaves the database as it was.
+ *
+ * The tables mirror the SQLite state file's (src/store/schema.ts): `plans`, `keys`,
+ * `usage`, and `generation`, one row that triggers bump on every change to keys or plans,
+ * from any connection or host. They are statement-level triggers that count a statement
+ * only when it changed a row (their transition table is not empty), so an UPDATE that
+ * matches nothing, like revoking a revoked key, moves nothing, as with SQLite's row
+ * triggers, and a copy of many keys moves it once rather than once a row. Each bump also
+ * sends `NOTIFY iplookup_changes` with the new value, for servers that LISTEN rather
+ * than poll.
+ *
+ * `keys.seq` is the order of insertion, which breaks ties between keys created in the
+ * same millisecond (SQLite's rowid). Times are timestamptz; periods `YYYY-MM` text.
+ */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE plans (
+    name text PRIMARY KEY,
+    max_batch_size integer NOT NULL CHECK (max_batch_size >= 1),
+    monthly_units bigint CHECK (monthly_units IS NULL OR monthly_units >= 1),
+    rate_limit integer CHECK (rate_limit IS NULL OR rate_limit >= 1)
+  );
+  CREATE TABLE keys (
+    id text PRIMARY KEY,
+    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    name text NOT NULL,
+    plan text NOT NULL REFERENCES plans (name),
+    secret_hash text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    revoked_at timestamptz,
+    rotated_at timestamptz
+  );
+  CREATE TABLE usage (
+    key_id text NOT NULL REFERENCES keys (id),
+    period text NOT NULL CHECK (period ~ '^[0-9]{4}-(0[1-9]|1[0-2])$'),
+    used bigint NOT NULL CHECK (used >= 0),
+    PRIMARY KEY (key_id, period)
+  );
+  CREATE TABLE generation (id integer PRIMARY KEY CHECK (id = 1), value bigint NOT NULL);
+  INSERT INTO generation (id, value) VALUES (1, 0);
+
+  CREATE FUNCTION iplookup_bump_generation() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    bumped bigint;
+  BEGIN
+    UPDATE generation SET value = value + 1 WHERE id = 1 RETURNING value INTO bumped;
+    PERFORM pg_notify('iplookup_changes', bumped::text);
+    RETURN NULL;
+  END $$;
+  CREATE FUNCTION iplookup_bump_generation_if_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    bumped bigint;
+  BEGIN
+    IF EXISTS (SELECT 1 FROM changed) THEN
+      UPDATE generation SET value = value + 1 WHERE id = 1 RETURNING value INTO bumped;
+      PERFORM pg_notify('iplookup_changes', bumped::text);
+    END IF;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER plans_insert AFTER INSERT ON plans REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER plans_update AFTER UPDATE ON plans REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER plans_delete AFTER DELETE ON plans REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER plans_truncate AFTER TRUNCATE ON plans FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation();
+  CREATE TRIGGER keys_insert AFTER INSERT ON keys REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER keys_update AFTER UPDATE ON keys REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER keys_delete AFTER DELETE ON keys REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER keys_truncate AFTER TRUNCATE ON keys FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation();
+
+  INSERT INTO plans VALUES ('free', 100, 100000, 10), ('standard', 1000, 10000000, 100), ('unlimited', 10000, NULL, NULL);
+  `,
+];
+
+/** The schema version this code writes. */
+export const POSTGRES_SCHEMA_VERSION = MIGRATIONS.length;
+
+/** The channel every change to keys or plans is announced on (payload: the new generation). */
+export const CHANGES_CHANNEL = "iplookup_changes";
+
+/**
+ * The key of the transaction-level advisory lock held while migrating ("iplk"): every
+ * iplookup opening the same database takes it, so two that start at once on an empty
+ * database migrate it once, one after the other, instead of both creating the tables.
+ */
+const MIGRATION_LOCK = 0x69706c6b;
+
+/** The tables of migration 1: a database that holds one of them but no iplookup_schema is someone else's. */
+const OWN_TABLES = ["plans", "keys", "usage", "generation"];
+
+/**
+ * Brings the schema of the database up to date. An up-to-date database is only read (no
+ * lock). Otherwise the migrations run in one transaction under MIGRATION_LOCK, and the
+ * version is read again once the lock is held, since another process may have migrated
+ * meanwhile. Refuses, changing nothing, a database from a newer iplookup and one whose
+ * tables are not iplookup's. With `create` false, a database without the schema is
+ * refused with StateNotFoundError and nothing is created.
+ *
+ * `label` names the database in messages: a URL without its password.
+ */
+export async function migratePostgres(sql: SQL, label: string, create = true): Promise<void> {
+  const found = await schemaVersion(sql, label);
+  if (found === POSTGRES_SCHEMA_VERSION) return;
+  if (found === null && !create) throw new StateNotFoundError(`${label} holds no iplookup state (no iplookup_schema table)`);
+  await sql.begin(async (tx) => {
+    await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    let version = await schemaVersion(tx, label);
+    if (version === null) {
+      if ((await tablesPresent(tx, OWN_TABLES)).length > 0) throw new StoreError(`${label} holds tables named ${OWN_TABLES.join(", ")} (some of them) but is not an iplookup database; use a database of its own`);
+      await tx`CREATE TABLE iplookup_schema (id integer PRIMARY KEY CHECK (id = 1), version integer NOT NULL)`;
+      await tx`INSERT INTO iplookup_schema (id, version) VALUES (1, 0)`;
+      version = 0;
+    }
+    for (; version < POSTGRES_SCHEMA_VERSION; version++) await tx.unsafe(MIGRATIONS[version] as string);
+    await tx`UPDATE iplookup_schema SET version = ${POSTGRES_SCHEMA_VERSION} WHERE id = 1`;
+  });
+}
+
+/**
+ * The schema version of the database: null when it has no iplookup_schema table. Throws
+ * StoreError for a database from a newer iplookup.
+ */
+export async function schemaVersion(sql: SQL, label: string): Promise<number | null> {
+  if ((await tablesPresent(sql, ["iplookup_schema"])).length === 0) return null;
+  const [row] = await sql`SELECT version FROM iplookup_schema WHERE id = 1`;
+  const version = row ? Number(row.version) : 0;
+  if (version > POSTGRES_SCHEMA_VERSION) {
+    throw new StoreError(`${label} has schema version ${version}, newer than this iplookup knows (${POSTGRES_SCHEMA_VERSION}); use a newer iplookup`);
+  }
+  return version;
+}
+
+/**
+ * Which of these tables exist in the schema that CREATE TABLE writes to (the first of the
+ * search_path). Read from pg_class with the statement's snapshot, not with to_regclass:
+ * that one answers from the session's catalog cache, which a connection that looked a
+ * table up before another process created it may not have refreshed yet while it waited
+ * for the migration lock.
+ */
+async function tablesPresent(sql: SQL, names: readonly string[]): Promise<string[]> {
+  const rows = await sql`SELECT relname FROM pg_catalog.pg_class
+    WHERE relname = ANY(${sql.array([...names], "TEXT")}) AND relkind IN ('r', 'p', 'v', 'm', 'f') AND relnamespace = current_schema()::regnamespace`;
+  return rows.map((row: { relname: string }) => row.relname);
+}

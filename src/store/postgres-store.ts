@@ -1,0 +1,471 @@
+import { SQL } from "bun";
+import { AsyncGroupCommit } from "./async-group-commit.ts";
+import { chargeError, keyNameError } from "./charge-rules.ts";
+import { applyPlanChanges } from "./plan-rules.ts";
+import { migratePostgres } from "./postgres-schema.ts";
+import { redactUrl } from "./redact-url.ts";
+import { hashSecret, newKeyId, newSecret } from "./secret.ts";
+import { checkSnapshot } from "./state-snapshot.ts";
+import {
+  StateNotFoundError,
+  StoreError,
+  StoreUnavailableError,
+  type ActiveKey,
+  type ApiKey,
+  type AuthSnapshot,
+  type Charge,
+  type ChargeOutcome,
+  type ImportOptions,
+  type IssuedKey,
+  type KeyRecord,
+  type Plan,
+  type PlanChanges,
+  type StateSnapshot,
+  type Store,
+  type UsageRecord,
+} from "./store.ts";
+
+/** Options of PostgresStore.open. */
+export interface PostgresStoreOptions {
+  /** The time stamped on keys (created, revoked, rotated); the system clock by default. */
+  readonly clock?: () => Date;
+  /**
+   * Whether a database without iplookup's schema gets it (the default). With false, it
+   * is refused with StateNotFoundError and nothing is created.
+   */
+  readonly create?: boolean;
+  /** Connections in the pool (default 5). */
+  readonly poolSize?: number;
+  /** Seconds to wait for a new connection before giving up (default 5). */
+  readonly connectTimeoutSeconds?: number;
+  /**
+   * How long a charge may wait for its commit, in milliseconds (default 2000): then it
+   * rejects with StoreUnavailableError (see AsyncGroupCommit for what that means).
+   */
+  readonly chargeTimeoutMs?: number;
+  /** Charge transactions in flight at once (default 2). */
+  readonly chargeGroupsInFlight?: number;
+}
+
+interface KeyRow {
+  id: string;
+  name: string;
+  plan: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
+interface PlanRow {
+  name: string;
+  max_batch_size: number;
+  monthly_units: string | null;
+  rate_limit: number | null;
+}
+
+type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string };
+
+const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
+const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
+/** Active keys with their plans; a WHERE clause follows. */
+const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
+  FROM keys k JOIN plans p ON p.name = k.plan`;
+/** Rows a statement of importState carries (each column is one array parameter). */
+const IMPORT_CHUNK = 5000;
+/** The most charges one transaction carries; more wait for the next. */
+const MAX_GROUP = 1000;
+/** Charges waiting for a transaction; past that, new ones are refused at once. */
+const MAX_QUEUED = 10_000;
+
+/**
+ * Bun's codes, and PostgreSQL's SQLSTATEs, that mean the database cannot be reached or
+ * cannot serve now, rather than that the statement is wrong: connection failures and
+ * timeouts, the server shutting down or starting (57P01–57P03), too many connections
+ * and other missing resources (class 53), a lock or statement timeout (55P03, 57014).
+ */
+const UNAVAILABLE_CODES = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_TLS_UPGRADE_FAILED",
+  "ERR_POSTGRES_TLS_NOT_AVAILABLE",
+]);
+
+function isUnavailable(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
+  if (typeof errno !== "string") return false;
+  return errno.startsWith("08") || errno.startsWith("53") || ["57P01", "57P02", "57P03", "55P03", "57014"].includes(errno);
+}
+
+/**
+ * The Store on a PostgreSQL database, which any number of iplookup servers, on any
+ * number of hosts, and the CLI may share.
+ *
+ * Durability: a charge's promise resolves after COMMIT has answered, and PostgreSQL
+ * answers a COMMIT once its WAL is flushed (synchronous_commit, on by default): a server
+ * killed at any moment loses no unit it answered for, and neither does the database
+ * host if it crashes.
+ *
+ * Charges are grouped (AsyncGroupCommit): every charge queued while the transactions in
+ * flight run goes in the next one. A group's transaction first locks its usage rows, in
+ * a fixed order (key, period), creating missing ones, with one INSERT … ON CONFLICT DO
+ * UPDATE that returns each row's current units: the row lock keeps every other
+ * transaction, from this server or another, off those rows until COMMIT. The charges
+ * are then decided in memory in the order they came, and one UPDATE adds what was
+ * granted. So a quota check and the charge it allows are one atomic step, and quotas
+ * are never overspent across servers; the fixed order of the locks rules out deadlocks
+ * between groups. A group costs four round trips (BEGIN, lock, update, COMMIT), however
+ * many charges it carries.
+ *
+ * Errors that mean the database cannot be reached reject with StoreUnavailableError,
+ * whose message names the database without its password.
+ */
+export class PostgresStore implements Store {
+  private closing = false;
+  private closed = false;
+  private readonly charges: AsyncGroupCommit<Charge, ChargeOutcome>;
+
+  private constructor(
+    private readonly sql: SQL,
+    /** The URL without its password, for messages. */
+    readonly label: string,
+    private readonly clock: () => Date,
+    chargeTimeoutMs: number,
+    groupsInFlight: number,
+  ) {
+    this.charges = new AsyncGroupCommit((group) => this.guard(() => this.applyGroup(group)), {
+      maxInFlight: groupsInFlight,
+      maxGroupSize: MAX_GROUP,
+      maxQueued: MAX_QUEUED,
+      timeoutMs: chargeTimeoutMs,
+      timeoutError: (reason) =>
+        new StoreUnavailableError(
+          reason === "timeout"
+            ? `the state database at ${label} did not commit a charge within ${chargeTimeoutMs} ms`
+            : `the state database at ${label} is not keeping up: ${MAX_QUEUED} charges are waiting`,
+        ),
+    });
+  }
+
+  /**
+   * Connects to the database of a `postgres://` or `postgresql://` URL and brings its
+   * schema up to date (see migratePostgres). The database itself must exist.
+   */
+  static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const label = redactUrl(url);
+    const poolSize = options.poolSize ?? 5;
+    const groupsInFlight = options.chargeGroupsInFlight ?? 2;
+    const chargeTimeoutMs = options.chargeTimeoutMs ?? 2000;
+    for (const [name, value, least] of [["poolSize", poolSize, 1], ["chargeGroupsInFlight", groupsInFlight, 1], ["chargeTimeoutMs", chargeTimeoutMs, 0]] as const) {
+      if (!Number.isSafeInteger(value) || value < least) throw new RangeError(`${name} must be a whole number of at least ${least} (got ${value})`);
+    }
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new StoreError(`${label} is not a valid PostgreSQL URL`);
+    }
+    const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
+    const sql = new SQL(url, {
+      // Named explicitly: Bun lets PGDATABASE override the database of a URL, and the
+      // URL, which the operator wrote for iplookup, is the one that counts.
+      ...(database !== "" ? { database } : {}),
+      max: poolSize,
+      connectionTimeout: options.connectTimeoutSeconds ?? 5,
+      idleTimeout: 60,
+      connection: {
+        application_name: "iplookup",
+        // A host that vanishes without closing its connections (power cut, network
+        // partition) would hold its row locks until TCP keepalive notices, hours later;
+        // the server ends such a transaction after 10 s of silence.
+        idle_in_transaction_session_timeout: 10_000,
+      },
+    });
+    try {
+      await migratePostgres(sql, label, options.create ?? true);
+    } catch (error) {
+      await sql.close({ timeout: 0 });
+      throw openError(error, label, database);
+    }
+    return new PostgresStore(sql, label, options.clock ?? (() => new Date()), chargeTimeoutMs, groupsInFlight);
+  }
+
+  /** Charges committed and the transactions that carried them, since the store opened. */
+  get chargeStats(): { readonly groups: number; readonly items: number } {
+    return this.charges.stats;
+  }
+
+  private now(): string {
+    return this.clock().toISOString();
+  }
+
+  /** Runs a query, turning the errors of an unreachable database into StoreUnavailableError. */
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError("the store is closed");
+    try {
+      return await work();
+    } catch (error) {
+      if (isUnavailable(error)) {
+        throw new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  async createKey(name: string, plan: string): Promise<IssuedKey> {
+    const trimmed = name.trim();
+    const refused = keyNameError(trimmed);
+    if (refused) throw new StoreError(refused);
+    const secret = newSecret();
+    const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null };
+    const inserted = await this.guard(
+      () => this.sql`INSERT INTO keys (id, name, plan, secret_hash, created_at)
+        SELECT ${key.id}, ${key.name}, name, ${hashSecret(secret)}, ${key.createdAt}::timestamptz FROM plans WHERE name = ${plan}`,
+    );
+    // The plan's row takes a share lock from the foreign key, so it cannot vanish between.
+    if (inserted.count === 0) throw new StoreError(`there is no plan "${plan}"`);
+    return { key, secret };
+  }
+
+  /** Every key, revoked ones included, oldest first. */
+  async listKeys(): Promise<ApiKey[]> {
+    const rows = await this.guard(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, seq`));
+    return rows.map(toKey);
+  }
+
+  async getKey(id: string): Promise<ApiKey | null> {
+    const [row] = await this.guard(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1`, [id]));
+    return row ? toKey(row) : null;
+  }
+
+  async revokeKey(id: string): Promise<ApiKey | null> {
+    await this.guard(() => this.sql`UPDATE keys SET revoked_at = ${this.now()}::timestamptz WHERE id = ${id} AND revoked_at IS NULL`);
+    return this.getKey(id);
+  }
+
+  async rotateKey(id: string): Promise<IssuedKey | null> {
+    const secret = newSecret();
+    const [row] = await this.guard(() =>
+      this.sql.unsafe<KeyRow[]>(`UPDATE keys SET secret_hash = $2, rotated_at = $3::timestamptz WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`, [
+        id,
+        hashSecret(secret),
+        this.now(),
+      ]),
+    );
+    return row ? { key: toKey(row), secret } : null;
+  }
+
+  async setKeyPlan(id: string, plan: string): Promise<ApiKey | null> {
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        // FOR UPDATE: the key cannot be revoked, nor moved by another process, between
+        // the checks and the update; the plan's row is share-locked by the foreign key.
+        const [row] = await tx.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`, [id]);
+        if (!row) return null;
+        if (row.revoked_at !== null) throw new StoreError(`key ${id} was revoked on ${row.revoked_at.toISOString()}; a revoked key keeps its plan`);
+        const [known] = await tx`SELECT 1 AS yes FROM plans WHERE name = ${plan} FOR KEY SHARE`;
+        if (!known) throw new StoreError(`there is no plan "${plan}"`);
+        // Only a real change writes: an UPDATE to the same value would still move the
+        // change counter and make every server reload its keys for nothing.
+        if (row.plan === plan) return toKey(row);
+        await tx`UPDATE keys SET plan = ${plan} WHERE id = ${id}`;
+        return toKey({ ...row, plan });
+      }),
+    );
+  }
+
+  /** Every plan, by name. */
+  async listPlans(): Promise<Plan[]> {
+    const rows = await this.guard(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name COLLATE "C"`));
+    return rows.map(toPlan);
+  }
+
+  async getPlan(name: string): Promise<Plan | null> {
+    const [row] = await this.guard(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1`, [name]));
+    return row ? toPlan(row) : null;
+  }
+
+  async setPlan(name: string, changes: PlanChanges): Promise<Plan> {
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        const [existing] = await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1 FOR UPDATE`, [name]);
+        const plan = applyPlanChanges(name, existing ? toPlan(existing) : null, changes);
+        await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
+          VALUES (${plan.name}, ${plan.maxBatchSize}, ${plan.monthlyUnits}, ${plan.rateLimit})
+          ON CONFLICT (name) DO UPDATE SET max_batch_size = excluded.max_batch_size, monthly_units = excluded.monthly_units, rate_limit = excluded.rate_limit`;
+        return plan;
+      }),
+    );
+  }
+
+  async generation(): Promise<number> {
+    const [row] = await this.guard(() => this.sql`SELECT value FROM generation WHERE id = 1`);
+    return Number(row.value);
+  }
+
+  async authSnapshot(): Promise<AuthSnapshot> {
+    // One snapshot for both reads: a change committed between them would otherwise give
+    // new keys with the old generation, or old keys with the new one (and that change
+    // would never be reloaded).
+    return this.guard(() =>
+      this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+        const [generation] = await tx`SELECT value FROM generation WHERE id = 1`;
+        const rows = await tx.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`);
+        const keysByHash = new Map<string, ActiveKey>();
+        for (const row of rows) keysByHash.set(row.secret_hash, toActiveKey(row));
+        return { generation: Number(generation.value), keysByHash };
+      }),
+    );
+  }
+
+  async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
+    const [row] = await this.guard(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]));
+    return row ? toActiveKey(row) : null;
+  }
+
+  charge(charge: Charge): Promise<ChargeOutcome> {
+    if (this.closing) return Promise.reject(new StoreError("the store is closed"));
+    const refused = chargeError(charge);
+    if (refused) return Promise.reject(refused);
+    return this.charges.submit(charge);
+  }
+
+  /** One group's transaction (see the class comment). */
+  private applyGroup(group: readonly Charge[]): Promise<ChargeOutcome[]> {
+    const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
+    // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
+    for (const { keyId, period } of group) if (!usage.has(`${keyId} ${period}`)) usage.set(`${keyId} ${period}`, { keyId, period, used: 0, added: 0 });
+    const rows = [...usage.values()];
+    return this.sql.begin(async (tx) => {
+      const locked = await tx`INSERT INTO usage (key_id, period, used)
+        SELECT k, p, 0 FROM unnest(${tx.array(rows.map((row) => row.keyId), "TEXT")}, ${tx.array(rows.map((row) => row.period), "TEXT")}) AS t(k, p)
+        ORDER BY k COLLATE "C", p COLLATE "C"
+        ON CONFLICT (key_id, period) DO UPDATE SET used = usage.used
+        RETURNING key_id, period, used`;
+      for (const row of locked) usage.get(`${row.key_id} ${row.period}`)!.used = Number(row.used);
+      const outcomes = group.map(({ keyId, period, units, limit }): ChargeOutcome => {
+        const row = usage.get(`${keyId} ${period}`)!;
+        if (units === 0) return { ok: true, used: row.used };
+        if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
+        row.used += units;
+        row.added += units;
+        return { ok: true, used: row.used };
+      });
+      const added = rows.filter((row) => row.added > 0);
+      if (added.length > 0) {
+        await tx`UPDATE usage SET used = usage.used + d.added
+          FROM unnest(${tx.array(added.map((row) => row.keyId), "TEXT")}, ${tx.array(added.map((row) => row.period), "TEXT")}, ${tx.array(added.map((row) => row.added), "INT8")}) AS d(k, p, added)
+          WHERE usage.key_id = d.k AND usage.period = d.p`;
+      }
+      return outcomes;
+    });
+  }
+
+  async unitsUsed(keyId: string, period: string): Promise<number> {
+    const [row] = await this.guard(() => this.sql`SELECT used FROM usage WHERE key_id = ${keyId} AND period = ${period}`);
+    return row ? Number(row.used) : 0;
+  }
+
+  async exportState(): Promise<StateSnapshot> {
+    return this.guard(() =>
+      this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+        const plans = (await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name COLLATE "C"`)).map(toPlan);
+        const keys = (
+          await tx.unsafe<(KeyRow & { secret_hash: string; rotated_at: Date | null })[]>(
+            `SELECT ${KEY_COLUMNS}, secret_hash, rotated_at FROM keys ORDER BY created_at, seq`,
+          )
+        ).map((row): KeyRecord => ({ ...toKey(row), secretHash: row.secret_hash, rotatedAt: row.rotated_at?.toISOString() ?? null }));
+        const usage = (await tx`SELECT u.key_id, u.period, u.used FROM usage u JOIN keys k ON k.id = u.key_id WHERE u.used > 0 ORDER BY k.created_at, k.seq, u.period`).map(
+          (row: { key_id: string; period: string; used: string }): UsageRecord => ({ keyId: row.key_id, period: row.period, used: Number(row.used) }),
+        );
+        return { plans, keys, usage };
+      }),
+    );
+  }
+
+  async importState(snapshot: StateSnapshot, options: ImportOptions = {}): Promise<void> {
+    checkSnapshot(snapshot);
+    await this.guard(() =>
+      this.sql.begin(async (tx) => {
+        // EXCLUSIVE: nobody writes these tables until COMMIT (readers carry on), so no key
+        // appears between the check and the copy, and running servers' charges wait.
+        await tx`LOCK TABLE plans, keys, usage IN EXCLUSIVE MODE`;
+        const [held] = await tx`SELECT count(*)::int AS n FROM keys`;
+        if (held.n > 0 && !options.replace) {
+          throw new StoreError(`${this.label} holds ${held.n} key${held.n === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
+        }
+        if (options.replace) {
+          await tx`DELETE FROM usage`;
+          await tx`DELETE FROM keys`;
+          await tx`DELETE FROM plans`;
+        }
+        for (const plans of chunks(snapshot.plans)) {
+          await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
+            SELECT * FROM unnest(${tx.array(plans.map((p) => p.name), "TEXT")}, ${tx.array(plans.map((p) => p.maxBatchSize), "INT4")},
+                                 ${tx.array(plans.map((p) => p.monthlyUnits), "INT8")}, ${tx.array(plans.map((p) => p.rateLimit), "INT4")})
+            ON CONFLICT (name) DO UPDATE SET max_batch_size = excluded.max_batch_size, monthly_units = excluded.monthly_units, rate_limit = excluded.rate_limit`;
+        }
+        for (const keys of chunks(snapshot.keys)) {
+          // In the snapshot's order, which seq keeps: keys created in the same millisecond list as they did.
+          await tx`INSERT INTO keys (id, name, plan, secret_hash, created_at, revoked_at, rotated_at)
+            SELECT id, name, plan, secret_hash, created_at::timestamptz, revoked_at::timestamptz, rotated_at::timestamptz
+            FROM unnest(${tx.array(keys.map((k) => k.id), "TEXT")}, ${tx.array(keys.map((k) => k.name), "TEXT")}, ${tx.array(keys.map((k) => k.plan), "TEXT")},
+                        ${tx.array(keys.map((k) => k.secretHash), "TEXT")}, ${tx.array(keys.map((k) => k.createdAt), "TEXT")},
+                        ${tx.array(keys.map((k) => k.revokedAt), "TEXT")}, ${tx.array(keys.map((k) => k.rotatedAt), "TEXT")})
+              WITH ORDINALITY AS t(id, name, plan, secret_hash, created_at, revoked_at, rotated_at, n)
+            ORDER BY n`;
+        }
+        for (const usage of chunks(snapshot.usage)) {
+          await tx`INSERT INTO usage (key_id, period, used)
+            SELECT * FROM unnest(${tx.array(usage.map((u) => u.keyId), "TEXT")}, ${tx.array(usage.map((u) => u.period), "TEXT")}, ${tx.array(usage.map((u) => u.used), "INT8")})`;
+        }
+      }),
+    );
+  }
+
+  /** Commits the charges still queued, then closes the connections. Closing twice is harmless. */
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    await this.charges.drain();
+    this.closed = true;
+    await this.sql.close({ timeout: 5 });
+  }
+}
+
+/** An error of open(), with the database named without its password. */
+function openError(error: unknown, label: string, database: string): Error {
+  if (error instanceof StoreError) return error;
+  const message = redactUrl((error as Error)?.message ?? String(error));
+  const errno = (error as { errno?: unknown })?.errno;
+  // 3D000: invalid_catalog_name, the database does not exist.
+  if (errno === "3D000") return new StateNotFoundError(`${label}: the database "${database}" does not exist; create it first (createdb, or CREATE DATABASE)`);
+  if (isUnavailable(error)) return new StoreUnavailableError(`cannot reach the state database at ${label}: ${message}`, { cause: error });
+  return new Error(`the state database at ${label}: ${message}`, { cause: error });
+}
+
+function chunks<T>(rows: readonly T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += IMPORT_CHUNK) out.push(rows.slice(i, i + IMPORT_CHUNK));
+  return out;
+}
+
+function toKey(row: KeyRow): ApiKey {
+  return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+}
+
+function toActiveKey(row: ActiveKeyRow): ActiveKey {
+  return { key: toKey(row), plan: toPlan({ ...row, name: row.plan }) };
+}
+
+function toPlan(row: PlanRow): Plan {
+  return {
+    name: row.name,
+    maxBatchSize: row.max_batch_size,
+    monthlyUnits: row.monthly_units === null ? null : Number(row.monthly_units),
+    rateLimit: row.rate_limit,
+  };
+}

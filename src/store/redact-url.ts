@@ -1,0 +1,24 @@
+/**
+ * Passwords out of text that may hold a URL: a state location (`postgres://user:pw@host/db`)
+ * is printed in start-up lines and error messages, and its password must never be.
+ */
+
+/**
+ * `scheme://user:password@`. The password runs to the last `@` of the whitespace-free run
+ * of text: a URL parser takes the last `@` before the host, so a password holding `@` or
+ * `:` is cut whole. (Text after the URL that holds an `@` of its own is hidden too: too
+ * much hidden is harmless, too little is not.)
+ */
+const USERINFO_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*):\S*@/gi;
+/** A password given as a query parameter, as libpq's `?password=` takes it. */
+const QUERY_PASSWORD = /([?&]password=)[^&#\s]*/gi;
+
+/** `text` with every password in a URL in it replaced by `***`. */
+export function redactUrl(text: string): string {
+  return text.replace(USERINFO_PASSWORD, "$1:***@").replace(QUERY_PASSWORD, "$1***");
+}
+
+/** Whether a --state location names a PostgreSQL database rather than a SQLite file. */
+export function isPostgresUrl(location: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(location);
+}
