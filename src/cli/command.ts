@@ -19,3 +19,11 @@ export interface Command {
   readonly help: string;
   run(argv: readonly string[], context: CliContext): Promise<number>;
 }
+
+/**
+ * A command's refusal (no such key, a key revoked already, …): the command line prints
+ * the message as it is and exits 1. The command has changed nothing.
+ */
+export class CommandFailed extends Error {
+  override readonly name = "CommandFailed";
+}

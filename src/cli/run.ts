@@ -1,8 +1,8 @@
 import { BUILD_DATE, VERSION } from "../build-info.ts";
-import { RangeIndex } from "../index/range-index.ts";
 import { ConfigError } from "../config/config-error.ts";
-import { StoreError } from "../store/store.ts";
-import type { CliContext, Command } from "./command.ts";
+import { StateNotFoundError, StoreError } from "../store/store.ts";
+import { howToRun } from "./command-name.ts";
+import { CommandFailed, type CliContext, type Command } from "./command.ts";
 import { backupCommand } from "./commands/backup.ts";
 import { DATA_COMMANDS } from "./commands/data.ts";
 import { KEY_COMMANDS } from "./commands/keys.ts";
@@ -11,6 +11,7 @@ import { PLAN_COMMANDS } from "./commands/plans.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { usageCommand } from "./commands/usage.ts";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./io.ts";
+import { openIndex } from "./open-data.ts";
 
 interface Group {
   readonly name: string;
@@ -19,13 +20,13 @@ interface Group {
 }
 
 const GROUPS: readonly Group[] = [
-  { name: "keys", summary: "create, list, revoke and rotate API keys", commands: KEY_COMMANDS },
+  { name: "keys", summary: "create, list, revoke and rotate API keys, or move one to another plan", commands: KEY_COMMANDS },
   { name: "plans", summary: "list plans, create or change one", commands: PLAN_COMMANDS },
   { name: "data", summary: "the IP range data set", commands: DATA_COMMANDS },
 ];
 const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand, backupCommand];
 
-function mainHelp(): string {
+function mainHelp(context: CliContext): string {
   const rows = [
     ...COMMANDS.map((command) => [command.name, command.summary]),
     ...GROUPS.flatMap((group) => group.commands.map((command) => [`${group.name} ${command.name}`, command.summary])),
@@ -36,7 +37,7 @@ Usage: iplookup COMMAND [flags]
 
 ${rows.map(([name, summary]) => `  ${name!.padEnd(16)}${summary}`).join("\n")}
 
-'iplookup COMMAND --help' tells more. Every flag also has an environment variable
+'${howToRun(context, "COMMAND --help")}' tells more. Every flag also has an environment variable
 (IPLOOKUP_PORT, IPLOOKUP_STATE, ...).`;
 }
 
@@ -50,7 +51,7 @@ function groupHelp(group: Group): string {
 export async function runCli(argv: readonly string[], context: CliContext): Promise<number> {
   const [first, ...rest] = argv;
   if (first === undefined || first === "--help" || first === "-h" || first === "help") {
-    context.io.out(mainHelp());
+    context.io.out(mainHelp(context));
     return first === undefined ? EXIT_USAGE : EXIT_OK;
   }
   if (first === "--version" || first === "-v") {
@@ -67,10 +68,10 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
       return sub === undefined ? EXIT_USAGE : EXIT_OK;
     }
     command = group.commands.find((candidate) => candidate.name === sub);
-    if (!command) return usageError(`unknown command "${first} ${sub}"; see 'iplookup ${first} --help'`, context);
+    if (!command) return usageError(`unknown command "${first} ${sub}"; see '${howToRun(context, `${first} --help`)}'`, context);
     args = subArgs;
   }
-  if (!command) return usageError(`unknown command "${first}"; see 'iplookup --help'`, context);
+  if (!command) return usageError(`unknown command "${first}"; see '${howToRun(context, "--help")}'`, context);
   if (args.includes("--help") || args.includes("-h")) {
     context.io.out(command.help);
     return EXIT_OK;
@@ -79,6 +80,17 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
     return await command.run(args, context);
   } catch (error) {
     if (error instanceof ConfigError) return usageError(error.message, context);
+    if (error instanceof CommandFailed) {
+      context.io.err(`iplookup: ${error.message}`);
+      return EXIT_FAILED;
+    }
+    // Before StoreError, which it is: a missing state is not a bad value but a wrong place.
+    if (error instanceof StateNotFoundError) {
+      context.io.err(
+        `iplookup: ${error.message}; check --state or IPLOOKUP_STATE (a new state file is made by '${howToRun(context, "keys create --name NAME")}')`,
+      );
+      return EXIT_FAILED;
+    }
     if (error instanceof StoreError) {
       context.io.err(`iplookup: ${error.message}`);
       return EXIT_USAGE;
@@ -97,7 +109,7 @@ function usageError(message: string, context: CliContext): number {
 function versionText(context: CliContext): string {
   const lines = [`iplookup ${VERSION}`, `built: ${BUILD_DATE ?? "from source"}`];
   try {
-    const info = RangeIndex.open(context.defaultDataPath).info;
+    const info = openIndex(context.defaultDataPath).info;
     lines.push(`data: ${info.sources.map((source) => `${source.origin} ${source.version}`).join(", ")} (built ${info.builtAt})`);
   } catch (error) {
     lines.push(`data: not available (${(error as Error).message})`);

@@ -1,29 +1,71 @@
-import { existsSync, rmSync } from "node:fs";
+import { existsSync, rmdirSync, rmSync } from "node:fs";
+import { dirname } from "node:path";
+import { isFilePath } from "../config/paths.ts";
 import { readSetting } from "../config/settings.ts";
 import { SqliteStore } from "../store/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
+/** How a command opens the state. */
+export interface WithStoreOptions {
+  /**
+   * Whether a state that does not exist yet is created (`keys create`, `plans set`).
+   * Commands that only read or change what is there pass false: a mistyped --state is
+   * then refused (StateNotFoundError, exit 1) and nothing is created (CONTRACT §12).
+   */
+  readonly create: boolean;
+}
+
 /**
- * Opens the state file named by `--state` / IPLOOKUP_STATE, runs `work`, and closes it.
- * A command that fails on a state file it had to create removes it again, so a refused
- * command leaves nothing behind.
+ * Opens the state named by `--state` / IPLOOKUP_STATE, runs `work`, and closes it.
+ * A command that fails on a state file it had to create removes it again, with the
+ * directories made for it, so a refused command leaves nothing behind.
  */
 export async function withStore<T>(
   flags: Readonly<Record<string, unknown>>,
   context: CliContext,
+  options: WithStoreOptions,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
   const path = readSetting("state", flags, context.env);
-  const existed = existsSync(path);
-  const store = SqliteStore.open(path);
+  const created = isFilePath(path) ? missingFiles(path) : [];
+  let store: Store;
+  try {
+    store = SqliteStore.open(path, { create: options.create });
+  } catch (error) {
+    removeCreated(created);
+    throw error;
+  }
   try {
     const result = await work(store);
     await store.close();
     return result;
   } catch (error) {
     await store.close();
-    if (!existed) for (const suffix of ["", "-wal", "-shm"]) rmSync(path + suffix, { force: true });
+    removeCreated(created);
     throw error;
+  }
+}
+
+/** The state file and its directories that do not exist yet, the file first, then deepest first. */
+function missingFiles(path: string): string[] {
+  if (existsSync(path)) return [];
+  const missing = [path];
+  for (let directory = dirname(path); !existsSync(directory) && directory !== dirname(directory); directory = dirname(directory)) {
+    missing.push(directory);
+  }
+  return missing;
+}
+
+function removeCreated([file, ...directories]: readonly string[]): void {
+  if (file === undefined) return;
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(file + suffix, { force: true });
+  // rmdir, never a recursive removal: a directory someone else has put a file in since stays.
+  for (const directory of directories) {
+    try {
+      rmdirSync(directory);
+    } catch {
+      return;
+    }
   }
 }

@@ -36,14 +36,14 @@ export function measureImport(): ImportFigures[] {
       const child = Bun.spawnSync([process.execPath, MAIN, "data", "import", "--json", "--data", path, ...args], { stdout: "pipe", stderr: "pipe" });
       const seconds = (performance.now() - began) / 1000;
       if (child.exitCode !== 0) throw new Error(`data import failed: ${child.stderr.toString()}`);
-      const info = JSON.parse(child.stdout.toString()) as { segmentsV4: number; segmentsV6: number; records: number };
+      const info = JSON.parse(child.stdout.toString()) as { segments_v4: number; segments_v6: number; records: number };
       return {
         name,
         seconds,
         peakRssMiB: (child.resourceUsage?.maxRSS ?? 0) / 2 ** 20, // bytes
         fileMiB: statSync(path).size / 2 ** 20,
         loadMs: loadMs(path),
-        segments: info.segmentsV4 + info.segmentsV6,
+        segments: info.segments_v4 + info.segments_v6,
         records: info.records,
       };
     });

@@ -75,10 +75,10 @@ describe("data import", () => {
 
     const info = JSON.parse(cli(["data", "info", "--json", "--data", path]).stdout);
     expect(info.fields).toEqual(["asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone"]);
-    expect(info.dataVersion).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/);
+    expect(info.data_version).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/);
     expect(info.sources).toMatchObject([
-      { name: "Test city", format: "city-csv", license: "CC0", attribution: "made by the test", rowsV4: 2, rowsV6: 1, rangesV4: 2, rangesV6: 1 },
-      { name: "ip2asn-combined.tsv", format: "iptoasn-tsv", license: "not stated", rowsV4: 2, rowsV6: 1, fields: ["asn", "as_name", "country_code"] },
+      { name: "Test city", format: "city-csv", license: "CC0", attribution: "made by the test", rows_v4: 2, rows_v6: 1, ranges_v4: 2, ranges_v6: 1 },
+      { name: "ip2asn-combined.tsv", format: "iptoasn-tsv", license: "not stated", rows_v4: 2, rows_v6: 1, fields: ["asn", "as_name", "country_code"] },
     ]);
     const text = cli(["data", "info", "--data", path]).stdout;
     expect(text).toContain("1. Test city");
@@ -107,7 +107,7 @@ describe("data import", () => {
         first = await ask("1.0.0.1");
       }
       const firstVersion = first.headers.get("x-data-version");
-      expect(firstVersion).toBe(JSON.parse(cli(["data", "info", "--json", "--data", path]).stdout).dataVersion);
+      expect(firstVersion).toBe(JSON.parse(cli(["data", "info", "--json", "--data", path]).stdout).data_version);
       expect(await first.json()).toMatchObject({ ip: "1.0.0.1", found: true, country_code: "AU", city: "Brisbane" });
       const missing = await ask("9.9.9.9");
       expect(await missing.json()).toMatchObject({ found: false, network: null, city: null, latitude: null, time_zone: null });

@@ -1,7 +1,12 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { ConfigError } from "../../config/config-error.ts";
+import { absolutePath, isFilePath } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
+import { schemaVersion } from "../../store/schema.ts";
+import { StateNotFoundError, StoreError } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
@@ -14,24 +19,108 @@ export const backupCommand: Command = {
 
 Writes a consistent copy of the state file (keys, plans, usage) to FILE, which must not
 exist yet. Safe while servers are running: SQLite's VACUUM INTO reads one snapshot,
-and writers carry on meanwhile.
+and writers carry on meanwhile. The copy is readable by its owner only; it appears
+under its name only once it is complete, and a failed backup leaves nothing behind.
 
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
-    const target = positionals[0] as string;
+    const target = absolutePath(positionals[0] as string);
     const state = readSetting("state", flags, context.env);
-    if (!existsSync(state)) throw new ConfigError(`there is no state file at ${state}`);
+    if (!isFilePath(state)) throw new ConfigError(`backup copies a SQLite state file; ${state} is not one`);
+    if (!isFilePath(target)) throw new ConfigError(`the backup is written to a file; ${target} is not one`);
+    if (!existsSync(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
     if (existsSync(target)) throw new ConfigError(`${target} exists already; choose a new file`);
-    const db = new Database(state, { readonly: true });
-    try {
-      db.run("PRAGMA busy_timeout = 10000");
-      db.query("VACUUM INTO ?1").run(target);
-    } finally {
-      db.close();
-    }
-    chmodSync(target, 0o600);
+    if (!isDirectory(dirname(target))) throw new ConfigError(`there is no directory ${dirname(target)} to write ${basename(target)} in`);
+    backUp(state, target);
     context.io.out(`Backed up ${state} to ${target}.`);
     return EXIT_OK;
   },
 };
+
+/**
+ * Copies the state file to `target` through a file beside it: created owner-only (0600)
+ * and exclusively before the first byte is written, filled by VACUUM INTO (which accepts
+ * an empty file and keeps its mode), flushed to disk, then linked to its name. So the
+ * copy is never readable by others, `target` names only a complete copy (a backup cut
+ * short by a crash or a full disk is never mistaken for one), and a failure removes the
+ * partial copy.
+ */
+function backUp(state: string, target: string): void {
+  const partial = join(dirname(target), `.${basename(target)}.partial-${randomBytes(6).toString("hex")}`);
+  closeSync(openSync(partial, "wx", 0o600));
+  try {
+    vacuumInto(state, partial);
+    const fd = openSync(partial, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    publish(partial, target);
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof StoreError) throw error;
+    throw new Error(`cannot back up ${state} to ${target}: ${(error as Error).message}; nothing was written`);
+  } finally {
+    for (const suffix of ["", "-journal", "-wal", "-shm"]) rmSync(partial + suffix, { force: true });
+  }
+  syncDirectory(dirname(target));
+}
+
+function vacuumInto(state: string, into: string): void {
+  let db: Database;
+  try {
+    db = new Database(state, { readonly: true });
+  } catch (error) {
+    if (!existsSync(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
+    throw error;
+  }
+  try {
+    db.run("PRAGMA busy_timeout = 10000");
+    // A file that is not a state file is refused before anything is copied.
+    schemaVersion(db, state);
+    db.query("VACUUM INTO ?1").run(into);
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${state} is not an iplookup state file (not a SQLite database)`);
+    throw error;
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Gives the complete copy its name without ever replacing a file: link(2) fails if the
+ * name exists, even one made a moment ago by someone else. On a file system without hard
+ * links, a rename after one more look is the best there is.
+ */
+function publish(partial: string, target: string): void {
+  try {
+    linkSync(partial, target);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") throw new ConfigError(`${target} exists already; choose a new file`);
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP") throw error;
+    if (existsSync(target)) throw new ConfigError(`${target} exists already; choose a new file`);
+    renameSync(partial, target);
+  }
+}
+
+/** Makes the new name durable too; a file system that cannot sync a directory is left as it is. */
+function syncDirectory(directory: string): void {
+  try {
+    const fd = openSync(directory, "r");
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {}
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -10,6 +10,7 @@ import { writeDataFile } from "../../importer/data-file.ts";
 import { delimitedFormatHelp } from "../../importer/delimited/formats.ts";
 import { LICENSE_NOT_STATED } from "../../importer/describe-source.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
+import { dataInfoJson } from "../data-info-json.ts";
 import { parseImportArgs } from "../import-args.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
@@ -69,7 +70,7 @@ Source options, each for the FILE that follows it:
     progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
     const seconds = (performance.now() - began) / 1000;
     if (args.json) {
-      context.io.out(JSON.stringify({ path, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...info }));
+      context.io.out(JSON.stringify({ path, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...dataInfoJson(info) }));
       return EXIT_OK;
     }
     const lines = [

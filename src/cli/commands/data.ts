@@ -1,5 +1,7 @@
+import { isEmbedded } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
 import { parseCommandArgs } from "../args.ts";
+import { dataFileText, dataInfoJson } from "../data-info-json.ts";
 import { DATA_FLAG_HELP } from "../flag-help.ts";
 import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
@@ -22,12 +24,13 @@ ${DATA_FLAG_HELP}`,
     const path = readSetting("data", flags, context.env, context.defaultDataPath);
     const dataInfo = openIndex(path).info;
     if (flags.json) {
-      context.io.out(JSON.stringify({ path, ...dataInfo }));
+      const embedded = isEmbedded(path);
+      context.io.out(JSON.stringify({ path: embedded ? null : path, embedded, ...dataInfoJson(dataInfo) }));
       return EXIT_OK;
     }
     const count = (n: number) => n.toLocaleString("en-US");
     const lines = [
-      `Data file: ${path}`,
+      `Data file: ${dataFileText(path)}`,
       `Built: ${dataInfo.builtAt}   data version: ${dataInfo.dataVersion}`,
       `Fields: ${dataInfo.fields.join(", ")}`,
       `Segments: ${count(dataInfo.segmentsV4)} IPv4, ${count(dataInfo.segmentsV6)} IPv6; ${count(dataInfo.records)} distinct records`,

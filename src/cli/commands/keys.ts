@@ -1,12 +1,12 @@
 import { ConfigError } from "../../config/config-error.ts";
-import type { ApiKey, IssuedKey } from "../../store/store.ts";
+import { StoreError, type ApiKey, type IssuedKey, type Store } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
+import { howToRun } from "../command-name.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
-import type { CliContext, Command } from "../command.ts";
-import { EXIT_FAILED, EXIT_OK } from "../io.ts";
+import { CommandFailed, type CliContext, type Command } from "../command.ts";
+import { EXIT_OK } from "../io.ts";
 import { formatTable } from "../table.ts";
 import { withStore } from "../with-store.ts";
-
 
 function keyJson(key: ApiKey) {
   return { id: key.id, name: key.name, plan: key.plan, created_at: key.createdAt, revoked_at: key.revokedAt };
@@ -40,7 +40,7 @@ ${STATE_FLAG_HELP}`,
     const name = typeof flags.name === "string" ? flags.name.trim() : "";
     if (name === "") throw new ConfigError("--name is required and must not be empty");
     const plan = typeof flags.plan === "string" ? flags.plan : "free";
-    const issued = await withStore(flags, context, (store) => store.createKey(name, plan));
+    const issued = await withStore(flags, context, { create: true }, (store) => store.createKey(name, plan));
     printIssued(issued, flags.json === true, context, "Created");
     return EXIT_OK;
   },
@@ -57,11 +57,11 @@ Lists every key, revoked ones included, with its plan. Secrets are never shown.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const keys = await withStore(flags, context, (store) => store.listKeys());
+    const keys = await withStore(flags, context, { create: false }, (store) => store.listKeys());
     if (flags.json) {
       context.io.out(JSON.stringify(keys.map(keyJson)));
     } else if (keys.length === 0) {
-      context.io.out("No keys yet. Create one with: iplookup keys create --name NAME");
+      context.io.out(`No keys yet. Create one with: ${howToRun(context, "keys create --name NAME")}`);
     } else {
       const rows = keys.map((key) => [key.id, key.name, key.plan, key.createdAt, key.revokedAt ? `revoked ${key.revokedAt}` : "active"]);
       context.io.out(formatTable(["ID", "NAME", "PLAN", "CREATED", "STATUS"], rows));
@@ -70,21 +70,36 @@ ${STATE_FLAG_HELP}`,
   },
 };
 
+function noSuchKey(id: string, context: CliContext): CommandFailed {
+  return new CommandFailed(`no key ${id} (see '${howToRun(context, "keys list")}')`);
+}
+
+/** The key a command changes: refused when it does not exist or is revoked. */
+async function activeKey(store: Store, id: string, context: CliContext): Promise<ApiKey> {
+  const key = await store.getKey(id);
+  if (!key) throw noSuchKey(id, context);
+  if (key.revokedAt) throw new CommandFailed(`key ${id} (${key.name}) was revoked on ${key.revokedAt} already`);
+  return key;
+}
+
 const revoke: Command = {
   name: "revoke",
   summary: "revoke a key (a running server refuses it within a second)",
   help: `Usage: iplookup keys revoke ID
 
-Revokes a key for good; a running server refuses it within a second.
+Revokes a key for good; a running server refuses it within a second. An unknown ID, or
+a key revoked already, exits 1 and changes nothing.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
     const id = positionals[0] as string;
-    const key = await withStore(flags, context, (store) => store.revokeKey(id));
-    if (!key) {
-      context.io.err(`iplookup: no key ${id} (see 'iplookup keys list')`);
-      return EXIT_FAILED;
-    }
+    const key = await withStore(flags, context, { create: false }, async (store) => {
+      await activeKey(store, id, context);
+      // Null only if the key was deleted in between; a revocation in between is harmless.
+      const revoked = await store.revokeKey(id);
+      if (!revoked) throw noSuchKey(id, context);
+      return revoked;
+    });
     context.io.out(`Revoked key ${key.id} (${key.name}).`);
     return EXIT_OK;
   },
@@ -96,21 +111,59 @@ const rotate: Command = {
   help: `Usage: iplookup keys rotate ID [--json]
 
 Gives an active key a new secret and prints it once. The key keeps its id, plan and
-usage; the old secret stops working on a running server within a second.
+usage; the old secret stops working on a running server within a second. An unknown ID,
+or a revoked key, exits 1 and changes nothing.
 
   --json           print {"id","key","name","plan"}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
     const id = positionals[0] as string;
-    const issued = await withStore(flags, context, (store) => store.rotateKey(id));
-    if (!issued) {
-      context.io.err(`iplookup: no active key ${id} (see 'iplookup keys list')`);
-      return EXIT_FAILED;
-    }
+    const issued = await withStore(flags, context, { create: false }, async (store) => {
+      await activeKey(store, id, context);
+      const rotated = await store.rotateKey(id);
+      if (!rotated) throw new CommandFailed(`key ${id} was revoked or deleted meanwhile; nothing changed`);
+      return rotated;
+    });
     printIssued(issued, flags.json === true, context, "Rotated");
     return EXIT_OK;
   },
 };
 
-export const KEY_COMMANDS: readonly Command[] = [create, list, revoke, rotate];
+const setPlan: Command = {
+  name: "set-plan",
+  summary: "move a key to another plan; its secret stays",
+  help: `Usage: iplookup keys set-plan ID PLAN [--json]
+
+Moves an active key to another plan. The key keeps its secret, id and this month's
+usage, now counted against the new plan's limits; a running server applies the new
+plan within a second. An unknown ID or PLAN, or a revoked key, exits 1 and changes
+nothing.
+
+  --json           print the key: {"id","name","plan","created_at","revoked_at"}
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [2, 2] });
+    const [id, plan] = positionals as [string, string];
+    const outcome = await withStore(flags, context, { create: false }, async (store) => {
+      const key = await activeKey(store, id, context);
+      if (!(await store.getPlan(plan))) throw new CommandFailed(`there is no plan "${plan}" (see '${howToRun(context, "plans list")}')`);
+      if (key.plan === plan) return { key, changed: false };
+      let moved: ApiKey | null;
+      try {
+        // Checked again under the write lock: a revocation made meanwhile refuses the move.
+        moved = await store.setKeyPlan(id, plan);
+      } catch (error) {
+        throw error instanceof StoreError ? new CommandFailed(error.message) : error;
+      }
+      if (!moved) throw noSuchKey(id, context);
+      return { key: moved, changed: true };
+    });
+    if (flags.json) context.io.out(JSON.stringify(keyJson(outcome.key)));
+    else if (outcome.changed) context.io.out(`Key ${id} (${outcome.key.name}) is now on plan ${plan}; its secret is unchanged.`);
+    else context.io.out(`Key ${id} (${outcome.key.name}) is on plan ${plan} already; nothing changed.`);
+    return EXIT_OK;
+  },
+};
+
+export const KEY_COMMANDS: readonly Command[] = [create, list, revoke, rotate, setPlan];

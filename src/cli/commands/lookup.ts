@@ -1,4 +1,5 @@
 import { readSetting } from "../../config/settings.ts";
+import type { Address } from "../../address/address.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { LookupService } from "../../lookup/lookup-service.ts";
 import { parseCommandArgs } from "../args.ts";
@@ -10,27 +11,38 @@ import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 export const lookupCommand: Command = {
   name: "lookup",
   summary: "look addresses up offline (no server, no key)",
-  help: `Usage: iplookup lookup IP... [--data PATH]
+  help: `Usage: iplookup lookup IP... [--json] [--data PATH]
 
 Looks addresses up in the data file directly, without a server or a key, and prints
 one LookupResult as JSON per line. Addresses that are not valid public addresses are
 reported on stderr, and the exit code is then 1.
 
+  --json           print what the API answers: for one IP the LookupResult of
+                   POST /v1/lookup, for several {"results":[...]} as POST
+                   /v1/lookup/batch does; like the API, nothing is printed when
+                   any IP is refused
 ${DATA_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data"], positionals: [1, Number.MAX_SAFE_INTEGER] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"], positionals: [1, Number.MAX_SAFE_INTEGER] });
     const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath));
     const service = new LookupService(() => index);
+    const addresses: Address[] = [];
     let failed = false;
     for (const text of positionals) {
       try {
-        const [result] = service.lookup(service.resolve([text]));
-        context.io.out(JSON.stringify(result));
+        const [address] = service.resolve([text]);
+        addresses.push(address as Address);
+        if (!flags.json) context.io.out(JSON.stringify(service.lookup([address as Address])[0]));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         failed = true;
         context.io.err(`iplookup: ${error.detail}`);
       }
+    }
+    if (flags.json && !failed) {
+      // The API's own writer, so the bytes are the ones a server would send.
+      const { body } = service.lookupJson(addresses, addresses.length > 1);
+      context.io.out(new TextDecoder().decode(body));
     }
     return failed ? EXIT_FAILED : EXIT_OK;
   },

@@ -28,7 +28,7 @@ Lists the plans: largest batch, units a month and requests a second.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const plans = await withStore(flags, context, (store) => store.listPlans());
+    const plans = await withStore(flags, context, { create: false }, (store) => store.listPlans());
     if (flags.json) {
       context.io.out(JSON.stringify(plans.map(planJson)));
     } else {
@@ -61,7 +61,7 @@ ${STATE_FLAG_HELP}`,
     if (typeof flags["max-batch"] === "string") changes.maxBatchSize = parsePositive(flags["max-batch"], "--max-batch");
     if (typeof flags["monthly-units"] === "string") changes.monthlyUnits = parseLimit(flags["monthly-units"], "--monthly-units");
     if (typeof flags["rate-limit"] === "string") changes.rateLimit = parseLimit(flags["rate-limit"], "--rate-limit");
-    const plan = await withStore(flags, context, (store) => store.setPlan(positionals[0] as string, changes));
+    const plan = await withStore(flags, context, { create: true }, (store) => store.setPlan(positionals[0] as string, changes));
     context.io.out(
       `Plan ${plan.name}: max batch ${formatLimit(plan.maxBatchSize)}, ${formatLimit(plan.monthlyUnits)} units a month, ${formatLimit(plan.rateLimit)} requests a second.`,
     );

@@ -1,6 +1,7 @@
 import { usageReport, type UsageReport } from "../../access/usage-report.ts";
 import type { Store } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
+import { howToRun } from "../command-name.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
@@ -32,9 +33,9 @@ ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [0, 1] });
     const id = positionals[0];
-    const reports = await withStore(flags, context, (store) => reportsFor(store, id, context.now()));
+    const reports = await withStore(flags, context, { create: false }, (store) => reportsFor(store, id, context.now()));
     if (!reports) {
-      context.io.err(`iplookup: no key ${id} (see 'iplookup keys list')`);
+      context.io.err(`iplookup: no key ${id} (see '${howToRun(context, "keys list")}')`);
       return EXIT_FAILED;
     }
     if (flags.json) {
