@@ -38,6 +38,10 @@ test("the binary alone serves, manages keys and looks addresses up", async () =>
 
   const offline = run(["lookup", "1.1.1.1"]);
   expect(JSON.parse(offline.stdout)).toMatchObject({ asn: 13335, country_code: "AU" });
+  // Hints name the binary as it is run, and its data as embedded, not by an internal path.
+  expect(run(["keys", "list"])).toMatchObject({ code: 1, stderr: expect.stringContaining("(a new state file is made by 'iplookup keys create --name NAME')") });
+  expect(run(["data", "info"]).stdout).toContain("Data file: embedded in the binary\n");
+  expect(JSON.parse(run(["data", "info", "--json"]).stdout)).toMatchObject({ path: null, embedded: true, data_version: expect.any(String) });
 
   // The start-up line (which names the URL) is written at every level but silent.
   server = await startServerProcess(["--log-level", "warn"], { command: [binary], env: bareEnv });
