@@ -2,4 +2,6 @@
 import embeddedData from "../data/iplookup-data.db" with { type: "file" };
 import { main } from "./cli/entry.ts";
 
-await main({ dataPath: embeddedData, selfCommand: [process.execPath] });
+// The worker threads' module is compiled in beside this one (see build/compile.ts), under
+// the binary's virtual root, where a relative path finds it.
+await main({ dataPath: embeddedData, selfCommand: [process.execPath], workerEntry: "./serve/worker-thread.ts" });

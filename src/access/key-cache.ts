@@ -7,7 +7,9 @@ import { hashSecret } from "../store/secret.ts";
  * Invariant: the cache is at most `pollMs` behind the store. It polls the store's change
  * counter, which any process (the CLI included) bumps when it changes a key or a plan,
  * and reloads the whole snapshot when the counter moved; so a revoked or rotated key, or
- * a changed plan, takes effect within a second without a restart.
+ * a changed plan, takes effect within a second without a restart. A secret the cache
+ * does not know is looked up in the store itself (`lookUp`), so a key created a moment
+ * ago works on its very first request.
  */
 export class KeyCache {
   private snapshot: AuthSnapshot;
@@ -33,6 +35,19 @@ export class KeyCache {
     if (known) return known;
     const active = this.snapshot.keysByHash.get(hashSecret(secret)) ?? null;
     if (active) this.bySecret.set(secret, active);
+    return active;
+  }
+
+  /**
+   * Looks a secret the cache does not know up in the store, and keeps the key found. The
+   * caller bounds how often this may happen (the gate's throttle of failed keys per peer).
+   */
+  async lookUp(secret: string): Promise<ActiveKey | null> {
+    const cache = this.bySecret;
+    const active = await this.store.findActiveKey(hashSecret(secret));
+    // A snapshot loaded meanwhile started a new cache: what was read before it may be
+    // stale (revoked since), and the new snapshot has the key if it is still active.
+    if (active && cache === this.bySecret) cache.set(secret, active);
     return active;
   }
 

@@ -19,6 +19,9 @@ const result = Bun.spawnSync(
     process.execPath,
     "build",
     join(root, "src", "main-binary.ts"),
+    // The worker threads' entry, compiled in beside the main one (new Worker finds it by
+    // the same relative URL in the binary as in the source tree).
+    join(root, "src", "serve", "worker-thread.ts"),
     "--compile",
     // No --minify: with it, Bun 1.4.4's compiled binary skipped the start-up line at
     // --log-level warn (the same bundle run by bun printed it).

@@ -7,8 +7,10 @@ export interface CliContext {
   readonly now: () => Date;
   /** The data file used when neither --data nor IPLOOKUP_DATA names one. */
   readonly defaultDataPath: string;
-  /** The command that starts this program again (for `serve --workers`). */
+  /** The command that starts this program again (hints name it as the user runs it). */
   readonly selfCommand: readonly string[];
+  /** The module worker threads start from, where it is not beside the server's own (the compiled binary). */
+  readonly workerEntry?: string;
 }
 
 /** A command or a group's sub-command: `run` resolves to the exit code. */

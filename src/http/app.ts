@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import type { Cidr } from "../address/cidr.ts";
 import type { KeyCache } from "../access/key-cache.ts";
 import { Meter, type Metered } from "../access/meter.ts";
-import { RateLimiter } from "../access/rate-limiter.ts";
+import { monotonicMs, RateLimiter } from "../access/rate-limiter.ts";
 import { usageReport } from "../access/usage-report.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { LookupService } from "../lookup/lookup-service.ts";
@@ -16,11 +16,26 @@ import { Metrics } from "../metrics/metrics.ts";
 import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
 import { callerOf, contextOf, peerOf } from "./request-context.ts";
+import { PUBLIC_ROUTES } from "./routes.ts";
 import { BatchRequest, LookupRequest } from "./schemas.ts";
 
-/** The clock the service reads: injected so tests can set the month. */
+/** The clocks the service reads: injected so tests can set the month or step time. */
 export interface Clock {
+  /** The wall clock: billing periods and timestamps. */
   now(): Date;
+  /**
+   * Milliseconds that only move forward, for rate limits (default: `monotonicMs`), so a
+   * step of the wall clock neither locks keys out nor lets a burst through.
+   */
+  monotonicMs?(): number;
+}
+
+/** The rate limiters a server's threads share (see RateLimiter). */
+export interface RateLimits {
+  /** Requests per key, at its plan's rate. */
+  readonly keys: RateLimiter;
+  /** Requests with unknown keys, per peer address. */
+  readonly failedKeys: RateLimiter;
 }
 
 /** What an app is built from; a test builds one in a line. */
@@ -33,6 +48,8 @@ export interface AppDeps {
   readonly trustProxy?: readonly Cidr[];
   readonly maxBody?: number;
   readonly metrics?: Metrics;
+  /** Shared with the server's other threads; new, unshared ones by default. */
+  readonly rateLimits?: RateLimits;
   /** The build's version, for /metrics and /openapi.json. */
   readonly version?: string;
   /** Where unhandled errors are logged (default: errors to stderr). */
@@ -45,11 +62,12 @@ const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
 export function createApp(deps: AppDeps) {
   const lookups = new LookupService(deps.index);
   const meter = new Meter(deps.store, () => deps.clock.now());
-  const rates = new RateLimiter(() => deps.clock.now().getTime());
-  const failedKeys = new RateLimiter(() => deps.clock.now().getTime());
+  const monotonic = deps.clock.monotonicMs?.bind(deps.clock) ?? monotonicMs;
+  const rates = deps.rateLimits?.keys ?? new RateLimiter(monotonic);
+  const failedKeys = deps.rateLimits?.failedKeys ?? new RateLimiter(monotonic);
   const maxBody = deps.maxBody ?? DEFAULT_MAX_BODY;
   const trustProxy = deps.trustProxy ?? [];
-  const metrics = deps.metrics ?? new Metrics();
+  const metrics = deps.metrics ?? new Metrics(Metrics.table(PUBLIC_ROUTES, 1));
   const version = deps.version ?? "development";
   const logger = deps.logger ?? createLogger("error", (line) => process.stderr.write(`${line}\n`));
   let routeTable: RouteTable | undefined;
@@ -60,9 +78,20 @@ export function createApp(deps: AppDeps) {
   // the URL's 12th character on, which skips it for hosts shorter than "a.bc" ("ip",
   // "geo", a one-word service name behind a proxy) and answers 404. URLs here are always
   // http: the server speaks no TLS.
+  const gate = { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody };
+  /** A request whose key had to be looked up in the store: refused, or run again from the top. */
+  const afterKeyLookup = (lookup: Promise<void>, request: Request): Promise<Response> =>
+    lookup.then(
+      (): Promise<Response> => app.handle(request),
+      (error: unknown) => errorResponse(error, "UNKNOWN", logger),
+    );
+  // Written so the framework sees a synchronous hook (it inspects the source for calls
+  // after "return" or "=>"): only a key lookup makes a promise, and only then does the
+  // request wait for one.
   const app = new Elysia({ normalize: false, strictPath: true, handler: { standardHostname: false } })
     .onRequest(({ request }) => {
-      checkGate(request, { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody });
+      const lookup = checkGate(request, gate);
+      return lookup && afterKeyLookup(lookup, request);
     })
     .onParse(({ request }) => readJsonBody(request, maxBody))
     .onError(({ error, code }) => errorResponse(error, code, logger))

@@ -1,6 +1,7 @@
 import type { KeyCache } from "../access/key-cache.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
 import { ApiError } from "../errors/api-error.ts";
+import type { ActiveKey } from "../store/store.ts";
 import { pathOf } from "./path.ts";
 import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
@@ -32,8 +33,14 @@ const REALM = 'Bearer realm="iplookup"';
  * The checks that come before a body is read, in the contract's order: route, key, rate,
  * media type, declared body size. Throws the first ApiError that applies; records the
  * matched route and the caller in the request's context.
+ *
+ * A secret the key cache does not know is looked up in the store: then the gate returns
+ * that lookup, which rejects with `invalid_key` when no active key has the secret, and
+ * resolves once the cache holds the key; the caller then runs the request again, and
+ * this time every check runs here, in order. Every other request is checked
+ * synchronously (the common case costs no promise).
  */
-export function checkGate(request: Request, options: GateOptions): void {
+export function checkGate(request: Request, options: GateOptions): Promise<void> | undefined {
   const path = pathOf(request.url);
   const context = contextOf(request);
   const methods = options.routes().get(path);
@@ -45,6 +52,7 @@ export function checkGate(request: Request, options: GateOptions): void {
   if (!path.startsWith("/v1/")) return;
 
   const caller = authenticate(request, context, options);
+  if (caller instanceof Promise) return caller;
   const wait = options.rates.take(caller.key.id, caller.plan.rateLimit);
   if (wait > 0) {
     throw new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
@@ -57,24 +65,29 @@ export function checkGate(request: Request, options: GateOptions): void {
     if (declared !== null && Number(declared) > options.maxBody) throw bodyTooLarge(options.maxBody);
   }
   context.caller = caller;
+  return undefined;
 }
 
-function authenticate(request: Request, context: RequestContext, options: GateOptions) {
+function authenticate(request: Request, context: RequestContext, options: GateOptions): ActiveKey | Promise<void> {
   const header = request.headers.get("authorization");
   const token = header !== null && /^bearer /i.test(header) ? header.slice(7).trim() : "";
   if (token === "") {
     throw new ApiError("missing_key", "send an API key as Authorization: Bearer <key>", {}, { "www-authenticate": REALM });
   }
   const caller = options.keys.authenticate(token);
-  if (!caller) {
-    const peer = context.findPeer();
-    const wait = peer ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
-    if (wait > 0) {
-      throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });
-    }
-    throw new ApiError("invalid_key", "the API key is unknown or revoked", {}, {
-      "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key is unknown or revoked"`,
-    });
+  if (caller) return caller;
+  // Only a secret the cache does not know makes the store look, and no more often than
+  // the failed-key throttle allows from one address.
+  const peer = context.findPeer();
+  const wait = peer ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
+  if (wait > 0) {
+    throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });
   }
-  return caller;
+  return options.keys.lookUp(token).then((found) => {
+    if (!found) {
+      throw new ApiError("invalid_key", "the API key is unknown or revoked", {}, {
+        "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key is unknown or revoked"`,
+      });
+    }
+  });
 }

@@ -49,37 +49,61 @@ function recordOf(members: Uint8Array): NetworkRecord {
 }
 
 /**
+ * Everything a RangeIndex answers from, in typed arrays over SharedArrayBuffers: posted
+ * to another thread, an image is shared, not copied, so every worker thread of a server
+ * answers from one copy of the data (see serve/). Immutable once built.
+ */
+export interface IndexImage {
+  readonly v4Starts: Uint32Array;
+  readonly v4Records: Uint32Array;
+  readonly v6Starts: Uint32Array;
+  readonly v6Records: Uint32Array;
+  /** Per record, an index per field into that field's values. */
+  readonly recordValues: Uint32Array;
+  /** Per field, its distinct values as UTF-8 JSON texts, one after another. */
+  readonly values: readonly Uint8Array[];
+  /** Per field, where each value starts in `values`, and one more entry for the end. */
+  readonly valueOffsets: readonly Uint32Array[];
+  readonly info: DataSetInfo;
+}
+
+/**
  * The range index: each family's segment table in typed arrays, searched by "last
  * segment start ≤ address" (see importer/data-file.ts for the layout and invariants).
  * Immutable once built; a data reload builds a new one and swaps it in whole.
  */
 export class RangeIndex {
   /**
-   * Records' members put together and encoded on first use, by id. Bounded: when it
-   * holds MEMBERS_CACHE_LIMIT entries it starts again, so a data set with millions of
-   * records does not keep them all encoded.
+   * Records' members put together on first use, by id. Bounded: when it holds
+   * MEMBERS_CACHE_LIMIT entries it starts again, so a data set with millions of records
+   * does not keep them all put together.
    */
   private members: Array<Uint8Array | undefined>;
   private cached = 0;
-  /** `"asn":`, `,"as_name":`, …: what comes before each field's value. */
-  private readonly keys: readonly string[];
+  /** `"asn":`, `,"as_name":`, …: what comes before each field's value, as UTF-8. */
+  private readonly keys: readonly Uint8Array[];
+  private readonly v4Starts: Uint32Array;
+  private readonly v4Records: Uint32Array;
+  private readonly v6Starts: Uint32Array;
+  private readonly v6Records: Uint32Array;
+  private readonly recordValues: Uint32Array;
+  private readonly values: readonly Uint8Array[];
+  private readonly valueOffsets: readonly Uint32Array[];
+  readonly info: DataSetInfo;
   /** The members of a result with nothing found (every field null), as UTF-8 JSON. */
   readonly notFoundBytes: Uint8Array;
 
-  private constructor(
-    private readonly v4Starts: Uint32Array,
-    private readonly v4Records: Uint32Array,
-    private readonly v6Starts: Uint32Array,
-    private readonly v6Records: Uint32Array,
-    /** Per record, an index per field into `fieldValues`. */
-    private readonly recordValues: Uint32Array,
-    /** Per field, its distinct values as JSON text. */
-    private readonly fieldValues: ReadonlyArray<readonly string[]>,
-    readonly info: DataSetInfo,
-  ) {
-    this.members = new Array(info.records + 1);
-    this.keys = info.fields.map((field, f) => `${f === 0 ? "" : ","}"${field}":`);
-    this.notFoundBytes = membersEncoder.encode(`${info.fields.map((field) => `"${field}":null`).join(",")}}`);
+  private constructor(readonly image: IndexImage) {
+    ({ v4Starts: this.v4Starts, v4Records: this.v4Records, v6Starts: this.v6Starts, v6Records: this.v6Records } = image);
+    ({ recordValues: this.recordValues, values: this.values, valueOffsets: this.valueOffsets, info: this.info } = image);
+    this.members = new Array(this.info.records + 1);
+    this.keys = this.info.fields.map((field, f) => membersEncoder.encode(`${f === 0 ? "" : ","}"${field}":`));
+    this.notFoundBytes = membersEncoder.encode(`${this.info.fields.map((field) => `"${field}":null`).join(",")}}`);
+  }
+
+  /** An index over an image, built here or received from another thread. */
+  static fromImage(image: IndexImage): RangeIndex {
+    return new RangeIndex(image);
   }
 
   /**
@@ -125,8 +149,7 @@ export class RangeIndex {
     const u32 = (name: string) => {
       const bytes = bytesOf(name);
       if (bytes.byteLength % 4 !== 0) throw new Error(`the data file's ${name} table is damaged`);
-      const aligned = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
-      return new Uint32Array(aligned.buffer, aligned.byteOffset, aligned.byteLength / 4);
+      return new Uint32Array(shared(bytes).buffer);
     };
     const v4Starts = u32("v4_starts");
     const v4Records = u32("v4_records");
@@ -138,13 +161,13 @@ export class RangeIndex {
     const fields = parseFields(meta.get("fields"));
     const recordValues = u32("record_values");
     const recordCount = recordValues.length / fields.length;
-    const decoder = new TextDecoder();
-    const fieldValues = fields.map((field) => decoder.decode(bytesOf(`values:${field}`)).split("\n"));
+    const values = fields.map((field) => shared(bytesOf(`values:${field}`)));
+    const valueOffsets = values.map(valueStarts);
     if (!Number.isInteger(recordCount) || !allBelowOrEqual(v4Records, recordCount) || !allBelowOrEqual(v6Records, recordCount)) {
       throw new Error("the data file's records do not match its segments");
     }
     for (let f = 0; f < fields.length; f++) {
-      const count = (fieldValues[f] as string[]).length;
+      const count = (valueOffsets[f] as Uint32Array).length - 1;
       for (let r = f; r < recordValues.length; r += fields.length) {
         if ((recordValues[r] as number) >= count) throw new Error(`the data file's ${fields[f]} values do not match its records`);
       }
@@ -179,7 +202,7 @@ export class RangeIndex {
       segmentsV6: v6Records.length,
       records: recordCount,
     };
-    return new RangeIndex(v4Starts, v4Records, v6Starts, v6Records, recordValues, fieldValues, info);
+    return new RangeIndex({ v4Starts, v4Records, v6Starts, v6Records, recordValues, values, valueOffsets, info });
   }
 
   /**
@@ -242,11 +265,7 @@ export class RangeIndex {
   private membersOf(id: number): Uint8Array {
     let bytes = this.members[id];
     if (bytes === undefined) {
-      let json = "";
-      const keys = this.keys;
-      const offset = (id - 1) * keys.length;
-      for (let f = 0; f < keys.length; f++) json += (keys[f] as string) + ((this.fieldValues[f] as string[])[this.recordValues[offset + f] as number] as string);
-      bytes = membersEncoder.encode(`${json}}`);
+      bytes = this.assembleMembers(id);
       if (++this.cached > MEMBERS_CACHE_LIMIT) {
         this.members = new Array(this.members.length);
         this.cached = 1;
@@ -255,10 +274,59 @@ export class RangeIndex {
     }
     return bytes;
   }
+
+  /** Record `id`'s members: each field's key and value, and the closing brace. */
+  private assembleMembers(id: number): Uint8Array {
+    const keys = this.keys;
+    const offset = (id - 1) * keys.length;
+    let length = 1;
+    for (let f = 0; f < keys.length; f++) {
+      const starts = this.valueOffsets[f] as Uint32Array;
+      const value = this.recordValues[offset + f] as number;
+      length += (keys[f] as Uint8Array).length + (starts[value + 1] as number) - (starts[value] as number) - 1;
+    }
+    const bytes = new Uint8Array(length);
+    let at = 0;
+    for (let f = 0; f < keys.length; f++) {
+      const key = keys[f] as Uint8Array;
+      bytes.set(key, at);
+      at += key.length;
+      const starts = this.valueOffsets[f] as Uint32Array;
+      const value = this.recordValues[offset + f] as number;
+      const start = starts[value] as number;
+      const end = (starts[value + 1] as number) - 1;
+      bytes.set((this.values[f] as Uint8Array).subarray(start, end), at);
+      at += end - start;
+    }
+    bytes[at] = 0x7d; // }
+    return bytes;
+  }
 }
 
 const MEMBERS_CACHE_LIMIT = 200_000;
 const membersEncoder = new TextEncoder();
+
+/** A copy of `bytes` in a SharedArrayBuffer of its own. */
+function shared(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(new SharedArrayBuffer(bytes.byteLength));
+  copy.set(bytes);
+  return copy;
+}
+
+/**
+ * Where each value of a field's newline-separated values starts, and, last, the length
+ * plus one: value i is `bytes[starts[i], starts[i + 1] - 1)`. JSON texts never hold a raw
+ * newline, so every newline separates two values.
+ */
+function valueStarts(bytes: Uint8Array): Uint32Array {
+  let count = 1;
+  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) count++;
+  const starts = new Uint32Array(new SharedArrayBuffer((count + 1) * 4));
+  let n = 1;
+  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) starts[n++] = i + 1;
+  starts[n] = bytes.length + 1;
+  return starts;
+}
 
 function allBelowOrEqual(values: Uint32Array, limit: number): boolean {
   for (let i = 0; i < values.length; i++) if ((values[i] as number) > limit) return false;

@@ -6,19 +6,11 @@
 /** Upper bounds of the latency histogram's buckets, in seconds. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-interface Histogram {
-  /** Observations per bucket, each counted once, in the first bucket it fits (cumulated when written). */
-  counts: number[];
-  sum: number;
-  count: number;
-}
-
-/** A request counter and the histogram of its route, found by route, method and status. */
-interface Series {
-  readonly labels: string;
-  value: number;
-  readonly histogram: Histogram;
-}
+/** Methods counted by name; any other counts as OTHER, so clients cannot add series. */
+const METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "OTHER"] as const;
+/** Statuses 100 to 599 are counted, each in its own series. */
+const FIRST_STATUS = 100;
+const STATUSES = 500;
 
 export interface MetricsSnapshotInput {
   readonly now: Date;
@@ -31,47 +23,92 @@ export interface MetricsSnapshotInput {
   readonly version: string;
 }
 
+/**
+ * Where a server's counters live, shared by its threads: posted to a worker thread it
+ * is shared, not copied. Each thread writes only its own region of the buffer (no
+ * locks, no atomics: one writer per number), and a scrape on any thread adds all
+ * regions up, so every scrape shows the whole server and no counter goes down.
+ */
+export interface MetricsTable {
+  readonly buffer: SharedArrayBuffer;
+  /** The route patterns counted by name; the last series of each kind is "other". */
+  readonly routes: readonly string[];
+  readonly threads: number;
+  /** When the server started (ms since the epoch). */
+  readonly startedAt: number;
+}
+
+/**
+ * The service's metrics, written in the Prometheus text format (version 0.0.4). What
+ * each one means is in the README.
+ *
+ * A region holds, as float64: a request counter per route, method and status; per route
+ * the histogram's bucket counts (each observation counted once, in the first bucket it
+ * fits; cumulated when written), its sum and its count; then addresses and units.
+ */
 export class Metrics {
-  /** route → method → status → its counter: looked up without building a string per request. */
-  private readonly series = new Map<string, Map<string, Map<number, Series>>>();
-  private readonly latency = new Map<string, Histogram>();
-  private addresses = 0;
-  private units = 0;
-  private readonly started = Date.now();
+  private readonly region: Float64Array;
+  private readonly routeIndex: Map<string, number>;
+  private readonly labels: readonly string[];
+  private readonly histogramsAt: number;
+  private readonly totalsAt: number;
+
+  /**
+   * @param table the table to count in (`Metrics.table(…)`), or the routes for a table of
+   *   one thread
+   * @param thread which region this thread writes
+   */
+  constructor(
+    readonly table: MetricsTable = Metrics.table([], 1),
+    private readonly thread = 0,
+  ) {
+    const routes = table.routes.length + 1;
+    this.labels = [...table.routes, "other"];
+    this.routeIndex = new Map(table.routes.map((route, i) => [route, i]));
+    this.histogramsAt = routes * METHODS.length * STATUSES;
+    this.totalsAt = this.histogramsAt + routes * HISTOGRAM_SIZE;
+    const size = regionSize(table.routes.length);
+    this.region = new Float64Array(table.buffer, thread * size * 8, size);
+  }
+
+  /** A new table for `threads` threads counting `routes` by name. */
+  static table(routes: readonly string[], threads: number, startedAt = Date.now()): MetricsTable {
+    return { buffer: new SharedArrayBuffer(regionSize(routes.length) * threads * 8), routes: [...routes], threads, startedAt };
+  }
 
   /** Counts one answered request; `route` is a known route pattern or "other". */
   observeRequest(route: string, method: string, status: number, seconds: number): void {
-    const series = this.seriesOf(route, method, status);
-    series.value++;
-    const histogram = series.histogram;
+    const r = this.routeIndex.get(route) ?? this.labels.length - 1;
+    const s = status >= FIRST_STATUS && status < FIRST_STATUS + STATUSES ? status - FIRST_STATUS : STATUSES - 1;
+    const region = this.region;
+    region[(r * METHODS.length + methodIndex(method)) * STATUSES + s]!++;
+    const histogram = this.histogramsAt + r * HISTOGRAM_SIZE;
     let bucket = 0;
     while (bucket < LATENCY_BUCKETS.length && seconds > (LATENCY_BUCKETS[bucket] as number)) bucket++;
-    if (bucket < LATENCY_BUCKETS.length) histogram.counts[bucket]!++;
-    histogram.sum += seconds;
-    histogram.count++;
-  }
-
-  private seriesOf(route: string, method: string, status: number): Series {
-    let byMethod = this.series.get(route);
-    if (!byMethod) this.series.set(route, (byMethod = new Map()));
-    let byStatus = byMethod.get(method);
-    if (!byStatus) byMethod.set(method, (byStatus = new Map()));
-    let series = byStatus.get(status);
-    if (!series) {
-      let histogram = this.latency.get(route);
-      if (!histogram) this.latency.set(route, (histogram = { counts: LATENCY_BUCKETS.map(() => 0), sum: 0, count: 0 }));
-      byStatus.set(status, (series = { labels: `route="${route}",method="${method}",status="${status}"`, value: 0, histogram }));
-    }
-    return series;
+    if (bucket < LATENCY_BUCKETS.length) region[histogram + bucket]!++;
+    region[histogram + LATENCY_BUCKETS.length]! += seconds;
+    region[histogram + LATENCY_BUCKETS.length + 1]!++;
   }
 
   /** Addresses answered by lookups (a batch of N counts N). */
   addLookups(count: number): void {
-    this.addresses += count;
+    this.region[this.totalsAt]! += count;
   }
 
   addUnits(count: number): void {
-    this.units += count;
+    this.region[this.totalsAt + 1]! += count;
+  }
+
+  /** Every thread's region added up. */
+  private totals(): Float64Array {
+    const size = this.region.length;
+    const sum = new Float64Array(size);
+    const all = new Float64Array(this.table.buffer);
+    for (let thread = 0; thread < this.table.threads; thread++) {
+      const from = thread * size;
+      for (let i = 0; i < size; i++) sum[i]! += all[from + i] as number;
+    }
+    return sum;
   }
 
   render(input: MetricsSnapshotInput): string {
@@ -79,27 +116,35 @@ export class Metrics {
     const metric = (name: string, type: string, help: string, samples: string[]) => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`, ...samples);
     };
+    const totals = this.totals();
     const counters: string[] = [];
-    for (const byMethod of this.series.values()) {
-      for (const byStatus of byMethod.values()) for (const series of byStatus.values()) counters.push(`iplookup_http_requests_total{${series.labels}} ${series.value}`);
-    }
-    metric("iplookup_http_requests_total", "counter", "HTTP requests answered, by route, method and status.", counters);
     const histogramLines: string[] = [];
-    for (const [route, histogram] of this.latency) {
+    this.labels.forEach((route, r) => {
+      METHODS.forEach((method, m) => {
+        const from = (r * METHODS.length + m) * STATUSES;
+        for (let s = 0; s < STATUSES; s++) {
+          const value = totals[from + s] as number;
+          if (value > 0) counters.push(`iplookup_http_requests_total{route="${escapeLabel(route)}",method="${method}",status="${FIRST_STATUS + s}"} ${value}`);
+        }
+      });
+      const histogram = this.histogramsAt + r * HISTOGRAM_SIZE;
+      const count = totals[histogram + LATENCY_BUCKETS.length + 1] as number;
+      if (count === 0) return;
       let cumulative = 0;
       LATENCY_BUCKETS.forEach((bound, i) => {
-        cumulative += histogram.counts[i] as number;
-        histogramLines.push(`iplookup_http_request_duration_seconds_bucket{route="${route}",le="${bound}"} ${cumulative}`);
+        cumulative += totals[histogram + i] as number;
+        histogramLines.push(`iplookup_http_request_duration_seconds_bucket{route="${escapeLabel(route)}",le="${bound}"} ${cumulative}`);
       });
       histogramLines.push(
-        `iplookup_http_request_duration_seconds_bucket{route="${route}",le="+Inf"} ${histogram.count}`,
-        `iplookup_http_request_duration_seconds_sum{route="${route}"} ${histogram.sum}`,
-        `iplookup_http_request_duration_seconds_count{route="${route}"} ${histogram.count}`,
+        `iplookup_http_request_duration_seconds_bucket{route="${escapeLabel(route)}",le="+Inf"} ${count}`,
+        `iplookup_http_request_duration_seconds_sum{route="${escapeLabel(route)}"} ${totals[histogram + LATENCY_BUCKETS.length]}`,
+        `iplookup_http_request_duration_seconds_count{route="${escapeLabel(route)}"} ${count}`,
       );
-    }
+    });
+    metric("iplookup_http_requests_total", "counter", "HTTP requests answered, by route, method and status.", counters);
     metric("iplookup_http_request_duration_seconds", "histogram", "Time from receiving a request to its response, by route.", histogramLines);
-    metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${this.addresses}`]);
-    metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this process.", [`iplookup_units_consumed_total ${this.units}`]);
+    metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${totals[this.totalsAt]}`]);
+    metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this server.", [`iplookup_units_consumed_total ${totals[this.totalsAt + 1]}`]);
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
@@ -107,11 +152,40 @@ export class Metrics {
       .filter((source) => !Number.isNaN(Date.parse(source.builtAt)))
       .map((source) => `iplookup_data_source_age_seconds{source="${escapeLabel(source.name)}"} ${Math.max(0, Math.floor((input.now.getTime() - Date.parse(source.builtAt)) / 1000))}`);
     metric("iplookup_data_source_age_seconds", "gauge", "Age of each source of the loaded data set, from the source's own build time.", sourceAges);
-    metric("iplookup_process_start_time_seconds", "gauge", "When this process started (Unix time).", [`iplookup_process_start_time_seconds ${Math.floor(this.started / 1000)}`]);
+    metric("iplookup_process_start_time_seconds", "gauge", "When this process started (Unix time).", [`iplookup_process_start_time_seconds ${Math.floor(this.table.startedAt / 1000)}`]);
     metric("iplookup_build_info", "gauge", "Always 1; the labels name the build and the loaded data.", [
       `iplookup_build_info{version="${escapeLabel(input.version)}",data_version="${escapeLabel(input.dataVersion)}",data_sources="${escapeLabel(input.dataSourceVersions)}"} 1`,
     ]);
     return `${lines.join("\n")}\n`;
+  }
+}
+
+/** A route's histogram: a count per bucket, the sum, the count. */
+const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
+
+/** Numbers in one thread's region, for `routes` named routes and "other". */
+function regionSize(routes: number): number {
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 2;
+}
+
+function methodIndex(method: string): number {
+  switch (method) {
+    case "GET":
+      return 0;
+    case "HEAD":
+      return 1;
+    case "POST":
+      return 2;
+    case "PUT":
+      return 3;
+    case "DELETE":
+      return 4;
+    case "PATCH":
+      return 5;
+    case "OPTIONS":
+      return 6;
+    default:
+      return 7;
   }
 }
 

@@ -14,7 +14,8 @@ afterAll(async () => {
 
 test("a key made with the CLI works against a running server, and revoking it stops it within a second", async () => {
   server = await startServerProcess(["--state", state]);
-  expect(server.stderr()).toContain("iplookup keys create --name NAME");
+  // The hint names the command as it is run here, from a checkout.
+  expect(server.stderr()).toContain("bun src/main.ts keys create --name NAME");
 
   const created = cli(["keys", "create", "--name", "acme", "--plan", "free", "--json"], { IPLOOKUP_STATE: state });
   expect(created.code).toBe(0);

@@ -158,24 +158,22 @@ describe("operating the server", () => {
     expect(await server.stop("SIGTERM")).toBe(0);
   }, 30_000);
 
-  test("two workers share one quota without overspending it, and stop cleanly on a group-wide Ctrl-C", async () => {
+  test("two workers share one quota without overspending it, and stop cleanly on a repeated Ctrl-C", async () => {
     const state = join(dir, "workers.db");
     const { key, secret } = await keyed(state, "tiny");
     const server = await startServerProcess(["--state", state, "--workers", "2", "--log-level", "info"]);
     servers.push(server);
-    const deadline = Date.now() + 10_000;
-    while ((server.stderr().match(/"iplookup serving"/g) ?? []).length < 2 && Date.now() < deadline) await Bun.sleep(50);
-    const pids = new Set([...server.stderr().matchAll(/"msg":"iplookup serving".*?"pid":(\d+)/g)].map((m) => m[1]));
-    expect(pids.size).toBe(2);
-    await Bun.sleep(600);
+    // One server: one start-up line, naming its workers.
+    expect(server.stderr().match(/"iplookup serving"/g)).toHaveLength(1);
+    expect(server.stderr()).toContain('"workers":2');
 
     const ips = Array.from({ length: 37 }, (_, i) => `9.9.${i}.9`);
     const responses = await Promise.all(Array.from({ length: 60 }, () => post(server.url, secret, { ips })));
     const ok = responses.filter((response) => response.status === 200).length;
     expect(ok).toBe(Math.floor(1000 / 37));
     expect(responses.filter((response) => response.status === 429)).toHaveLength(60 - ok);
-    // Ctrl-C in a terminal signals the whole process group: the supervisor and each worker.
-    for (const pid of pids) process.kill(Number(pid), "SIGINT");
+    // A terminal's Ctrl-C can arrive twice: the second must not cut the stop short.
+    server.process.kill("SIGINT");
     expect(await server.stop("SIGINT")).toBe(0);
 
     const store = SqliteStore.open(state);

@@ -11,7 +11,7 @@ const snapshot = {
 };
 
 test("request counters by route, method and status; cumulative latency buckets per route", () => {
-  const metrics = new Metrics();
+  const metrics = new Metrics(Metrics.table(["/v1/lookup"], 1));
   metrics.observeRequest("/v1/lookup", "POST", 200, 0.0004);
   metrics.observeRequest("/v1/lookup", "POST", 200, 0.003);
   metrics.observeRequest("/v1/lookup", "POST", 401, 0.0001);
@@ -43,4 +43,40 @@ test("request counters by route, method and status; cumulative latency buckets p
   expect(text).toContain('iplookup_data_source_age_seconds{source="a"} 86410');
   expect(text).not.toContain('source="undated"');
   expect(text).toContain('iplookup_build_info{version="0.0.0",data_version="20261122T000000Z-00000000",data_sources="a@1"} 1');
+});
+
+test("threads count in regions of one table; every thread's scrape shows the sum, and it never goes down", () => {
+  const table = Metrics.table(["/v1/lookup", "/healthz"], 3, Date.parse("2026-11-22T00:00:00Z"));
+  const threads = [0, 1, 2].map((thread) => new Metrics(table, thread));
+  const total = (text: string) => Number(/iplookup_http_requests_total\{route="\/v1\/lookup",method="POST",status="200"\} (\d+)/.exec(text)?.[1] ?? 0);
+  let last = 0;
+  for (let round = 1; round <= 5; round++) {
+    threads.forEach((metrics, i) => {
+      for (let n = 0; n <= i; n++) metrics.observeRequest("/v1/lookup", "POST", 200, 0.001);
+      metrics.addLookups(10);
+      metrics.addUnits(10);
+    });
+    const scrapes = threads.map((metrics) => metrics.render(snapshot));
+    for (const text of scrapes) {
+      expect(total(text)).toBe(6 * round);
+      expect(text).toContain(`iplookup_addresses_looked_up_total ${30 * round}`);
+      expect(text).toContain(`iplookup_units_consumed_total ${30 * round}`);
+      expect(text).toContain(`iplookup_http_request_duration_seconds_count{route="/v1/lookup"} ${6 * round}`);
+    }
+    expect(total(scrapes[0]!)).toBeGreaterThan(last);
+    last = total(scrapes[0]!);
+  }
+  expect(threads[1]!.render(snapshot)).toContain("iplookup_process_start_time_seconds 1795305600");
+  expect(threads[2]!.render(snapshot)).not.toContain('route="/healthz"');
+});
+
+test("unknown routes, methods and statuses fold into a bounded set of series", () => {
+  const metrics = new Metrics(Metrics.table(["/v1/me"], 1));
+  metrics.observeRequest("/nope", "GET", 404, 0.001);
+  metrics.observeRequest("/v1/me", "BREW", 405, 0.001);
+  metrics.observeRequest("/v1/me", "GET", 999, 0.001);
+  const text = metrics.render(snapshot);
+  expect(text).toContain('iplookup_http_requests_total{route="other",method="GET",status="404"} 1');
+  expect(text).toContain('iplookup_http_requests_total{route="/v1/me",method="OTHER",status="405"} 1');
+  expect(text).toContain('iplookup_http_requests_total{route="/v1/me",method="GET",status="599"} 1');
 });

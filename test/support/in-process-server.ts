@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startServer, type RunningServer } from "../../src/cli/commands/serve.ts";
+import { startServerFor, type RunningServer } from "../../src/cli/commands/serve.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { readServeConfig } from "../../src/config/serve-config.ts";
 
@@ -17,7 +17,7 @@ export async function startSocketServer(flags: Record<string, string> = {}): Pro
   const statePath = join(dir, "state.db");
   const logs: string[] = [];
   const config = readServeConfig({ host: "127.0.0.1", port: "0", state: statePath, "log-level": "warn", ...flags }, {});
-  const server = await startServer(config, {
+  const server = await startServerFor(config, {
     env: {},
     io: { out: (line) => logs.push(line), err: (line) => logs.push(line) },
     now: () => new Date(),

@@ -28,7 +28,7 @@ export async function makeTestApp(options: { index?: RangeIndex; maxBody?: numbe
   const store = SqliteStore.open(join(dir, "state.db"));
   const keys = await KeyCache.load(store);
   const index = options.index ?? defaultIndex();
-  const app = createApp({ store, keys, index: () => index, clock: { now: () => context.clock }, maxBody: options.maxBody });
+  const app = createApp({ store, keys, index: () => index, clock: { now: () => context.clock, monotonicMs: () => context.clock.getTime() }, maxBody: options.maxBody });
   const testApp: TestApp = {
     app,
     store,

@@ -1,0 +1,38 @@
+import type { ServeConfig } from "../config/serve-config.ts";
+import type { IndexImage } from "../index/range-index.ts";
+import type { MetricsTable } from "../metrics/metrics.ts";
+
+/**
+ * What the threads of one server share: given to every serving thread at its start.
+ * The SharedArrayBuffers in it (the index image, the rate-limit buckets, the metrics)
+ * are shared between the threads, not copied.
+ */
+export interface ThreadSetup {
+  readonly config: ServeConfig;
+  /** The port every thread listens on (resolved when the configuration said 0). */
+  readonly port: number;
+  /** Whether threads share the port (SO_REUSEPORT inside this process). */
+  readonly reusePort: boolean;
+  readonly thread: number;
+  readonly image: IndexImage;
+  readonly metrics: MetricsTable;
+  readonly rateTables: { readonly keys: SharedArrayBuffer; readonly failedKeys: SharedArrayBuffer };
+  readonly version: string;
+}
+
+/** From the main thread to a worker thread. */
+export type ToWorker =
+  | { readonly type: "start"; readonly setup: ThreadSetup }
+  /** A reloaded data set: answer from it from now on. */
+  | { readonly type: "index"; readonly image: IndexImage }
+  /** Stop accepting, finish the requests in flight, commit their units, say "stopped". */
+  | { readonly type: "stop" };
+
+/** From a worker thread to the main thread. */
+export type FromWorker =
+  | { readonly type: "listening" }
+  /** Log lines, joined by newlines: the main thread writes every thread's logs. */
+  | { readonly type: "log"; readonly text: string }
+  /** The thread could not start serving; `code` is the system error's (EADDRINUSE, …). */
+  | { readonly type: "failed"; readonly error: string; readonly code?: string }
+  | { readonly type: "stopped" };

@@ -1,0 +1,33 @@
+/**
+ * Binds the port alone for a moment (no SO_REUSEPORT) and gives it back: the bind fails
+ * if anything listens there, another iplookup included (its sockets have SO_REUSEPORT,
+ * which only lets sockets that all set it share a port). Returns the port, chosen by
+ * the system when `port` is 0. The caller binds it again at once, with SO_REUSEPORT.
+ */
+export function claimPort(host: string, port: number): number {
+  let probe: Bun.TCPSocketListener<undefined>;
+  try {
+    probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
+  } catch (error) {
+    throw bindError(error, host, port);
+  }
+  const claimed = probe.port;
+  probe.stop(true);
+  return claimed;
+}
+
+/** A failure to listen, as the message an operator sees: a port in use says so plainly. */
+export function bindError(error: unknown, host: string, port: number): Error {
+  const code = (error as { code?: string })?.code;
+  const message = String((error as Error)?.message ?? error);
+  if (code === "EADDRINUSE" || /in use/i.test(message)) {
+    return new Error(`cannot listen on ${hostPort(host, port)}: the port is in use by another program (or another iplookup); stop it or choose another --port`);
+  }
+  if (code === "EACCES") return new Error(`cannot listen on ${hostPort(host, port)}: permission denied (ports below 1024 need privileges)`);
+  if (code === "EADDRNOTAVAIL") return new Error(`cannot listen on ${hostPort(host, port)}: no such address on this machine (--host)`);
+  return error instanceof Error ? error : new Error(message);
+}
+
+function hostPort(host: string, port: number): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}

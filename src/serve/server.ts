@@ -1,0 +1,176 @@
+import type { ServeConfig } from "../config/serve-config.ts";
+import { LiveIndex } from "../index/live-index.ts";
+import { lineBuffer } from "../log/line-buffer.ts";
+import { createLogger, type Logger } from "../log/logger.ts";
+import { Metrics } from "../metrics/metrics.ts";
+import { PUBLIC_ROUTES } from "../http/routes.ts";
+import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
+import { bindError, claimPort } from "./port.ts";
+import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
+
+/** How often the main thread looks for a replaced data file. */
+const DATA_POLL_MS = 1000;
+/** How long a worker thread may take to start listening. */
+const WORKER_START_MS = 30_000;
+
+/** What a server is started with, besides its configuration. */
+export interface ServerEnvironment {
+  /** Where log lines go (one call per batch of lines). */
+  readonly writeLog: (text: string) => void;
+  readonly now: () => Date;
+  readonly version: string;
+  /** Loads the data file and watches it; a reload reports through `onReload`. */
+  readonly openIndex: (onReload: ConstructorParameters<typeof LiveIndex>[1]) => LiveIndex;
+  /** The worker threads' module (default: worker-thread.ts beside this file). */
+  readonly workerEntry?: string;
+}
+
+const WORKER_ENTRY = new URL("./worker-thread.ts", import.meta.url).href;
+
+/** A started server; `stop` finishes the requests in flight and commits their units. */
+export interface RunningServer {
+  readonly url: string;
+  readonly port: number;
+  readonly logger: Logger;
+  /** The active keys when the server started, for the start-up warning. */
+  readonly keyCount: number;
+  readonly index: LiveIndex;
+  /** Loads the data file again in every thread (what SIGHUP does). */
+  reload(): boolean;
+  /** Resolves with a reason if a worker thread fails while serving; the server should stop. */
+  readonly failed: Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * A server on every core, as one server (CONTRACT §8): the main thread loads the data
+ * once into shared memory, binds the port, and serves like every worker thread; each
+ * thread listens on the same port (SO_REUSEPORT within this process, so the kernel
+ * spreads connections over them) with its own app and store connection, over one index,
+ * one set of rate-limit buckets and one table of metrics. The main thread alone writes
+ * the logs, reloads the data (and hands the new image to every thread) and stops the
+ * others.
+ */
+export async function startServer(config: ServeConfig, environment: ServerEnvironment): Promise<RunningServer> {
+  const logLines = lineBuffer(environment.writeLog);
+  const logger = createLogger(config.logLevel, logLines.write, environment.now);
+  const workers: WorkerThread[] = [];
+  const index = environment.openIndex((outcome) => {
+    if (outcome.ok) {
+      for (const worker of workers) worker.post({ type: "index", image: outcome.index.image });
+      logger.log("info", "data reloaded", { data: config.dataPath, data_version: outcome.index.info.dataVersion, data_built_at: outcome.index.info.builtAt });
+    } else {
+      logger.log("error", "data reload failed; still serving the data loaded before", { data: config.dataPath, error: String((outcome.error as Error)?.message ?? outcome.error) });
+    }
+  });
+  // Loading read the data file whole and built the index from it: give that memory back
+  // before serving rather than carry it as resident size.
+  Bun.gc(true);
+  const shared = config.workers > 1;
+  const setup: ThreadSetup = {
+    config,
+    // With several threads on the port, it is first bound alone, once: a port in use by
+    // anything, another iplookup included, is refused here and never shared.
+    port: shared ? claimPort(config.host, config.port) : config.port,
+    reusePort: shared,
+    thread: 0,
+    image: index.current().image,
+    metrics: Metrics.table(PUBLIC_ROUTES, config.workers),
+    rateTables: sharedRateTables(),
+    version: environment.version,
+  };
+  let main: ServingThread;
+  try {
+    main = await startServingThread(setup, () => index.current(), logger, environment.now);
+  } catch (error) {
+    throw bindError(error, config.host, config.port);
+  }
+  const port = Number(main.url.port);
+  let reportFailure: (reason: string) => void = () => {};
+  const failed = new Promise<string>((resolve) => (reportFailure = resolve));
+  try {
+    for (let thread = 1; thread < config.workers; thread++) {
+      workers.push(await startWorker(environment.workerEntry ?? WORKER_ENTRY, { ...setup, port, thread }, logLines.write, reportFailure));
+    }
+  } catch (error) {
+    await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
+    logLines.flush();
+    throw error;
+  }
+  index.watch(DATA_POLL_MS);
+  return {
+    url: main.url.href,
+    port,
+    logger,
+    keyCount: main.keys.size,
+    index,
+    failed,
+    reload: () => index.reload(),
+    async stop() {
+      index.stop();
+      await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
+      logger.log("info", "stopped");
+      logLines.flush();
+    },
+  };
+}
+
+interface WorkerThread {
+  post(message: ToWorker): void;
+  stop(): Promise<void>;
+}
+
+/** Starts a worker thread and resolves once it listens; rejects if it cannot. */
+async function startWorker(
+  workerEntry: string,
+  setup: ThreadSetup,
+  writeLog: (text: string) => void,
+  reportFailure: (reason: string) => void,
+): Promise<WorkerThread> {
+  const worker = new Worker(workerEntry);
+  let stopping = false;
+  let onStopped = () => {};
+  const stopped = new Promise<void>((resolve) => (onStopped = resolve));
+  const listening = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker thread ${setup.thread} did not start within ${WORKER_START_MS / 1000} s`)), WORKER_START_MS);
+    worker.onmessage = (event: MessageEvent<FromWorker>) => {
+      const message = event.data;
+      switch (message.type) {
+        case "log":
+          return writeLog(message.text);
+        case "listening":
+          clearTimeout(timer);
+          return resolve();
+        case "failed":
+          clearTimeout(timer);
+          return reject(bindError(Object.assign(new Error(message.error), { code: message.code }), setup.config.host, setup.port));
+        case "stopped":
+          return onStopped();
+      }
+    };
+    worker.onerror = (event) => {
+      const reason = `worker thread ${setup.thread} failed: ${event.message}`;
+      clearTimeout(timer);
+      reject(new Error(reason));
+      if (!stopping) reportFailure(reason);
+      onStopped();
+    };
+  });
+  worker.postMessage({ type: "start", setup } satisfies ToWorker);
+  try {
+    await listening;
+  } catch (error) {
+    worker.terminate();
+    throw error;
+  }
+  return {
+    post: (message) => worker.postMessage(message),
+    async stop() {
+      if (stopping) return stopped;
+      stopping = true;
+      worker.postMessage({ type: "stop" } satisfies ToWorker);
+      await stopped;
+      worker.terminate();
+    },
+  };
+}
