@@ -47,14 +47,14 @@ function parseLogLevel(text: string, name: string): LogLevel {
 }
 
 export const SETTINGS = {
-  host: setting("host", "address to listen on", parseNonEmpty, () => "0.0.0.0"),
+  host: setting("host", "address to listen on (:: is every IPv6 and IPv4 address)", parseNonEmpty, () => "::"),
   port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
   state: setting("state", "SQLite file of keys, plans and usage", parsePath, (env) => absolutePath(defaultStatePath(env))),
   data: setting("data", "SQLite file of IP ranges", parsePath, () => defaultDataPath()),
   trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
   logLevel: setting("log-level", "least severe log level written: debug, info, warn, error or silent", parseLogLevel, (): LogLevel => "info"),
-  workers: setting("workers", "server processes sharing the port (SO_REUSEPORT) and the state file", parsePositive, () => availableParallelism()),
+  workers: setting("workers", "threads serving the port as one server", parsePositive, () => availableParallelism()),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

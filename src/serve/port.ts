@@ -16,6 +16,20 @@ export function claimPort(host: string, port: number): number {
   return claimed;
 }
 
+/**
+ * The host to listen on: `::` (every IPv6 and IPv4 address, the default) on a machine
+ * without IPv6 falls back to 0.0.0.0, every IPv4 address.
+ */
+export function listenableHost(host: string): string {
+  if (host !== "::") return host;
+  try {
+    Bun.listen({ hostname: "::", port: 0, socket: { data() {} } }).stop(true);
+    return host;
+  } catch {
+    return "0.0.0.0";
+  }
+}
+
 /** A failure to listen, as the message an operator sees: a port in use says so plainly. */
 export function bindError(error: unknown, host: string, port: number): Error {
   const code = (error as { code?: string })?.code;

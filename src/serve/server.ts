@@ -5,7 +5,7 @@ import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { PUBLIC_ROUTES } from "../http/routes.ts";
 import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
-import { bindError, claimPort } from "./port.ts";
+import { bindError, claimPort, listenableHost } from "./port.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
 
 /** How often the main thread looks for a replaced data file. */
@@ -51,7 +51,8 @@ export interface RunningServer {
  * the logs, reloads the data (and hands the new image to every thread) and stops the
  * others.
  */
-export async function startServer(config: ServeConfig, environment: ServerEnvironment): Promise<RunningServer> {
+export async function startServer(requested: ServeConfig, environment: ServerEnvironment): Promise<RunningServer> {
+  const config = { ...requested, host: listenableHost(requested.host) };
   const logLines = lineBuffer(environment.writeLog);
   const logger = createLogger(config.logLevel, logLines.write, environment.now);
   const workers: WorkerThread[] = [];

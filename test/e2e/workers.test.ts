@@ -191,6 +191,28 @@ describe("the port", () => {
   });
 });
 
+test("by default the server listens on IPv4 and IPv6", async () => {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  const child = Bun.spawn([process.execPath, MAIN, "serve", "--port", String(port), "--workers", "2", "--state", join(dir, "dual.db")], { stdout: "pipe", stderr: "pipe" });
+  try {
+    let answered: number[] = [];
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline) {
+      answered = await Promise.all(
+        [`http://127.0.0.1:${port}/healthz`, `http://[::1]:${port}/healthz`].map((url) => fetch(url).then((r) => r.status, () => 0)),
+      );
+      if (answered.every((status) => status === 200)) break;
+      await Bun.sleep(100);
+    }
+    expect(answered).toEqual([200, 200]);
+  } finally {
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(0);
+  }
+});
+
 test("the README's quick start, run as a script against a server with two workers, answers at once", async () => {
   const readme = readFileSync(join(import.meta.dir, "..", "..", "README.md"), "utf8");
   const quickStart = readme.slice(readme.indexOf("## Quick start"), readme.indexOf("## The API"));
