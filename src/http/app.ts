@@ -95,8 +95,8 @@ export function createApp(deps: AppDeps) {
     })
     .onParse(({ request }) => readJsonBody(request, maxBody))
     .onError(({ error, code }) => errorResponse(error, code, logger))
-    .get("/healthz", () => ({ status: "ok" }))
-    .get("/readyz", () => ({ status: "ready", data_version: deps.index().info.dataVersion, data_built_at: deps.index().info.builtAt }))
+    .get("/healthz", () => json({ status: "ok" }))
+    .get("/readyz", () => json({ status: "ready", data_version: deps.index().info.dataVersion, data_built_at: deps.index().info.builtAt }))
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       const info = deps.index().info;
@@ -136,16 +136,24 @@ export function createApp(deps: AppDeps) {
     )
     .get("/v1/me", ({ request }) => {
       const client = clientAddress(peerOf(request), request.headers.get("x-forwarded-for"), trustProxy);
-      return { ip: client.text, version: client.version };
+      return json({ ip: client.text, version: client.version });
     })
-    .get("/v1/usage", ({ request }) => {
+    .get("/v1/usage", async ({ request }) => {
       const caller = callerOf(request);
-      return usageReport(deps.store, caller.key, caller.plan, deps.clock.now());
+      return json(await usageReport(deps.store, caller.key, caller.plan, deps.clock.now()));
     });
   return app;
 }
 
 export type App = ReturnType<typeof createApp>;
+
+/**
+ * A JSON answer. Every JSON answer says `application/json` alone: RFC 8259 defines no
+ * charset parameter (JSON is UTF-8), and a client comparing the header sees one value.
+ */
+function json(value: unknown): Response {
+  return new Response(JSON.stringify(value), { headers: { "content-type": "application/json" } });
+}
 
 /** A lookup's answer: JSON written by the lookup service, with the unit, data-version and request-id headers. */
 function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered: Metered, request: Request): Response {

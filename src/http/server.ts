@@ -60,6 +60,8 @@ export function listen(app: App, options: ListenOptions) {
       const route = context.route ?? "other";
       metrics.observeRequest(route, request.method, response.status, seconds);
       if (!context.requestIdWritten) response.headers.set("x-request-id", requestId);
+      // Bun dates every answer but those to HEAD, which carry GET's headers otherwise.
+      if (request.method === "HEAD" && !response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
       if (logger.enabled("info")) logger.log("info", "request", {
         request_id: requestId,
         method: request.method,

@@ -74,6 +74,8 @@ describe("operating the server", () => {
     const head = await fetch(`${server.url}/healthz`, { method: "HEAD" });
     expect(head.status).toBe(200);
     expect(head.headers.get("x-request-id")).toBeTruthy();
+    // Dated like every other answer (RFC 9110 asks an origin server with a clock to date them).
+    expect(head.headers.get("date")).toBe((await fetch(`${server.url}/healthz`)).headers.get("date"));
     expect(await head.text()).toBe("");
 
     await server.stop("SIGTERM");
