@@ -23,8 +23,9 @@ export async function readJsonBody(request: Request, maxBytes: number): Promise<
  * parse with its bad bytes replaced by U+FFFD (Request.json() and a default TextDecoder
  * do that, so a body with a stray byte in an address was answered invalid_address).
  * A fatal decoder refuses it instead; a leading byte order mark is dropped, as before.
- * Measured in process against Request.json(): equal for 1 KB and 137 KB bodies, about
- * 0.35 µs more for a 16-byte one.
+ * The price, measured in process against Request.json() (which decodes the bytes it
+ * holds without handing them out): about 0.3 µs a body of 16 bytes, 0.5 to 0.9 µs one of
+ * 1.2 KB, 4% of the reading of 137 KB; no public API checks the bytes more cheaply.
  */
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
