@@ -93,6 +93,17 @@ const UNAVAILABLE_CODES = new Set([
   "ERR_POSTGRES_TLS_NOT_AVAILABLE",
 ]);
 
+/**
+ * A connection that was already dead, or died under the statement (the server restarted,
+ * failed over, or ended it): a pool holds such connections until it next uses them, so
+ * the first statement after a restart can meet one while the others are fine.
+ */
+function isBrokenConnection(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  if (code === "ERR_POSTGRES_CONNECTION_CLOSED") return true;
+  return typeof errno === "string" && (errno.startsWith("08") || ["57P01", "57P02", "57P03"].includes(errno));
+}
+
 function isUnavailable(error: unknown): boolean {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
   if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
@@ -208,11 +219,29 @@ export class PostgresStore implements Store {
     try {
       return await work();
     } catch (error) {
-      if (isUnavailable(error)) {
-        throw new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
-      }
-      throw error;
+      throw this.unavailable(error);
     }
+  }
+
+  /**
+   * guard() for statements that only read: one on a broken connection is tried once
+   * more, on another one, since reading twice does no harm. (Writes are not: a COMMIT
+   * cut off may have committed.)
+   */
+  private async read<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new StoreError("the store is closed");
+    try {
+      return await work();
+    } catch (error) {
+      if (!isBrokenConnection(error)) throw this.unavailable(error);
+    }
+    return this.guard(work);
+  }
+
+  /** The error to throw for a failed statement: StoreUnavailableError for an unreachable database, else the error itself. */
+  private unavailable(error: unknown): unknown {
+    if (!isUnavailable(error)) return error;
+    return new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
   }
 
   async createKey(name: string, plan: string): Promise<IssuedKey> {
@@ -232,12 +261,12 @@ export class PostgresStore implements Store {
 
   /** Every key, revoked ones included, oldest first. */
   async listKeys(): Promise<ApiKey[]> {
-    const rows = await this.guard(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, seq`));
+    const rows = await this.read(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys ORDER BY created_at, seq`));
     return rows.map(toKey);
   }
 
   async getKey(id: string): Promise<ApiKey | null> {
-    const [row] = await this.guard(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1`, [id]));
+    const [row] = await this.read(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1`, [id]));
     return row ? toKey(row) : null;
   }
 
@@ -279,12 +308,12 @@ export class PostgresStore implements Store {
 
   /** Every plan, by name. */
   async listPlans(): Promise<Plan[]> {
-    const rows = await this.guard(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name COLLATE "C"`));
+    const rows = await this.read(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name COLLATE "C"`));
     return rows.map(toPlan);
   }
 
   async getPlan(name: string): Promise<Plan | null> {
-    const [row] = await this.guard(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1`, [name]));
+    const [row] = await this.read(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1`, [name]));
     return row ? toPlan(row) : null;
   }
 
@@ -302,7 +331,7 @@ export class PostgresStore implements Store {
   }
 
   async generation(): Promise<number> {
-    const [row] = await this.guard(() => this.sql`SELECT value FROM generation WHERE id = 1`);
+    const [row] = await this.read(() => this.sql`SELECT value FROM generation WHERE id = 1`);
     return Number(row.value);
   }
 
@@ -310,7 +339,7 @@ export class PostgresStore implements Store {
     // One snapshot for both reads: a change committed between them would otherwise give
     // new keys with the old generation, or old keys with the new one (and that change
     // would never be reloaded).
-    return this.guard(() =>
+    return this.read(() =>
       this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
         const [generation] = await tx`SELECT value FROM generation WHERE id = 1`;
         const rows = await tx.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`);
@@ -322,7 +351,7 @@ export class PostgresStore implements Store {
   }
 
   async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
-    const [row] = await this.guard(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]));
+    const [row] = await this.read(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]));
     return row ? toActiveKey(row) : null;
   }
 
@@ -365,12 +394,12 @@ export class PostgresStore implements Store {
   }
 
   async unitsUsed(keyId: string, period: string): Promise<number> {
-    const [row] = await this.guard(() => this.sql`SELECT used FROM usage WHERE key_id = ${keyId} AND period = ${period}`);
+    const [row] = await this.read(() => this.sql`SELECT used FROM usage WHERE key_id = ${keyId} AND period = ${period}`);
     return row ? Number(row.used) : 0;
   }
 
   async exportState(): Promise<StateSnapshot> {
-    return this.guard(() =>
+    return this.read(() =>
       this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
         const plans = (await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name COLLATE "C"`)).map(toPlan);
         const keys = (

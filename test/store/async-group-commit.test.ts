@@ -1,0 +1,115 @@
+import { expect, test } from "bun:test";
+import { AsyncGroupCommit, type AsyncGroupCommitOptions } from "../../src/store/async-group-commit.ts";
+
+const OPTIONS: AsyncGroupCommitOptions = {
+  maxInFlight: 1,
+  maxGroupSize: 100,
+  maxQueued: 1000,
+  timeoutMs: 0,
+  timeoutError: (reason) => new Error(reason),
+};
+
+/** A commit that records its groups and answers when told to. */
+function controlledCommit() {
+  const groups: number[][] = [];
+  const pending: { resolve: () => void; reject: (error: Error) => void }[] = [];
+  const commit = (items: readonly number[]) => {
+    groups.push([...items]);
+    return new Promise<number[]>((resolve, reject) => pending.push({ resolve: () => resolve(items.map((item) => item * 10)), reject }));
+  };
+  return { groups, pending, commit };
+}
+
+test("items submitted in one turn go as one group; results come back in order", async () => {
+  const { groups, pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, OPTIONS);
+  const results = [1, 2, 3].map((item) => grouper.submit(item));
+  await Bun.sleep(1);
+  expect(groups).toEqual([[1, 2, 3]]);
+  pending[0]!.resolve();
+  expect(await Promise.all(results)).toEqual([10, 20, 30]);
+  expect(grouper.stats).toEqual({ groups: 1, items: 3 });
+});
+
+test("items queued while a group is in flight go together as the next group, at once", async () => {
+  const { groups, pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, OPTIONS);
+  const first = grouper.submit(1);
+  await Bun.sleep(1);
+  const later = [2, 3, 4].map((item) => grouper.submit(item));
+  await Bun.sleep(1);
+  expect(groups).toEqual([[1]]);
+  pending[0]!.resolve();
+  expect(await first).toBe(10);
+  expect(groups).toEqual([[1], [2, 3, 4]]);
+  pending[1]!.resolve();
+  expect(await Promise.all(later)).toEqual([20, 30, 40]);
+});
+
+test("up to maxInFlight groups at once, each at most maxGroupSize", async () => {
+  const { groups, pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, maxInFlight: 2, maxGroupSize: 2 });
+  const results = [1, 2, 3, 4, 5].map((item) => grouper.submit(item));
+  await Bun.sleep(1);
+  expect(groups).toEqual([[1, 2], [3, 4]]);
+  pending[1]!.resolve();
+  await results[3];
+  expect(groups).toEqual([[1, 2], [3, 4], [5]]);
+  pending[0]!.resolve();
+  pending[2]!.resolve();
+  expect(await Promise.all(results)).toEqual([10, 20, 30, 40, 50]);
+});
+
+test("a failed commit rejects every item of its group, and only those", async () => {
+  const { pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, OPTIONS);
+  const failing = [1, 2].map((item) => grouper.submit(item));
+  await Bun.sleep(1);
+  const next = grouper.submit(3);
+  pending[0]!.reject(new Error("broken"));
+  expect((await Promise.allSettled(failing)).map((outcome) => (outcome as PromiseRejectedResult).reason.message)).toEqual(["broken", "broken"]);
+  await Bun.sleep(1);
+  pending[1]!.resolve();
+  expect(await next).toBe(30);
+});
+
+test("an item still queued at its time leaves the queue and rejects; one in flight rejects but its group goes on", async () => {
+  const { groups, pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, timeoutMs: 30 });
+  const inFlight = grouper.submit(1).catch((error: Error) => error.message);
+  await Bun.sleep(1);
+  const queued = grouper.submit(2).catch((error: Error) => error.message);
+  expect(await inFlight).toBe("timeout");
+  expect(await queued).toBe("timeout");
+  pending[0]!.resolve();
+  await grouper.drain();
+  // The queued item never reached a commit.
+  expect(groups).toEqual([[1]]);
+});
+
+test("a full queue refuses at once", async () => {
+  const { pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, maxQueued: 2 });
+  const first = grouper.submit(1);
+  await Bun.sleep(1);
+  const queued = [grouper.submit(2), grouper.submit(3)];
+  await expect(grouper.submit(4)).rejects.toThrow("queue-full");
+  pending[0]!.resolve();
+  await first;
+  pending[1]!.resolve();
+  expect(await Promise.all(queued)).toEqual([20, 30]);
+});
+
+test("drain commits what is queued and waits for every group in flight", async () => {
+  const { pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, OPTIONS);
+  const results = [grouper.submit(1), grouper.submit(2)];
+  let drained = false;
+  const draining = grouper.drain().then(() => (drained = true));
+  await Bun.sleep(5);
+  expect(drained).toBe(false);
+  pending[0]!.resolve();
+  await draining;
+  expect(await Promise.all(results)).toEqual([10, 20]);
+  await grouper.drain();
+});

@@ -1,0 +1,269 @@
+import { describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { join } from "node:path";
+import { POSTGRES_SCHEMA_VERSION } from "../../src/store/postgres-schema.ts";
+import { PostgresStore } from "../../src/store/postgres-store.ts";
+import { hashSecret } from "../../src/store/secret.ts";
+import { StateNotFoundError, StoreError, StoreUnavailableError } from "../../src/store/store.ts";
+import { databaseUrl, postgresAvailable, testStates } from "../support/postgres.ts";
+import { storeSuite } from "./store-suite.ts";
+
+const states = testStates();
+const FIXTURES = join(import.meta.dir, "..", "fixtures", "store");
+const PERIOD = "2026-11";
+
+/** A connection of the test's own to a database, beside the stores, for raw SQL. */
+async function raw<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    return await work(sql);
+  } finally {
+    await sql.close();
+  }
+}
+
+describe.skipIf(!postgresAvailable)("PostgresStore", () => {
+  describe("the Store suite on PostgreSQL", () => {
+    storeSuite({ fresh: states.fresh, open: (url, options) => PostgresStore.open(url, options) });
+  });
+
+  describe("opening", () => {
+    test("creates the schema at the current version; opening again migrates nothing", async () => {
+      const url = await states.fresh();
+      await (await PostgresStore.open(url)).close();
+      const [first] = await raw(url, (sql) => sql`SELECT version, xmin::text AS xmin FROM iplookup_schema`);
+      expect(first.version).toBe(POSTGRES_SCHEMA_VERSION);
+      await (await PostgresStore.open(url)).close();
+      // The row was not written again: the same transaction id made it.
+      expect((await raw(url, (sql) => sql`SELECT xmin::text AS xmin FROM iplookup_schema`))[0].xmin).toBe(first.xmin);
+    });
+
+    test("six stores opening one empty database at the same moment migrate it once", async () => {
+      const url = await states.fresh();
+      const stores = await Promise.all(Array.from({ length: 6 }, () => PostgresStore.open(url)));
+      expect(await stores[0]!.listPlans()).toHaveLength(3);
+      // Seeding the plans is the only change so far: it ran once.
+      for (const store of stores) expect(await store.generation()).toBe(1);
+      await Promise.all(stores.map((store) => store.close()));
+    });
+
+    test("a database from a newer iplookup is refused, named without its password, and left alone", async () => {
+      const url = await states.fresh();
+      await (await PostgresStore.open(url)).close();
+      await raw(url, (sql) => sql`UPDATE iplookup_schema SET version = ${POSTGRES_SCHEMA_VERSION + 1}`);
+      const withPassword = new URL(url);
+      withPassword.password = "pw-newer-schema";
+      const error = await PostgresStore.open(withPassword.href).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StoreError);
+      expect((error as Error).message).toContain(`has schema version ${POSTGRES_SCHEMA_VERSION + 1}, newer than this iplookup knows (${POSTGRES_SCHEMA_VERSION}); use a newer iplookup`);
+      expect((error as Error).message).toContain(":***@");
+      expect((error as Error).message).not.toContain("pw-newer-schema");
+      expect((await raw(url, (sql) => sql`SELECT version FROM iplookup_schema`))[0].version).toBe(POSTGRES_SCHEMA_VERSION + 1);
+    });
+
+    test("a database holding other tables of those names is refused, and left alone", async () => {
+      const url = await states.fresh();
+      await raw(url, (sql) => sql`CREATE TABLE keys (k text)`);
+      await expect(PostgresStore.open(url)).rejects.toThrow(/is not an iplookup database; use a database of its own/);
+      const tables = await raw(url, (sql) => sql`SELECT relname FROM pg_class WHERE relkind = 'r' AND relnamespace = current_schema()::regnamespace`);
+      expect(tables.map((row: { relname: string }) => row.relname)).toEqual(["keys"]);
+    });
+
+    test("create: false refuses a database without the schema and creates nothing; one with it opens", async () => {
+      const url = await states.fresh();
+      await expect(PostgresStore.open(url, { create: false })).rejects.toThrow(StateNotFoundError);
+      expect((await raw(url, (sql) => sql`SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = current_schema()::regnamespace`))[0].n).toBe(0);
+      await (await PostgresStore.open(url)).close();
+      const store = await PostgresStore.open(url, { create: false });
+      expect(await store.listPlans()).toHaveLength(3);
+      await store.close();
+    });
+
+    test("a database that does not exist: StateNotFoundError, naming it without the password", async () => {
+      const url = databaseUrl("iplookup_test_no_such_database", { password: "pw-missing-db" });
+      const error = await PostgresStore.open(url).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StateNotFoundError);
+      expect((error as Error).message).toBe(`${databaseUrl("iplookup_test_no_such_database", { password: "***" })}: the database "iplookup_test_no_such_database" does not exist; create it first (createdb, or CREATE DATABASE)`);
+    });
+
+    test("a server that cannot be reached: StoreUnavailableError at once, without the password", async () => {
+      const url = "postgres://iplookup:pw-unreachable@127.0.0.1:1/iplookup";
+      const started = performance.now();
+      const error = await PostgresStore.open(url).catch((caught: unknown) => caught);
+      expect(performance.now() - started).toBeLessThan(2000);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      expect((error as Error).message).toStartWith("cannot reach the state database at postgres://iplookup:***@127.0.0.1:1/iplookup: ");
+      expect(Bun.inspect(error)).not.toContain("pw-unreachable");
+    });
+
+    test("PGDATABASE in the environment does not move the store off the URL's database", async () => {
+      const url = await states.fresh();
+      const saved = process.env.PGDATABASE;
+      process.env.PGDATABASE = "test";
+      try {
+        await (await PostgresStore.open(url)).close();
+      } finally {
+        if (saved === undefined) delete process.env.PGDATABASE;
+        else process.env.PGDATABASE = saved;
+      }
+      expect((await raw(url, (sql) => sql`SELECT version FROM iplookup_schema`))[0].version).toBe(POSTGRES_SCHEMA_VERSION);
+    });
+  });
+
+  describe("keys and the change counter", () => {
+    test("only the SHA-256 of a secret is stored", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      const { key, secret } = await store.createKey("acme", "free");
+      const rotated = (await store.rotateKey(key.id))!;
+      await store.close();
+      const dump = JSON.stringify(await raw(url, (sql) => sql`SELECT k.*, u.* FROM keys k LEFT JOIN usage u ON u.key_id = k.id`));
+      expect(dump).toContain(hashSecret(rotated.secret));
+      for (const leaked of [secret, secret.slice(4), rotated.secret, rotated.secret.slice(4)]) expect(dump).not.toContain(leaked);
+    });
+
+    test("moves once for each statement that changes keys or plans, whatever SQL it uses, and is announced", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      const { key } = await store.createKey("k", "free");
+      const announced: string[] = [];
+      await raw(url, async (sql) => {
+        const subscription = await sql.listen("iplookup_changes", (payload) => announced.push(payload));
+        const cases: [string, number][] = [
+          ["UPDATE plans SET rate_limit = 1 WHERE name = 'standard'", 1],
+          ["INSERT INTO plans VALUES ('bronze', 1, 1, 1), ('silver', 1, 1, 1)", 1],
+          ["UPDATE plans SET rate_limit = 2", 1],
+          ["UPDATE plans SET rate_limit = 2 WHERE name = 'none'", 0],
+          ["DELETE FROM plans WHERE name IN ('bronze', 'silver')", 1],
+          [`UPDATE keys SET name = 'renamed' WHERE id = '${key.id}'`, 1],
+          [`DELETE FROM keys WHERE id = '${key.id}'`, 1],
+          [`DELETE FROM keys WHERE id = '${key.id}'`, 0],
+          ["TRUNCATE keys CASCADE", 1],
+        ];
+        for (const [statement, moves] of cases) {
+          const before = await store.generation();
+          await sql.unsafe(statement);
+          expect({ statement, moved: (await store.generation()) - before }).toEqual({ statement, moved: moves });
+        }
+        const last = String(await store.generation());
+        for (let i = 0; i < 100 && !announced.includes(last); i++) await Bun.sleep(10);
+        await subscription.unlisten();
+      });
+      expect(announced.at(-1)).toBe(String(await store.generation()));
+      await store.close();
+    });
+  });
+
+  describe("charges across servers", () => {
+    test("16 clients on two stores (two pools, as two servers) never overspend, grouped several to a commit", async () => {
+      const url = await states.fresh();
+      const servers = [await PostgresStore.open(url), await PostgresStore.open(url)] as const;
+      const { key } = await servers[0].createKey("k", "free");
+      const limit = 3_500;
+      const units = 7;
+      const granted: [number, number] = [0, 0];
+      const client = async (server: 0 | 1) => {
+        for (;;) {
+          const outcome = await servers[server].charge({ keyId: key.id, period: PERIOD, units, limit });
+          if (!outcome.ok) return;
+          granted[server] += units;
+        }
+      };
+      await Promise.all(Array.from({ length: 16 }, (_, i) => client((i % 2) as 0 | 1)));
+      expect(granted[0]! + granted[1]!).toBe(limit);
+      expect(await servers[1].unitsUsed(key.id, PERIOD)).toBe(limit);
+      // Both servers charged, and their transactions carried several charges each.
+      for (const [i, server] of servers.entries()) {
+        expect(granted[i]).toBeGreaterThan(0);
+        expect(server.chargeStats.items / server.chargeStats.groups).toBeGreaterThan(1.5);
+      }
+      await Promise.all(servers.map((server) => server.close()));
+    });
+
+    test("kill -9 while charging loses no acknowledged charge", async () => {
+      const url = await states.fresh();
+      const setup = await PostgresStore.open(url);
+      const keyId = (await setup.createKey("k", "unlimited")).key.id;
+      await setup.close();
+      const child = Bun.spawn([process.execPath, join(FIXTURES, "charge-loop.ts"), url, keyId], { stdout: "pipe", stderr: "inherit" });
+      const reader = child.stdout.getReader();
+      const decoder = new TextDecoder();
+      let output = "";
+      // Until a few hundred charges were answered, then kill it in the middle of its work.
+      while (output.split("\n").length < 300) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        output += decoder.decode(chunk.value, { stream: true });
+      }
+      child.kill("SIGKILL");
+      expect(await child.exited).not.toBe(0);
+      expect(child.signalCode).toBe("SIGKILL");
+      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) output += decoder.decode(chunk.value, { stream: true });
+      // A line cut short by the kill can only be a smaller number: still a safe bound.
+      const answered = Math.max(...output.split("\n").filter(Boolean).map(Number));
+      expect(answered).toBeGreaterThanOrEqual(3 * 290);
+      const reopened = await PostgresStore.open(url);
+      expect(await reopened.unitsUsed(keyId, PERIOD)).toBeGreaterThanOrEqual(answered);
+      await reopened.close();
+    });
+
+    test("a charge stuck behind another transaction's lock rejects at its time; one still queued is never applied", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeTimeoutMs: 300, chargeGroupsInFlight: 1 });
+      const { key } = await store.createKey("k", "free");
+      await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null });
+      await raw(url, async (sql) => {
+        await sql.begin(async (tx) => {
+          await tx`SELECT used FROM usage WHERE key_id = ${key.id} FOR UPDATE`;
+          const stuck = store.charge({ keyId: key.id, period: PERIOD, units: 10, limit: null });
+          await Bun.sleep(20);
+          // Queued behind the stuck group (one in flight at a time).
+          const queued = store.charge({ keyId: key.id, period: PERIOD, units: 100, limit: null });
+          const started = performance.now();
+          const settled = await Promise.allSettled([stuck, queued]);
+          expect(performance.now() - started).toBeLessThan(1000);
+          for (const outcome of settled) expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+        });
+      });
+      // The lock is gone: the stuck group went through after all (counted, never reported
+      // as charged); the queued charge never reached the database.
+      await Bun.sleep(50);
+      expect(await store.unitsUsed(key.id, PERIOD)).toBe(11);
+      expect(await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null })).toEqual({ ok: true, used: 12 });
+      await store.close();
+    });
+
+    test("connections ended by the server: StoreUnavailableError, nothing charged, then the store reconnects by itself", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      const { key } = await store.createKey("k", "free");
+      await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null });
+      const database = new URL(url).pathname.slice(1);
+      await raw(url, async (sql) => {
+        await sql.begin(async (tx) => {
+          // The charge's transaction waits for this lock when its connection is ended.
+          await tx`SELECT used FROM usage WHERE key_id = ${key.id} FOR UPDATE`;
+          const cut = store.charge({ keyId: key.id, period: PERIOD, units: 5, limit: null }).catch((caught: unknown) => caught);
+          await Bun.sleep(50);
+          await raw(databaseUrl("test"), (admin) => admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database} AND application_name = 'iplookup'`);
+          const error = await cut;
+          expect(error).toBeInstanceOf(StoreUnavailableError);
+          expect((error as Error).message).toStartWith(`the state database at ${url} cannot be reached: `);
+        });
+      });
+      // Reads try a broken connection's statement once more, on a new one.
+      expect(await store.unitsUsed(key.id, PERIOD)).toBe(1);
+      // A charge is not tried again (its COMMIT may have gone through): it may meet
+      // another connection the server ended, once, before a new one serves it.
+      let outcome;
+      for (let attempt = 0; attempt < 5 && !outcome; attempt++) {
+        outcome = await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null }).catch((error: unknown) => {
+          expect(error).toBeInstanceOf(StoreUnavailableError);
+          return undefined;
+        });
+      }
+      expect(outcome).toEqual({ ok: true, used: 2 });
+      await store.close();
+    });
+  });
+});

@@ -1,0 +1,33 @@
+import { expect, test } from "bun:test";
+import { isPostgresUrl, redactUrl } from "../../src/store/redact-url.ts";
+
+test("a URL's password becomes ***, wherever the URL sits in the text", () => {
+  expect(redactUrl("postgres://iplookup:s3cret@db.internal:5432/iplookup")).toBe("postgres://iplookup:***@db.internal:5432/iplookup");
+  expect(redactUrl("state: postgresql://u:p@h/db, ready")).toBe("state: postgresql://u:***@h/db, ready");
+  expect(redactUrl("from postgres://a:one@h/x to postgres://b:two@h/y")).toBe("from postgres://a:***@h/x to postgres://b:***@h/y");
+  expect(redactUrl("postgres://:only-password@h/db")).toBe("postgres://:***@h/db");
+  expect(redactUrl("https://user:token@example.org/file.csv")).toBe("https://user:***@example.org/file.csv");
+});
+
+test("a password holding @, : or percent-escapes is hidden whole", () => {
+  for (const password of ["p@ss", "a:b@c", "p%40ss%2Fw", "x@y@z", "!$&'()*+,;="]) {
+    const text = redactUrl(`postgres://u:${password}@h:5432/db`);
+    expect(text).toBe("postgres://u:***@h:5432/db");
+  }
+});
+
+test("a password given as a query parameter is hidden too", () => {
+  expect(redactUrl("postgres://u@h/db?sslmode=require&password=s3cret&x=1")).toBe("postgres://u@h/db?sslmode=require&password=***&x=1");
+  expect(redactUrl("postgres://u@h/db?password=s3cret")).toBe("postgres://u@h/db?password=***");
+});
+
+test("text without a password is left as it is", () => {
+  for (const text of ["postgres://u@h/db", "/var/lib/iplookup/state.db", ":memory:", "user@example.org", "a:b@c", "postgres://h:5432/db"]) {
+    expect(redactUrl(text)).toBe(text);
+  }
+});
+
+test("isPostgresUrl: postgres:// and postgresql://, in any case; nothing else", () => {
+  for (const yes of ["postgres://h/db", "postgresql://u:p@h/db", "POSTGRES://h/db"]) expect(isPostgresUrl(yes)).toBe(true);
+  for (const no of ["state.db", "/tmp/postgres://x", "postgres:/h/db", "mysql://h/db", ":memory:", "./postgres"]) expect(isPostgresUrl(no)).toBe(false);
+});
