@@ -1,8 +1,7 @@
-import { readAddress } from "../data-file/packed-address.ts";
 import { inFieldOrder, type FieldValues, type RecordField } from "../index/record-fields.ts";
-import { flattenRows } from "./flatten.ts";
-import { packLayer, type PackedLayer } from "./packed-layer.ts";
-import type { Family, ValueRange } from "./ranges.ts";
+import { flattenPackedInClusters } from "./flatten.ts";
+import { LayerBuilder, packLayer, wordsOf, type PackedLayer } from "./packed-layer.ts";
+import type { Family } from "./ranges.ts";
 import { ValueTable, type SourceData } from "./source-data.ts";
 
 /** One file of a source, read and packed at once so its range objects can go. */
@@ -44,15 +43,14 @@ export function joinParts(parts: readonly PackedPart[]): PackedPart {
       const ids = renumbered[p] as Int32Array;
       return { ...layer, values: layer.values.map((value) => ids[value] as number) };
     }
-    const rows: ValueRange<number>[] = [];
+    // The parts' ranges one after another, renumbered: a later part is a later row.
+    const rows = new LayerBuilder(wordsOf(f), having.reduce((sum, p) => sum + (parts[p] as PackedPart)[f].length, 0));
     for (const p of having) {
       const layer = (parts[p] as PackedPart)[f];
       const ids = renumbered[p] as Int32Array;
-      for (let i = 0; i < layer.length; i++) {
-        rows.push({ start: readAddress(layer.starts, layer.words, i * layer.words), end: readAddress(layer.ends, layer.words, i * layer.words), value: ids[layer.values[i] as number] as number });
-      }
+      for (let i = 0; i < layer.length; i++) rows.push(layer.starts, i * layer.words, layer.ends, i * layer.words, ids[layer.values[i] as number] as number);
     }
-    return packLayer(f, flattenRows(rows));
+    return flattenPackedInClusters(rows.layer());
   };
   return {
     fields: inFieldOrder(parts.flatMap((part) => part.fields)),

@@ -70,3 +70,71 @@ const NEXT = new Uint32Array(4);
 export function followsDirectly(a: Uint32Array, i: number, b: Uint32Array, j: number, words: 1 | 4): boolean {
   return nextAddress(a, i, NEXT, words) && compareAddresses(NEXT, 0, b, j, words) === 0;
 }
+
+/**
+ * A PackedLayer being filled, range by range, in arrays that grow by half when full (a
+ * reader does not know beforehand how many ranges a file holds).
+ */
+export class LayerBuilder {
+  private count = 0;
+  private starts: Uint32Array;
+  private ends: Uint32Array;
+  private values: Int32Array;
+
+  constructor(
+    readonly words: 1 | 4,
+    capacity = 1024,
+  ) {
+    capacity = Math.max(16, capacity);
+    this.starts = new Uint32Array(capacity * words);
+    this.ends = new Uint32Array(capacity * words);
+    this.values = new Int32Array(capacity);
+  }
+
+  get length(): number {
+    return this.count;
+  }
+
+  /** Adds the range from the address at `starts`[s…] to the one at `ends`[e…] with `value`. */
+  push(starts: Uint32Array, s: number, ends: Uint32Array, e: number, value: number): void {
+    if (this.count === this.values.length) this.grow();
+    const words = this.words;
+    const at = this.count * words;
+    for (let w = 0; w < words; w++) {
+      this.starts[at + w] = starts[s + w] as number;
+      this.ends[at + w] = ends[e + w] as number;
+    }
+    this.values[this.count++] = value;
+  }
+
+  /** Moves the end of the last range to the address at `ends`[e…]. */
+  extendLast(ends: Uint32Array, e: number): void {
+    const at = (this.count - 1) * this.words;
+    for (let w = 0; w < this.words; w++) this.ends[at + w] = ends[e + w] as number;
+  }
+
+  /** The ranges so far, as views of the builder's arrays (no copy). */
+  layer(): PackedLayer {
+    const { words, count } = this;
+    return { words, length: count, starts: this.starts.subarray(0, count * words), ends: this.ends.subarray(0, count * words), values: this.values.subarray(0, count) };
+  }
+
+  private grow(): void {
+    const capacity = Math.ceil(this.values.length * 1.5);
+    const starts = new Uint32Array(capacity * this.words);
+    const ends = new Uint32Array(capacity * this.words);
+    const values = new Int32Array(capacity);
+    starts.set(this.starts);
+    ends.set(this.ends);
+    values.set(this.values);
+    this.starts = starts;
+    this.ends = ends;
+    this.values = values;
+  }
+}
+
+/** Rows `from` … `to`-1 of a layer, as views (no copy). */
+export function sliceLayer(layer: PackedLayer, from: number, to: number): PackedLayer {
+  const { words } = layer;
+  return { words, length: to - from, starts: layer.starts.subarray(from * words, to * words), ends: layer.ends.subarray(from * words, to * words), values: layer.values.subarray(from, to) };
+}

@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
-import { readDelimited } from "./delimited/read-delimited.ts";
+import { readDelimitedPacked } from "./delimited/read-delimited.ts";
 import { detectFormat, formatSampleOf, type SourceFormat } from "./detect-format.ts";
-import { packPart, type PackedPart } from "./join-parts.ts";
+import type { PackedPart } from "./join-parts.ts";
 import { readMmdbPacked } from "./mmdb/read-mmdb.ts";
 import type { Progress } from "./progress.ts";
 import type { Family } from "./ranges.ts";
@@ -21,15 +21,7 @@ export async function readSourceFile(
   const part =
     format === "mmdb"
       ? readMmdbPacked(bytes, file, report)
-      : packPart(readDelimited(utf8Text(bytes, file), { format, file, family: options.family }, report));
+      : readDelimitedPacked(bytes, { format, file, family: options.family }, report);
   progress?.line(`read ${file} (${format}) in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   return { part, format };
-}
-
-function utf8Text(bytes: Uint8Array, file: string): string {
-  try {
-    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
-  } catch {
-    throw new Error(`${file}: not UTF-8 text`);
-  }
 }

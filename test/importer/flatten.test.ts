@@ -1,6 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { flattenRows } from "../../src/importer/flatten.ts";
-import type { ValueRange } from "../../src/importer/ranges.ts";
+import fc from "fast-check";
+import { flattenPacked, flattenPackedInClusters, flattenRows } from "../../src/importer/flatten.ts";
+import { packLayer, unpackLayer } from "../../src/importer/packed-layer.ts";
+import { maxAddress, type Family, type ValueRange } from "../../src/importer/ranges.ts";
 
 const r = (start: number, end: number, value: string): ValueRange<string> => ({ start: BigInt(start), end: BigInt(end), value });
 const plain = (ranges: ValueRange<string>[]) => ranges.map((x) => [Number(x.start), Number(x.end), x.value]);
@@ -66,5 +68,61 @@ describe("flattenRows: the later row wins", () => {
       for (let i = 1; i < flat.length; i++) expect(flat[i]!.start).toBeGreaterThan(flat[i - 1]!.end);
       expect(expand(flat)).toEqual(reference(rows, 80));
     }
+  });
+});
+
+/** Rows with string values as a packed layer (values: indexes into `names`) and back. */
+function packed(family: Family, rows: readonly ValueRange<string>[]) {
+  const names = [...new Set(rows.map((row) => row.value))];
+  const layer = packLayer(
+    family,
+    rows.map((row) => ({ start: row.start, end: row.end, value: names.indexOf(row.value) })),
+  );
+  return { layer, back: (flat: ReturnType<typeof flattenPacked>) => unpackLayer(flat).map((range) => ({ ...range, value: names[range.value] as string })) };
+}
+
+describe("flattenPacked and flattenPackedInClusters: flattenRows over packed rows", () => {
+  const max6 = maxAddress(6);
+  const cases: Array<[Family, ValueRange<string>[]]> = [
+    [4, []],
+    [4, [r(0, 9, "a")]],
+    [4, [r(0, 9, "a"), r(10, 19, "b"), r(30, 39, "c")]],
+    [4, [r(0, 99, "a"), r(10, 19, "b"), r(100, 109, "c")]],
+    [4, [r(0, 99, "a"), r(10, 19, "b"), r(99, 109, "c"), r(200, 200, "d"), r(200, 200, "e")]],
+    [4, [r(10, 99, "a"), r(50, 60, "b"), r(5, 20, "c"), r(200, 300, "d")]],
+    [4, [r(100, 199, "a"), r(0, 9, "b"), r(5, 150, "c")]],
+    [4, [r(0, 9, "a"), r(20, 29, "b"), r(5, 25, "c")]], // c reaches back into an earlier cluster
+    [4, [r(0, 9, "a"), r(0, 9, "b"), r(0, 4, "a")]],
+    [4, [r(0, 0xffffffff, "all"), r(0xffffffff, 0xffffffff, "last"), r(0, 0, "first")]],
+    [4, [r(0xfffffff0, 0xffffffff, "a"), r(0xfffffff8, 0xffffffff, "b")]], // rows that never close
+    [6, [{ start: 0n, end: max6, value: "all" }, { start: max6, end: max6, value: "last" }, { start: 0n, end: 0n, value: "first" }]],
+    [6, [{ start: (1n << 64n) - 5n, end: (1n << 96n) + 5n, value: "a" }, { start: (1n << 64n) - 1n, end: 1n << 64n, value: "b" }]], // borrows and carries across words
+  ];
+  test.each(cases)("IPv%p %#", (family, rows) => {
+    const { layer, back } = packed(family, rows);
+    const expected = flattenRows(rows);
+    expect(back(flattenPacked(layer))).toEqual(expected);
+    expect(back(flattenPackedInClusters(layer))).toEqual(expected);
+  });
+
+  test("random rows, in order or not, in IPv4 and in IPv6 across word boundaries", () => {
+    const row = fc.tuple(fc.nat(80), fc.nat(20), fc.constantFrom("a", "b", "c"));
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 25 }), fc.boolean(), fc.constantFrom(4 as const, 6 as const), (spec, sorted, family) => {
+        const base = family === 4 ? 0n : (1n << 96n) - 40n;
+        const rows = spec.map(([start, length, value]) => ({ start: base + BigInt(start), end: base + BigInt(start + length), value }));
+        if (sorted) rows.sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+        const { layer, back } = packed(family, rows);
+        const expected = flattenRows(rows);
+        expect(back(flattenPacked(layer))).toEqual(expected);
+        expect(back(flattenPackedInClusters(layer))).toEqual(expected);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("a range that ends before it starts is an error", () => {
+    expect(() => flattenPacked(packed(4, [r(5, 4, "x")]).layer)).toThrow(/ends before it starts/);
+    expect(() => flattenPackedInClusters(packed(4, [r(5, 4, "x")]).layer)).toThrow(/ends before it starts/);
   });
 });

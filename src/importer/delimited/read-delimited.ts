@@ -1,9 +1,12 @@
 import { parseAddress } from "../../address/parse.ts";
+import { writeAddress } from "../../data-file/packed-address.ts";
 import type { FieldValues } from "../../index/record-fields.ts";
 import { parseCsvLine } from "../csv.ts";
-import { flattenRows } from "../flatten.ts";
-import { maxAddress, type Family, type ValueRange } from "../ranges.ts";
-import { ValueTable, type SourceData, type SourceLayer } from "../source-data.ts";
+import { flattenPackedInClusters } from "../flatten.ts";
+import type { PackedPart } from "../join-parts.ts";
+import { compareAddresses, LayerBuilder, unpackLayer, wordsOf } from "../packed-layer.ts";
+import { maxAddress, type Family } from "../ranges.ts";
+import { ValueTable, type SourceData } from "../source-data.ts";
 import { DELIMITED_LAYOUTS, type DelimitedColumn, type DelimitedFormat, type DelimitedLayout } from "./formats.ts";
 
 export interface ReadDelimitedOptions {
@@ -16,11 +19,23 @@ export interface ReadDelimitedOptions {
 
 /** How many lines between progress reports. */
 const PROGRESS_LINES = 65536;
+/**
+ * The longest line read, in characters. The layouts' lines are at most a few hundred
+ * characters; a longer one is damage (or a file of another kind), refused before it is
+ * split so that one absurd line cannot cost more than a scan.
+ */
+export const MAX_LINE_LENGTH = 65536;
 const MAX_V6 = maxAddress(6);
-const IPV4_MAPPED = 0xffffn << 32n;
+/**
+ * Bytes are decoded this many at a time (cut after a newline), so a file is never held
+ * as one string as well as its bytes: a string of non-ASCII text takes two bytes a
+ * character. A chunk is longer than any line allowed (MAX_LINE_LENGTH characters take at
+ * most four bytes each).
+ */
+const CHUNK_BYTES = 1 << 20;
 
 /**
- * Reads a delimited data file (one of DELIMITED_LAYOUTS) into ranges per family.
+ * Reads a delimited data file (one of DELIMITED_LAYOUTS) into packed ranges per family.
  *
  * Each line is a row `start,end,…` with inclusive bounds written as address text or as
  * decimal integers. Address text tells its family (one file may hold both); an
@@ -31,13 +46,16 @@ const IPV4_MAPPED = 0xffffn << 32n;
  * field is neither an address nor a number). A row the layout marks as holding no data
  * (iptoasn's "Not routed") adds no range and is not counted in `rows`.
  *
- * Speed: the values after `start,end,` are converted once per distinct text, and a file
- * in address order is flattened cluster by cluster (flattenInClusters).
+ * Speed and memory: bounds go straight into typed arrays as 32-bit words (no object or
+ * BigInt per row), the values after `start,end,` are converted once per distinct text,
+ * and a file in address order is flattened cluster by cluster (flattenPackedInClusters).
  *
- * A malformed line throws `file:line: what is wrong`; nothing partial is returned.
- * `progress(done, total)` counts characters of `text`.
+ * The file comes as bytes (UTF-8, decoded a chunk at a time) or as text. A malformed
+ * line, one longer than MAX_LINE_LENGTH, or one that is not UTF-8 throws `file:line: what
+ * is wrong`; nothing partial is returned. `progress(done, total)` counts bytes, or
+ * characters of a text.
  */
-export function readDelimited(text: string, options: ReadDelimitedOptions, progress?: (done: number, total: number) => void): SourceData {
+export function readDelimitedPacked(input: string | Uint8Array, options: ReadDelimitedOptions, progress?: (done: number, total: number) => void): PackedPart {
   const { file } = options;
   const layout = DELIMITED_LAYOUTS[options.format];
   if (!layout) throw new Error(`${file}: unknown delimited format ${JSON.stringify(options.format)}`);
@@ -48,7 +66,10 @@ export function readDelimited(text: string, options: ReadDelimitedOptions, progr
   /** The text after `start,end,` → value index, or -1 for a row that adds no range. */
   const known = new Map<string, number>();
 
-  const rows: Record<Family, ValueRange<number>[]> = { 4: [], 6: [] };
+  const rows: Record<Family, LayerBuilder> = { 4: new LayerBuilder(1), 6: new LayerBuilder(4) };
+  // The bounds of the row being read, as words (IPv4 uses the first).
+  const start = new Uint32Array(4);
+  const end = new Uint32Array(4);
 
   let lineNumber = 0;
   const fail = (why: string) => new Error(`${file}:${lineNumber}: ${why}`);
@@ -59,18 +80,22 @@ export function readDelimited(text: string, options: ReadDelimitedOptions, progr
   /** The family of the bound `bound` last read. */
   let boundFamily: Family = 4;
 
-  const bound = (field: string, what: "start" | "end"): bigint => {
-    const length = field.length;
+  /**
+   * Reads the bound written in `source` from `from` to `to` into `into`'s words and sets
+   * boundFamily. Decimal bounds are read in place: no string is cut for them.
+   */
+  const bound = (source: string, from: number, to: number, what: "start" | "end", into: Uint32Array): void => {
+    const length = to - from;
     let digits = length > 0;
-    for (let i = 0; i < length; i++) {
-      const c = field.charCodeAt(i);
+    for (let i = from; i < to; i++) {
+      const c = source.charCodeAt(i);
       if (c < 48 || c > 57) {
         digits = false;
         break;
       }
     }
     if (digits) {
-      if (length > 1 && field.charCodeAt(0) === 48) throw fail(`the ${what} ${quote(field)} is a decimal number with a leading zero`);
+      if (length > 1 && source.charCodeAt(from) === 48) throw fail(`the ${what} ${quote(source.slice(from, to))} is a decimal number with a leading zero`);
       if (!decimalFamilySettled) {
         decimalFamily = familyFromFileName(file);
         decimalFamilySettled = true;
@@ -83,104 +108,188 @@ export function readDelimited(text: string, options: ReadDelimitedOptions, progr
       }
       boundFamily = decimalFamily;
       if (decimalFamily === 4) {
-        const value = length > 10 ? Infinity : Number(field);
-        if (value > 0xffffffff) throw fail(`the ${what} ${quote(field)} is past the last IPv4 address (4294967295)`);
-        return BigInt(value);
+        let value = length > 10 ? Infinity : 0;
+        for (let i = from; i < to && value <= 0xffffffff; i++) value = value * 10 + (source.charCodeAt(i) - 48);
+        if (value > 0xffffffff) throw fail(`the ${what} ${quote(source.slice(from, to))} is past the last IPv4 address (4294967295)`);
+        into[0] = value;
+        return;
       }
-      const value = length > 39 ? MAX_V6 + 1n : BigInt(field);
-      if (value > MAX_V6) throw fail(`the ${what} ${quote(field)} is past the last IPv6 address (2^128-1)`);
-      return value;
+      // BigInt parses 39 digits faster than arithmetic on words does; it is garbage at once.
+      const value = length > 39 ? MAX_V6 + 1n : BigInt(source.slice(from, to));
+      if (value > MAX_V6) throw fail(`the ${what} ${quote(source.slice(from, to))} is past the last IPv6 address (2^128-1)`);
+      writeAddress(value, 4, into, 0);
+      return;
     }
+    const field = source.slice(from, to);
     const address = parseAddress(field);
     if (address === null) throw fail(`the ${what} ${quote(field)} is not an IP address or a decimal number`);
     if (address.version === 4) {
       if (field.indexOf(":") >= 0) {
         // parseAddress answers ::ffff:a.b.c.d as the IPv4 address; the file wrote IPv6.
         boundFamily = 6;
-        return IPV4_MAPPED | BigInt(address.value);
+        into[0] = 0;
+        into[1] = 0;
+        into[2] = 0xffff;
+        into[3] = address.value;
+        return;
       }
       boundFamily = 4;
-      return BigInt(address.value);
+      into[0] = address.value;
+      return;
     }
     boundFamily = 6;
-    const words = address.words;
-    return (BigInt(words[0]) << 96n) | (BigInt(words[1]) << 64n) | (BigInt(words[2]) << 32n) | BigInt(words[3]);
+    into.set(address.words);
   };
 
-  const total = text.length;
-  let position = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let seenLine = false;
-  while (position < total) {
-    let newline = text.indexOf("\n", position);
-    if (newline < 0) newline = total;
-    lineNumber++;
-    const lineEnd = newline > position && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
-    if (lineEnd > position) {
-      let first = text.indexOf(separator, position);
-      if (first >= lineEnd) first = -1;
-      let second = first < 0 ? -1 : text.indexOf(separator, first + 1);
-      if (second >= lineEnd) second = -1;
-      let startText = text.slice(position, first < 0 ? lineEnd : first);
-      let endText = second < 0 ? (first < 0 ? "" : text.slice(first + 1, lineEnd)) : text.slice(first + 1, second);
-      let rest: string | undefined; // the fields after `start,end,`, as written
-      let restFields: string[] | undefined; // or already split
-      let found = 0; // the field count, when there are fewer than three
-      if (csv && (startText.charCodeAt(0) === 34 || endText.charCodeAt(0) === 34)) {
-        // A quoted start or end (which may hold a comma): split the whole line.
-        let fields: string[];
-        try {
-          fields = parseCsvLine(text.slice(position, lineEnd));
-        } catch (error) {
-          if (seenLine || isRangeBound(startText.replaceAll('"', ""))) throw fail((error as Error).message);
-          fields = [""]; // a header line with broken quoting
-        }
-        startText = fields[0] as string;
-        endText = fields[1] ?? "";
-        if (fields.length > 2) restFields = fields.slice(2);
-        else found = fields.length;
-      } else if (second >= 0) {
-        rest = text.slice(second + 1, lineEnd);
-      } else {
-        found = first < 0 ? 1 : 2;
+  /**
+   * Reads the lines of `text`, which starts at a line's start and ends at a newline or
+   * the file's end; `reportLines` tells progress every PROGRESS_LINES lines.
+   */
+  const readLines = (text: string, reportLines: boolean): void => {
+    const total = text.length;
+    let position = lineNumber === 0 && text.charCodeAt(0) === 0xfeff ? 1 : 0;
+    while (position < total) {
+      let newline = text.indexOf("\n", position);
+      if (newline < 0) newline = total;
+      lineNumber++;
+      const lineEnd = newline > position && text.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+      if (lineEnd - position > MAX_LINE_LENGTH) {
+        throw fail(`the line is ${(lineEnd - position).toLocaleString("en-US")} characters long; a data line has at most ${MAX_LINE_LENGTH.toLocaleString("en-US")}`);
       }
-      if (!seenLine) {
-        seenLine = true;
-        if (isColumnName(startText)) {
-          position = newline + 1; // a header line
-          continue;
+      if (lineEnd > position) {
+        let first = text.indexOf(separator, position);
+        if (first >= lineEnd) first = -1;
+        let second = first < 0 ? -1 : text.indexOf(separator, first + 1);
+        if (second >= lineEnd) second = -1;
+        // The bounds, as spans of a string: of the line, or of fields split from it.
+        let startSource = text;
+        let startFrom = position;
+        let startTo = first < 0 ? lineEnd : first;
+        let endSource = text;
+        let endFrom = first < 0 ? lineEnd : first + 1;
+        let endTo = second < 0 ? lineEnd : second;
+        let rest: string | undefined; // the fields after `start,end,`, as written
+        let restFields: string[] | undefined; // or already split
+        let found = 0; // the field count, when there are fewer than three
+        if (csv && ((startFrom < startTo && text.charCodeAt(startFrom) === 34) || (endFrom < endTo && text.charCodeAt(endFrom) === 34))) {
+          // A quoted start or end (which may hold a comma): split the whole line.
+          let fields: string[];
+          try {
+            fields = parseCsvLine(text.slice(position, lineEnd));
+          } catch (error) {
+            if (seenLine || isRangeBound(text.slice(startFrom, startTo).replaceAll('"', ""))) throw fail((error as Error).message);
+            fields = [""]; // a header line with broken quoting
+          }
+          startSource = fields[0] as string;
+          endSource = fields[1] ?? "";
+          startFrom = endFrom = 0;
+          startTo = startSource.length;
+          endTo = endSource.length;
+          if (fields.length > 2) restFields = fields.slice(2);
+          else found = fields.length;
+        } else if (second >= 0) {
+          rest = text.slice(second + 1, lineEnd);
+        } else {
+          found = first < 0 ? 1 : 2;
         }
-      }
-      if (found > 0) throw fail(fieldCount(layout, found));
+        if (!seenLine) {
+          seenLine = true;
+          if (isColumnName(startSource.slice(startFrom, startTo))) {
+            position = newline + 1; // a header line
+            continue;
+          }
+        }
+        if (found > 0) throw fail(fieldCount(layout, found));
 
-      const start = bound(startText, "start");
-      const startFamily: Family = boundFamily;
-      const end = bound(endText, "end");
-      if (boundFamily !== startFamily) throw fail(`the range starts with an IPv${startFamily} address and ends with an IPv${boundFamily} one`);
-      if (options.family !== undefined && startFamily !== options.family) {
-        throw fail(`the range is IPv${startFamily}, but the file is read as IPv${options.family}`);
-      }
-      if (end < start) throw fail("the range ends before it starts");
-
-      let value: number | undefined;
-      if (rest !== undefined) {
-        value = known.get(rest);
-        if (value === undefined) {
-          const fields = csv ? splitCsv(rest, fail) : rest.split("\t");
-          value = convert(fields, table, fail);
-          known.set(rest, value);
+        bound(startSource, startFrom, startTo, "start", start);
+        const startFamily: Family = boundFamily;
+        bound(endSource, endFrom, endTo, "end", end);
+        if (boundFamily !== startFamily) throw fail(`the range starts with an IPv${startFamily} address and ends with an IPv${boundFamily} one`);
+        if (options.family !== undefined && startFamily !== options.family) {
+          throw fail(`the range is IPv${startFamily}, but the file is read as IPv${options.family}`);
         }
-      } else {
-        value = convert(restFields as string[], table, fail);
+        if (compareAddresses(end, 0, start, 0, wordsOf(startFamily)) < 0) throw fail("the range ends before it starts");
+
+        let value: number | undefined;
+        if (rest !== undefined) {
+          value = known.get(rest);
+          if (value === undefined) {
+            const fields = csv ? splitCsv(rest, fail) : rest.split("\t");
+            value = convert(fields, table, fail);
+            known.set(ownCopy(rest), value);
+          }
+        } else {
+          value = convert(restFields as string[], table, fail);
+        }
+        if (value >= 0) rows[startFamily].push(start, 0, end, 0, value);
       }
-      if (value >= 0) rows[startFamily].push({ start, end, value });
+      position = newline + 1;
+      if (reportLines && progress && lineNumber % PROGRESS_LINES === 0) progress(Math.min(position, total), total);
     }
-    position = newline + 1;
-    if (progress && lineNumber % PROGRESS_LINES === 0) progress(Math.min(position, total), total);
-  }
-  progress?.(total, total);
+  };
 
-  const layer = (family: Family): SourceLayer => ({ rows: rows[family].length, ranges: flattenInClusters(rows[family]) });
-  return { fields: layout.fields, values: table.values, v4: layer(4), v6: layer(6) };
+  if (typeof input === "string") {
+    readLines(input, true);
+    progress?.(input.length, input.length);
+  } else {
+    const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }); // a BOM is skipped by readLines
+    let at = 0;
+    while (at < input.length) {
+      let stop = Math.min(at + CHUNK_BYTES, input.length);
+      if (stop < input.length) {
+        const newline = input.lastIndexOf(10, stop - 1);
+        if (newline < at) throw new Error(`${file}:${lineNumber + 1}: the line is longer than ${CHUNK_BYTES.toLocaleString("en-US")} bytes; a data line has at most ${MAX_LINE_LENGTH.toLocaleString("en-US")} characters`);
+        stop = newline + 1;
+      }
+      let text: string;
+      try {
+        text = decoder.decode(input.subarray(at, stop));
+      } catch {
+        throw new Error(`${file}:${lineNumber + firstLineNotUtf8(input.subarray(at, stop))}: not UTF-8 text`);
+      }
+      readLines(text, false);
+      at = stop;
+      progress?.(at, input.length);
+    }
+    if (input.length === 0) progress?.(0, 0);
+  }
+
+  return {
+    fields: layout.fields,
+    values: table.values,
+    rows: { 4: rows[4].length, 6: rows[6].length },
+    4: flattenPackedInClusters(rows[4].layer()),
+    6: flattenPackedInClusters(rows[6].layer()),
+  };
+}
+
+/** readDelimitedPacked, with the ranges as ValueRange objects: the form tests and small tools read. */
+export function readDelimited(input: string | Uint8Array, options: ReadDelimitedOptions, progress?: (done: number, total: number) => void): SourceData {
+  const part = readDelimitedPacked(input, options, progress);
+  return {
+    fields: part.fields,
+    values: part.values,
+    v4: { rows: part.rows[4], ranges: unpackLayer(part[4]) },
+    v6: { rows: part.rows[6], ranges: unpackLayer(part[6]) },
+  };
+}
+
+/** The line (1-based) of UTF-8 bytes on which they stop being valid UTF-8. */
+function firstLineNotUtf8(bytes: Uint8Array): number {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let line = 1;
+  for (let at = 0; at < bytes.length; line++) {
+    let newline = bytes.indexOf(10, at);
+    if (newline < 0) newline = bytes.length;
+    try {
+      decoder.decode(bytes.subarray(at, newline));
+    } catch {
+      return line;
+    }
+    at = newline + 1;
+  }
+  return line;
 }
 
 /**
@@ -194,36 +303,6 @@ export function familyFromFileName(file: string): Family | undefined {
   const four = /v4(?![0-9])|u32(?![0-9])/.test(name);
   if (six === four) return undefined;
   return six ? 6 : 4;
-}
-
-/**
- * flattenRows (the later row wins), done cluster by cluster for a file in address order.
- *
- * The data files list their rows by start, with few overlaps. A cluster is a run of
- * rows that each start no earlier than its first row and no later than the furthest end
- * so far; the next row starts past that end, so clusters cover disjoint, increasing
- * spans and flattening each alone gives what flattening all would. A row alone is its
- * own range; only clusters of several rows go through flattenRows. A file out of order
- * (a row starting before its cluster) is flattened whole.
- */
-export function flattenInClusters<V>(rows: readonly ValueRange<V>[]): ValueRange<V>[] {
-  const result: ValueRange<V>[] = [];
-  let i = 0;
-  while (i < rows.length) {
-    const first = rows[i] as ValueRange<V>;
-    let end = first.end;
-    let j = i + 1;
-    for (; j < rows.length; j++) {
-      const row = rows[j] as ValueRange<V>;
-      if (row.start > end) break;
-      if (row.start < first.start) return flattenRows(rows);
-      if (row.end > end) end = row.end;
-    }
-    if (j === i + 1) result.push(first);
-    else for (const range of flattenRows(rows.slice(i, j))) result.push(range);
-    i = j;
-  }
-  return result;
 }
 
 /**
@@ -304,6 +383,15 @@ function fieldValue(column: DelimitedColumn, text: string, fail: (why: string) =
       return value === 0 ? 0 : value;
     }
     default:
-      return text;
+      return ownCopy(text);
   }
+}
+
+/**
+ * A string that holds its own characters. A slice of a string shares the characters of
+ * the string it was cut from and keeps all of it alive: a value kept from a line would
+ * keep its whole chunk of the file in memory.
+ */
+function ownCopy(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string;
 }

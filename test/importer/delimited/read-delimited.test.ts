@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { parseAddress } from "../../../src/address/parse.ts";
 import type { FieldValues } from "../../../src/index/record-fields.ts";
 import type { DelimitedFormat } from "../../../src/importer/delimited/formats.ts";
-import { familyFromFileName, flattenInClusters, readDelimited } from "../../../src/importer/delimited/read-delimited.ts";
+import { familyFromFileName, readDelimited } from "../../../src/importer/delimited/read-delimited.ts";
 import { flattenRows } from "../../../src/importer/flatten.ts";
 import type { Family, ValueRange } from "../../../src/importer/ranges.ts";
 import type { SourceData, SourceLayer } from "../../../src/importer/source-data.ts";
@@ -20,8 +20,23 @@ function n(text: string): bigint {
   return (BigInt(a) << 96n) | (BigInt(b) << 64n) | (BigInt(c) << 32n) | BigInt(d);
 }
 
-const read = (text: string, format: DelimitedFormat, file = "test.csv", family?: Family) =>
-  readDelimited(text, family === undefined ? { format, file } : { format, file, family });
+/** Reads a text, and its UTF-8 bytes (as a file is read), which must give the same. */
+function read(text: string, format: DelimitedFormat, file = "test.csv", family?: Family): SourceData {
+  const options = family === undefined ? { format, file } : { format, file, family };
+  let fromText: SourceData | undefined;
+  let textError: unknown;
+  try {
+    fromText = readDelimited(text, options);
+  } catch (error) {
+    textError = error;
+  }
+  if (textError !== undefined) {
+    expect(() => readDelimited(new TextEncoder().encode(text), options)).toThrow((textError as Error).message);
+    throw textError;
+  }
+  expect(readDelimited(new TextEncoder().encode(text), options)).toEqual(fromText!);
+  return fromText!;
+}
 
 /** A layer as [start, end, values] with decimal bounds, for toEqual. */
 function plain(data: SourceData, family: Family): Array<[string, string, FieldValues]> {
@@ -330,22 +345,6 @@ describe("overlapping rows: the later row wins", () => {
       expect(data.v4.ranges.map((r) => [r.start, r.end, data.values[r.value]?.country_code])).toEqual(expected.map((r) => [r.start, r.end, r.value]));
       expect(data.v4.rows).toBe(30);
     }
-  });
-
-  test("flattenInClusters is flattenRows, also where a row starts before its cluster", () => {
-    const r = (start: number, end: number, value: string): ValueRange<string> => ({ start: BigInt(start), end: BigInt(end), value });
-    const cases: ValueRange<string>[][] = [
-      [],
-      [r(0, 9, "a")],
-      [r(0, 9, "a"), r(10, 19, "b"), r(30, 39, "c")],
-      [r(0, 99, "a"), r(10, 19, "b"), r(100, 109, "c")],
-      [r(0, 99, "a"), r(10, 19, "b"), r(99, 109, "c"), r(200, 200, "d"), r(200, 200, "e")],
-      [r(10, 99, "a"), r(50, 60, "b"), r(5, 20, "c"), r(200, 300, "d")],
-      [r(100, 199, "a"), r(0, 9, "b"), r(5, 150, "c")],
-      [r(0, 9, "a"), r(20, 29, "b"), r(5, 25, "c")], // c reaches back into an earlier cluster
-      [r(0, 9, "a"), r(0, 9, "b"), r(0, 4, "a")],
-    ];
-    for (const rows of cases) expect(flattenInClusters(rows)).toEqual(flattenRows(rows));
   });
 
   test("IPv6 overlaps too, with text and decimal rows mixed", () => {

@@ -2,8 +2,9 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { FieldValues } from "../../../src/index/record-fields.ts";
 import type { DelimitedFormat } from "../../../src/importer/delimited/formats.ts";
-import { flattenInClusters, readDelimited } from "../../../src/importer/delimited/read-delimited.ts";
-import { flattenRows } from "../../../src/importer/flatten.ts";
+import { readDelimited } from "../../../src/importer/delimited/read-delimited.ts";
+import { flattenPackedInClusters, flattenRows } from "../../../src/importer/flatten.ts";
+import { packLayer, unpackLayer } from "../../../src/importer/packed-layer.ts";
 import type { ValueRange } from "../../../src/importer/ranges.ts";
 import type { SourceData, SourceLayer } from "../../../src/importer/source-data.ts";
 
@@ -101,14 +102,17 @@ describe.each(PAIRS)("$text and its -num twin", ({ format, family, text, numeric
 
 test("asn-ipv4-num.csv has overlapping rows; flattening them by clusters gives what flattenRows gives", async () => {
   const text = await Bun.file(join(PACKAGES, "asn/asn-ipv4-num.csv")).text();
-  const rows: ValueRange<string>[] = [];
+  const rows: ValueRange<number>[] = [];
+  const ids = new Map<string, number>();
   for (const line of text.split("\n")) {
     if (line === "") continue;
     const [start, end] = line.split(",", 2) as [string, string];
-    rows.push({ start: BigInt(start), end: BigInt(end), value: line.slice(start.length + end.length + 2) });
+    const value = line.slice(start.length + end.length + 2);
+    if (!ids.has(value)) ids.set(value, ids.size);
+    rows.push({ start: BigInt(start), end: BigInt(end), value: ids.get(value)! });
   }
   expect(rows.some((row, i) => i > 0 && row.start <= rows[i - 1]!.end)).toBe(true);
-  const clustered = flattenInClusters(rows);
+  const clustered = unpackLayer(flattenPackedInClusters(packLayer(4, rows)));
   const whole = flattenRows(rows);
   expect(clustered.length).toBe(whole.length);
   expect(clustered.every((range, i) => range.start === whole[i]!.start && range.end === whole[i]!.end && range.value === whole[i]!.value)).toBe(true);
