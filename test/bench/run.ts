@@ -5,8 +5,8 @@
  * server and the load to separate cores, taskset; it loads 127.0.0.1 only, for a
  * bounded time. Options: --quick (shorter runs), --skip-http, --skip-import.
  */
-import { cpus } from "node:os";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { measureHttp, type Comparison, type HttpFigures } from "./http.ts";
@@ -14,6 +14,7 @@ import { measureImport, type ImportFigures } from "./import.ts";
 import { measureInProcess } from "./in-process.ts";
 import { binaryPath, measureStartup, type StartupFigures } from "./startup.ts";
 import { haveWrk } from "./wrk.ts";
+import { measureWorkersMemory, type WorkersMemoryFigures } from "./workers-memory.ts";
 
 const { values } = parseArgs({ options: { quick: { type: "boolean" }, "skip-http": { type: "boolean" }, "skip-import": { type: "boolean" } } });
 const root = join(import.meta.dir, "..", "..");
@@ -39,10 +40,18 @@ if (binary) startup.push(await measureStartup("dist/iplookup serve", [binary]));
 else console.error("start-up of the binary: skipped, run `bun run build` first");
 
 let imports: ImportFigures[] = [];
-if (values["skip-import"]) console.error("data import: skipped (--skip-import)");
+let workersMemory: WorkersMemoryFigures | null = null;
+if (values["skip-import"]) console.error("data import and the workers' memory on city data: skipped (--skip-import)");
 else {
   console.error("data import…");
-  imports = measureImport();
+  const cityData = join(tmpdir(), `iplookup-bench-city-${process.pid}.db`);
+  try {
+    imports = measureImport(cityData);
+    console.error("memory of serve --workers 2 against --workers 1 on the city data…");
+    workersMemory = await measureWorkersMemory(cityData);
+  } finally {
+    rmSync(cityData, { force: true });
+  }
 }
 
 const rows: string[][] = [];
@@ -126,6 +135,15 @@ for (const figure of withCity) {
     `import < 60 s: ${verdict(figure.seconds < 60)}; load ≤ 1 s: ${verdict(figure.loadMs <= 1000)}`,
   ]);
 }
+if (workersMemory) {
+  rows.push([
+    "RSS of serve --workers 2 with the city data loaded, after 2,000 lookups",
+    `${fmt(workersMemory.twoWorkersMiB)} MiB`,
+    `--workers 1: ${fmt(workersMemory.oneWorkerMiB)} MiB`,
+    `${fmt(workersMemory.ratio, 2)}×`,
+    `≤ 1.25×: ${verdict(workersMemory.ratio <= 1.25)}`,
+  ]);
+}
 
 const table = [
   `Measured ${new Date().toISOString().slice(0, 10)} on ${machine}; server and load generator pinned to separate cores.`,
@@ -137,5 +155,5 @@ const table = [
 const results = join(import.meta.dir, "results");
 mkdirSync(results, { recursive: true });
 writeFileSync(join(results, "latest.md"), `${table}\n`);
-writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, startup, imports }, null, 2));
+writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, startup, imports, workersMemory }, null, 2));
 console.log(table);
