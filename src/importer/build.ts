@@ -2,7 +2,7 @@ import type { SourceInfo } from "../index/network-record.ts";
 import { dataSetFields, RecordCombiner } from "./combine.ts";
 import type { DataFileContents } from "./data-file.ts";
 import { describeSource } from "./describe-source.ts";
-import { joinParts, packPart, type PackedPart } from "./join-parts.ts";
+import { joinParts, type PackedPart } from "./join-parts.ts";
 import { mergePacked } from "./merge.ts";
 import type { Progress } from "./progress.ts";
 import { readDataFile } from "./read-data-file.ts";
@@ -37,9 +37,9 @@ export async function buildDataSet(
 
   if (options.base !== undefined) {
     const base = readDataFile(options.base);
-    packed.push(packPart(base.data));
+    packed.push(base.part);
     infos.push(...base.sources);
-    progress?.line(`${options.base}: ${base.data.v4.ranges.length.toLocaleString("en-US")} IPv4 and ${base.data.v6.ranges.length.toLocaleString("en-US")} IPv6 segments, after the sources above`);
+    progress?.line(`${options.base}: ${base.part[4].length.toLocaleString("en-US")} IPv4 and ${base.part[6].length.toLocaleString("en-US")} IPv6 segments, after the sources above`);
   }
 
   // The sources' files and their parts as read, before joining, go now: otherwise the
