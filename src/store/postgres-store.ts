@@ -7,7 +7,6 @@ import { redactUrl } from "./redact-url.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import { checkSnapshot } from "./state-snapshot.ts";
 import {
-  StateNotFoundError,
   StoreError,
   StoreUnavailableError,
   type ActiveKey,
@@ -470,8 +469,10 @@ function openError(error: unknown, label: string, database: string): Error {
   if (error instanceof StoreError) return error;
   const message = redactUrl((error as Error)?.message ?? String(error));
   const errno = (error as { errno?: unknown })?.errno;
-  // 3D000: invalid_catalog_name, the database does not exist.
-  if (errno === "3D000") return new StateNotFoundError(`${label}: the database "${database}" does not exist; create it first (createdb, or CREATE DATABASE)`);
+  // 3D000: invalid_catalog_name, the database does not exist. Not StateNotFoundError,
+  // whose hint (a command that makes a new state) would not help: iplookup creates its
+  // tables, never the database.
+  if (errno === "3D000") return new Error(`${label}: there is no database "${database}" on that server; create it first (createdb, or CREATE DATABASE)`, { cause: error });
   if (isUnavailable(error)) return new StoreUnavailableError(`cannot reach the state database at ${label}: ${message}`, { cause: error });
   return new Error(`the state database at ${label}: ${message}`, { cause: error });
 }

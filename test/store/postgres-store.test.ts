@@ -79,11 +79,16 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       await store.close();
     });
 
-    test("a database that does not exist: StateNotFoundError, naming it without the password", async () => {
+    test("a database that does not exist is named without the password, with what to do", async () => {
       const url = databaseUrl("iplookup_test_no_such_database", { password: "pw-missing-db" });
-      const error = await PostgresStore.open(url).catch((caught: unknown) => caught);
-      expect(error).toBeInstanceOf(StateNotFoundError);
-      expect((error as Error).message).toBe(`${databaseUrl("iplookup_test_no_such_database", { password: "***" })}: the database "iplookup_test_no_such_database" does not exist; create it first (createdb, or CREATE DATABASE)`);
+      for (const create of [true, false]) {
+        const error = await PostgresStore.open(url, { create }).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(Error);
+        expect(error).not.toBeInstanceOf(StoreError);
+        expect((error as Error).message).toBe(
+          `${databaseUrl("iplookup_test_no_such_database", { password: "***" })}: there is no database "iplookup_test_no_such_database" on that server; create it first (createdb, or CREATE DATABASE)`,
+        );
+      }
     });
 
     test("a server that cannot be reached: StoreUnavailableError at once, without the password", async () => {
