@@ -1,5 +1,6 @@
 import { BUILD_DATE, VERSION } from "../build-info.ts";
 import { ConfigError } from "../config/config-error.ts";
+import { redactUrl } from "../store/redact-url.ts";
 import { StateNotFoundError, StoreError } from "../store/store.ts";
 import { howToRun } from "./command-name.ts";
 import { CommandFailed, type CliContext, type Command } from "./command.ts";
@@ -9,6 +10,7 @@ import { KEY_COMMANDS } from "./commands/keys.ts";
 import { lookupCommand } from "./commands/lookup.ts";
 import { PLAN_COMMANDS } from "./commands/plans.ts";
 import { serveCommand } from "./commands/serve.ts";
+import { STATE_COMMANDS } from "./commands/state.ts";
 import { usageCommand } from "./commands/usage.ts";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./io.ts";
 import { openIndex } from "./open-data.ts";
@@ -23,6 +25,7 @@ const GROUPS: readonly Group[] = [
   { name: "keys", summary: "create, list, revoke and rotate API keys, or move one to another plan", commands: KEY_COMMANDS },
   { name: "plans", summary: "list plans, create or change one", commands: PLAN_COMMANDS },
   { name: "data", summary: "the IP range data set", commands: DATA_COMMANDS },
+  { name: "state", summary: "copy keys, plans and usage between SQLite and PostgreSQL", commands: STATE_COMMANDS },
 ];
 const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand, backupCommand];
 
@@ -79,29 +82,31 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
   try {
     return await command.run(args, context);
   } catch (error) {
+    // Every message below goes through redactUrl: one may quote a --state URL, and a
+    // password in it is never shown.
     if (error instanceof ConfigError) return usageError(error.message, context);
     if (error instanceof CommandFailed) {
-      context.io.err(`iplookup: ${error.message}`);
+      context.io.err(`iplookup: ${redactUrl(error.message)}`);
       return EXIT_FAILED;
     }
     // Before StoreError, which it is: a missing state is not a bad value but a wrong place.
     if (error instanceof StateNotFoundError) {
       context.io.err(
-        `iplookup: ${error.message}; check --state or IPLOOKUP_STATE (a new state file is made by '${howToRun(context, "keys create --name NAME")}')`,
+        `iplookup: ${redactUrl(error.message)}; check --state or IPLOOKUP_STATE (a new state file is made by '${howToRun(context, "keys create --name NAME")}')`,
       );
       return EXIT_FAILED;
     }
     if (error instanceof StoreError) {
-      context.io.err(`iplookup: ${error.message}`);
+      context.io.err(`iplookup: ${redactUrl(error.message)}`);
       return EXIT_USAGE;
     }
-    context.io.err(`iplookup: ${(error as Error)?.message ?? String(error)}`);
+    context.io.err(`iplookup: ${redactUrl((error as Error)?.message ?? String(error))}`);
     return EXIT_FAILED;
   }
 }
 
 function usageError(message: string, context: CliContext): number {
-  context.io.err(`iplookup: ${message}`);
+  context.io.err(`iplookup: ${redactUrl(message)}`);
   return EXIT_USAGE;
 }
 

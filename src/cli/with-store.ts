@@ -2,7 +2,7 @@ import { existsSync, rmdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { isFilePath } from "../config/paths.ts";
 import { readSetting } from "../config/settings.ts";
-import { SqliteStore } from "../store/sqlite-store.ts";
+import { openStore } from "../store/open-store.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
@@ -17,7 +17,8 @@ export interface WithStoreOptions {
 }
 
 /**
- * Opens the state named by `--state` / IPLOOKUP_STATE, runs `work`, and closes it.
+ * Opens the state named by `--state` / IPLOOKUP_STATE (a SQLite file, or a PostgreSQL
+ * database for a `postgres://` URL: see openStore), runs `work`, and closes it.
  * A command that fails on a state file it had to create removes it again, with the
  * directories made for it, so a refused command leaves nothing behind.
  */
@@ -27,11 +28,15 @@ export async function withStore<T>(
   options: WithStoreOptions,
   work: (store: Store) => Promise<T>,
 ): Promise<T> {
-  const path = readSetting("state", flags, context.env);
+  return withStoreAt(readSetting("state", flags, context.env), options, work);
+}
+
+/** withStore on a location given by the command itself (`state copy --from … --to …`). */
+export async function withStoreAt<T>(path: string, options: WithStoreOptions, work: (store: Store) => Promise<T>): Promise<T> {
   const created = isFilePath(path) ? missingFiles(path) : [];
   let store: Store;
   try {
-    store = SqliteStore.open(path, { create: options.create });
+    store = await openStore(path, { create: options.create });
   } catch (error) {
     removeCreated(created);
     throw error;

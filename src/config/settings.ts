@@ -49,7 +49,7 @@ function parseLogLevel(text: string, name: string): LogLevel {
 export const SETTINGS = {
   host: setting("host", "address to listen on (:: is every IPv6 and IPv4 address)", parseNonEmpty, () => "::"),
   port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
-  state: setting("state", "SQLite file of keys, plans and usage", parsePath, (env) => absolutePath(defaultStatePath(env))),
+  state: setting("state", "where keys, plans and usage live: a SQLite file, or a postgres:// URL of a PostgreSQL database", parsePath, (env) => absolutePath(defaultStatePath(env))),
   data: setting("data", "SQLite file of IP ranges", parsePath, () => defaultDataPath()),
   trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),

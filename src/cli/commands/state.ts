@@ -1,0 +1,65 @@
+import { ConfigError } from "../../config/config-error.ts";
+import { absolutePath } from "../../config/paths.ts";
+import { parseNonEmpty } from "../../config/options.ts";
+import { redactUrl } from "../../store/redact-url.ts";
+import type { StateSnapshot } from "../../store/store.ts";
+import { parseCommandArgs } from "../args.ts";
+import type { Command } from "../command.ts";
+import { EXIT_OK } from "../io.ts";
+import { withStoreAt } from "../with-store.ts";
+
+const copy: Command = {
+  name: "copy",
+  summary: "copy keys, plans and usage to another state (SQLite or PostgreSQL)",
+  help: `Usage: iplookup state copy --from PATH|URL --to PATH|URL [--replace]
+
+Copies every key (its id, name, plan, times and the hash of its secret), every plan and
+all usage from one state to another: a SQLite file or a PostgreSQL database
+(postgres://USER:PASSWORD@HOST/DATABASE), either way, or file to file. Secrets are not
+stored, only their hashes, and the hashes are copied: every client's key works on the
+copy as it did. The copy is written in one transaction: all of it or nothing.
+
+The source must exist and is only read, from one consistent snapshot, so servers may
+keep running on it; what they charge after that moment is not in the copy. To move for
+good, stop the servers, copy, and start them on the new state.
+
+The destination is created when missing (a SQLite file, or iplookup's tables in an
+existing PostgreSQL database). One that holds keys already is refused, unless
+--replace: then its keys, plans and usage are replaced by the source's. Without
+--replace, plans the destination has and the source has not are kept.
+
+  --from PATH|URL  the state to copy from
+  --to PATH|URL    the state to copy to
+  --replace        replace what the destination holds`,
+  async run(argv, context) {
+    const { flags } = parseCommandArgs(argv, { strings: ["from", "to"], booleans: ["replace"] });
+    if (flags.from === undefined) throw new ConfigError("--from is required: the state to copy from");
+    if (flags.to === undefined) throw new ConfigError("--to is required: the state to copy to");
+    const from = absolutePath(parseNonEmpty(flags.from as string, "--from"));
+    const to = absolutePath(parseNonEmpty(flags.to as string, "--to"));
+    if (from === to) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
+    const replace = flags.replace === true;
+
+    const snapshot = await withStoreAt(from, { create: false }, (source) => source.exportState());
+    await withStoreAt(to, { create: true }, async (destination) => {
+      const held = (await destination.listKeys()).length;
+      if (held > 0 && !replace) {
+        throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans and usage with those of ${redactUrl(from)}`);
+      }
+      // importState checks again in its transaction, should a key appear meanwhile.
+      await destination.importState(snapshot, { replace });
+    });
+    context.io.out(`Copied ${describe(snapshot)} from ${redactUrl(from)} to ${redactUrl(to)}${replace ? ", replacing what it held" : ""}.`);
+    return EXIT_OK;
+  },
+};
+
+/** "3 plans, 12 keys (2 revoked) and 30 usage rows (1,234 units)". */
+function describe(snapshot: StateSnapshot): string {
+  const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
+  const revoked = snapshot.keys.filter((key) => key.revokedAt !== null).length;
+  const units = snapshot.usage.reduce((sum, row) => sum + row.used, 0);
+  return `${count(snapshot.plans.length, "plan")}, ${count(snapshot.keys.length, "key")}${revoked > 0 ? ` (${revoked.toLocaleString("en")} revoked)` : ""} and ${count(snapshot.usage.length, "usage row")} (${count(units, "unit")})`;
+}
+
+export const STATE_COMMANDS: readonly Command[] = [copy];

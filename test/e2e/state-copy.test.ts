@@ -1,0 +1,172 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { runCli } from "../../src/cli/run.ts";
+import { openStore } from "../../src/store/open-store.ts";
+import { hashSecret } from "../../src/store/secret.ts";
+import type { Store } from "../../src/store/store.ts";
+import { postgresAvailable, testStates } from "../support/postgres.ts";
+import { cli } from "../support/server-process.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-state-copy-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+const freshFile = () => join(dir, `state-${++files}.db`);
+const states = testStates();
+
+/** Runs a command line in this process; resolves to its exit code and what it printed. */
+async function run(...args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    env: {},
+    io: { out: (text) => void (stdout += `${text}\n`), err: (text) => void (stderr += `${text}\n`) },
+    now: () => new Date(),
+    defaultDataPath: join(dir, "no-data.db"),
+    selfCommand: ["iplookup"],
+  });
+  return { code, stdout, stderr };
+}
+
+async function using<T>(location: string, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore(location);
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** A state with two active keys (one rotated), a revoked one, a plan of its own and usage in two months. */
+async function populate(location: string) {
+  return using(location, async (store) => {
+    await store.setPlan("gold", { maxBatchSize: 50, monthlyUnits: 5000, rateLimit: 20 });
+    const a = await store.createKey("acme", "gold");
+    const b = await store.createKey("beta", "free");
+    const c = await store.createKey("gone", "standard");
+    const rotated = (await store.rotateKey(b.key.id))!;
+    await store.revokeKey(c.key.id);
+    await store.charge({ keyId: a.key.id, period: "2026-10", units: 1200, limit: 5000 });
+    await store.charge({ keyId: a.key.id, period: "2026-11", units: 34, limit: 5000 });
+    await store.charge({ keyId: b.key.id, period: "2026-11", units: 7, limit: 100_000 });
+    await store.charge({ keyId: c.key.id, period: "2026-11", units: 5, limit: 10_000_000 });
+    return { secrets: [a.secret, rotated.secret], ids: [a.key.id, b.key.id, c.key.id] };
+  });
+}
+
+/** The copy holds what the source held, and every active key's secret authenticates on it. */
+async function expectSameState(source: string, copy: string, secrets: readonly string[], ids: readonly string[]) {
+  const [original, copied] = [await using(source, (store) => store.exportState()), await using(copy, (store) => store.exportState())];
+  expect(copied).toEqual(original);
+  await using(copy, async (store) => {
+    for (const secret of secrets) expect(await store.findActiveKey(hashSecret(secret))).not.toBeNull();
+    for (const id of ids) for (const period of ["2026-10", "2026-11"]) {
+      expect(await store.unitsUsed(id, period)).toBe(await using(source, (other) => other.unitsUsed(id, period)));
+    }
+    expect((await store.authSnapshot()).keysByHash.size).toBe(2);
+  });
+}
+
+describe("state copy", () => {
+  test("SQLite to SQLite: everything, and it says what it copied", async () => {
+    const [from, to] = [freshFile(), freshFile()];
+    const { secrets, ids } = await populate(from);
+    const result = await run("state", "copy", "--from", from, "--to", to);
+    expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked) and 4 usage rows (1,246 units) from ${from} to ${to}.\n`, stderr: "" });
+    await expectSameState(from, to, secrets, ids);
+  });
+
+  test("a destination that holds keys is refused and left alone; --replace replaces what it holds", async () => {
+    const [from, to] = [freshFile(), freshFile()];
+    await populate(from);
+    const own = await using(to, (store) => store.createKey("own", "free"));
+    const before = await using(to, (store) => store.exportState());
+    const refused = await run("state", "copy", "--from", from, "--to", to);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toBe(`iplookup: ${to} holds 1 key already; copy into a new or empty state, or add --replace to replace its keys, plans and usage with those of ${from}\n`);
+    expect(await using(to, (store) => store.exportState())).toEqual(before);
+    const replaced = await run("state", "copy", "--from", from, "--to", to, "--replace");
+    expect(replaced.code).toBe(0);
+    expect(replaced.stdout).toEndWith(`from ${from} to ${to}, replacing what it held.\n`);
+    expect(await using(to, (store) => store.findActiveKey(hashSecret(own.secret)))).toBeNull();
+    expect(await using(to, (store) => store.exportState())).toEqual(await using(from, (store) => store.exportState()));
+  });
+
+  test("a missing source exits 1 and creates nothing; the same state twice, or a flag left out, exits 2", async () => {
+    const [from, to] = [join(dir, "missing", "state.db"), freshFile()];
+    const missing = await run("state", "copy", "--from", from, "--to", to);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toStartWith(`iplookup: there is no state file at ${from}`);
+    expect(existsSync(from) || existsSync(to)).toBe(false);
+    const file = freshFile();
+    await populate(file);
+    expect(await run("state", "copy", "--from", file, "--to", file)).toMatchObject({ code: 2, stderr: `iplookup: --from and --to name the same state (${file})\n` });
+    expect((await run("state", "copy", "--from", file)).code).toBe(2);
+    expect((await run("state", "copy", "--to", file)).code).toBe(2);
+  });
+});
+
+describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
+  test("SQLite to PostgreSQL and back: keys authenticate on each copy, usage is equal, the password is never shown", async () => {
+    const file = freshFile();
+    const { secrets, ids } = await populate(file);
+    const url = new URL(await states.fresh());
+    url.password = "pw-state-copy";
+    const result = await run("state", "copy", "--from", file, "--to", url.href);
+    const shown = url.href.replace(":pw-state-copy@", ":***@");
+    expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked) and 4 usage rows (1,246 units) from ${file} to ${shown}.\n`, stderr: "" });
+    await expectSameState(file, url.href, secrets, ids);
+
+    const back = freshFile();
+    const returned = await run("state", "copy", "--from", url.href, "--to", back);
+    expect(returned).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked) and 4 usage rows (1,246 units) from ${shown} to ${back}.\n`, stderr: "" });
+    await expectSameState(file, back, secrets, ids);
+
+    // Into a database that holds keys: refused, naming it without the password.
+    const refused = await run("state", "copy", "--from", back, "--to", url.href);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toStartWith(`iplookup: ${shown} holds 3 keys already;`);
+  });
+
+  test("PostgreSQL to PostgreSQL, with --replace over a database in use", async () => {
+    const [from, to] = [await states.fresh(), await states.fresh()];
+    const { secrets, ids } = await populate(from);
+    await populate(to);
+    expect((await run("state", "copy", "--from", from, "--to", to, "--replace")).code).toBe(0);
+    await expectSameState(from, to, secrets, ids);
+  });
+
+  test("no command shows a URL's password, whatever it prints and however it fails", async () => {
+    const password = "pw-never-shown";
+    const url = new URL(await states.fresh());
+    url.password = password;
+    const missingDatabase = new URL(url);
+    missingDatabase.pathname = "/iplookup_test_no_such_database";
+    const unreachable = `postgres://iplookup:${password}@127.0.0.1:1/iplookup`;
+    const file = freshFile();
+    await populate(file);
+    const env = { IPLOOKUP_STATE: url.href };
+    const outputs: string[] = [];
+    const record = (result: { code: number | null; stdout: string; stderr: string }) => {
+      outputs.push(result.stdout, result.stderr);
+      return result;
+    };
+    // In child processes, as an operator runs them: everything they write is checked.
+    const created = JSON.parse(record(cli(["keys", "create", "--name", "acme", "--json"], env)).stdout) as { id: string };
+    expect(record(cli(["keys", "list"], env)).code).toBe(0);
+    expect(record(cli(["keys", "set-plan", created.id, "standard"], env)).code).toBe(0);
+    expect(record(cli(["plans", "list"], env)).code).toBe(0);
+    expect(record(cli(["usage", created.id, "--json"], env)).code).toBe(0);
+    expect(record(cli(["state", "copy", "--from", url.href, "--to", freshFile()])).code).toBe(0);
+    expect(record(cli(["state", "copy", "--from", file, "--to", url.href])).code).toBe(2);
+    expect(record(cli(["keys", "list"], { IPLOOKUP_STATE: missingDatabase.href })).code).toBe(1);
+    expect(record(cli(["keys", "list", "--state", unreachable])).code).toBe(1);
+    expect(record(cli(["keys", "create", "--name", "x", "--state", unreachable])).code).toBe(1);
+    expect(record(cli(["state", "copy", "--from", unreachable, "--to", freshFile()])).code).toBe(1);
+    expect(record(cli(["backup", join(dir, "backup.db")], env)).code).not.toBe(0);
+    const all = outputs.join("\n");
+    expect(all).toContain(":***@");
+    expect(all).not.toContain(password);
+  });
+});
