@@ -2,6 +2,12 @@
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Writes to standard error and calls `written` once the reader has taken the text;
+   * for a server's logs, which must not pile up behind a stalled reader. Without it, the
+   * text counts as taken when `err` returns.
+   */
+  errWhenTaken?(text: string, written: () => void): void;
   /** Standard error as a stream, for progress redrawn in place on a terminal. */
   readonly terminal?: { write(text: string): unknown; readonly isTTY?: boolean };
 }
@@ -9,6 +15,7 @@ export interface Io {
 export const processIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
+  errWhenTaken: (text, written) => process.stderr.write(`${text}\n`, () => written()),
   terminal: process.stderr,
 };
 

@@ -44,7 +44,8 @@ export interface MetricsTable {
  *
  * A region holds, as float64: a request counter per route, method and status; per route
  * the histogram's bucket counts (each observation counted once, in the first bucket it
- * fits; cumulated when written), its sum and its count; then addresses and units.
+ * fits; cumulated when written), its sum and its count; then addresses, units and
+ * dropped log lines.
  */
 export class Metrics {
   private readonly region: Float64Array;
@@ -99,6 +100,11 @@ export class Metrics {
     this.region[this.totalsAt + 1]! += count;
   }
 
+  /** Log lines dropped because the log's reader did not keep up. */
+  addDroppedLogLines(count: number): void {
+    this.region[this.totalsAt + 2]! += count;
+  }
+
   /** Every thread's region added up. */
   private totals(): Float64Array {
     const size = this.region.length;
@@ -145,6 +151,7 @@ export class Metrics {
     metric("iplookup_http_request_duration_seconds", "histogram", "Time from receiving a request to its response, by route.", histogramLines);
     metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${totals[this.totalsAt]}`]);
     metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this server.", [`iplookup_units_consumed_total ${totals[this.totalsAt + 1]}`]);
+    metric("iplookup_log_lines_dropped_total", "counter", "Log lines dropped because the log's reader did not keep up.", [`iplookup_log_lines_dropped_total ${totals[this.totalsAt + 2]}`]);
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
@@ -165,7 +172,7 @@ const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
 
 /** Numbers in one thread's region, for `routes` named routes and "other". */
 function regionSize(routes: number): number {
-  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 2;
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 3;
 }
 
 function methodIndex(method: string): number {

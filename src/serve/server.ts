@@ -1,6 +1,7 @@
 import type { ServeConfig } from "../config/serve-config.ts";
 import { LiveIndex } from "../index/live-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
+import { LogOutput } from "../log/log-output.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { PUBLIC_ROUTES } from "../http/routes.ts";
@@ -15,8 +16,11 @@ const WORKER_START_MS = 30_000;
 
 /** What a server is started with, besides its configuration. */
 export interface ServerEnvironment {
-  /** Where log lines go (one call per batch of lines). */
-  readonly writeLog: (text: string) => void;
+  /**
+   * Where log lines go, a batch of lines a call; `written` is called once the reader has
+   * taken them (batches waiting past a bound are dropped and counted).
+   */
+  readonly writeLog: (text: string, written: () => void) => void;
   readonly now: () => Date;
   readonly version: string;
   /** Loads the data file and watches it; a reload reports through `onReload`. */
@@ -53,7 +57,11 @@ export interface RunningServer {
  */
 export async function startServer(requested: ServeConfig, environment: ServerEnvironment): Promise<RunningServer> {
   const config = { ...requested, host: listenableHost(requested.host) };
-  const logLines = lineBuffer(environment.writeLog);
+  const metricsTable = Metrics.table(PUBLIC_ROUTES, config.workers);
+  // The main thread writes every thread's log lines; it counts what it drops in its own slot.
+  const mainMetrics = new Metrics(metricsTable, 0);
+  const output = new LogOutput(environment.writeLog, (lines) => mainMetrics.addDroppedLogLines(lines));
+  const logLines = lineBuffer(output.write);
   const logger = createLogger(config.logLevel, logLines.write, environment.now);
   const workers: WorkerThread[] = [];
   const index = environment.openIndex((outcome) => {
@@ -76,7 +84,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     reusePort: shared,
     thread: 0,
     image: index.current().image,
-    metrics: Metrics.table(PUBLIC_ROUTES, config.workers),
+    metrics: metricsTable,
     rateTables: sharedRateTables(),
     version: environment.version,
   };

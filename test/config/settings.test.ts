@@ -6,7 +6,8 @@ import { readServeConfig } from "../../src/config/serve-config.ts";
 describe("readServeConfig", () => {
   test("defaults", () => {
     const config = readServeConfig({}, { HOME: "/home/op" });
-    expect(config.host).toBe("0.0.0.0");
+    // Every IPv6 and IPv4 address (serve falls back to 0.0.0.0 without IPv6).
+    expect(config.host).toBe("::");
     expect(config.port).toBe(8080);
     expect(config.statePath).toBe("/home/op/.local/state/iplookup/state.db");
     expect(config.dataPath.endsWith("data/iplookup-data.db")).toBe(true);

@@ -13,7 +13,11 @@ export type { RunningServer } from "../../serve/server.ts";
 /** Starts the service from its configuration, writing its logs to the command's stderr. */
 export function startServerFor(config: ServeConfig, context: CliContext): Promise<RunningServer> {
   return startServer(config, {
-    writeLog: context.io.err,
+    writeLog: (text, written) => {
+      if (context.io.errWhenTaken) return context.io.errWhenTaken(text, written);
+      context.io.err(text);
+      written();
+    },
     now: context.now,
     version: VERSION,
     openIndex: (onReload) => openLiveIndex(config.dataPath, onReload),

@@ -1,0 +1,39 @@
+/**
+ * Where a server's log lines go, with a bound on what may wait for the reader: a stalled
+ * pipe or journal would otherwise make every unwritten line pile up in memory. Batches
+ * are handed to `write`, which calls `written` once the reader has taken them; while
+ * more than `maxPendingBytes` wait, new batches are dropped and their lines counted.
+ */
+export class LogOutput {
+  private pending = 0;
+
+  constructor(
+    private readonly output: (text: string, written: () => void) => void,
+    private readonly onDropped: (lines: number) => void,
+    private readonly maxPendingBytes = 1024 * 1024,
+  ) {}
+
+  /** Writes a batch of lines (joined by newlines, without the last one). */
+  readonly write = (text: string): void => {
+    if (this.pending + text.length > this.maxPendingBytes) {
+      this.onDropped(lineCount(text));
+      return;
+    }
+    const size = text.length;
+    this.pending += size;
+    this.output(text, () => {
+      this.pending -= size;
+    });
+  };
+
+  /** Characters handed to the output and not yet taken by the reader. */
+  get pendingBytes(): number {
+    return this.pending;
+  }
+}
+
+function lineCount(text: string): number {
+  let lines = 1;
+  for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) lines++;
+  return lines;
+}
