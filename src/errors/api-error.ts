@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   quota_exceeded: 429,
   rate_limited: 429,
   internal_error: 500,
+  store_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -1,5 +1,6 @@
 import { ApiError } from "../errors/api-error.ts";
 import type { Logger } from "../log/logger.ts";
+import { StoreUnavailableError } from "../store/store.ts";
 import { problemResponse } from "./problem.ts";
 
 /**
@@ -9,6 +10,7 @@ import { problemResponse } from "./problem.ts";
  */
 export function errorResponse(error: unknown, code: string | number, logger: Logger): Response {
   if (error instanceof ApiError) return problemResponse(error);
+  if (error instanceof StoreUnavailableError) return problemResponse(storeUnavailable());
   // The framework wraps what the body parser throws; our parser throws ApiErrors.
   const cause = (error as Error | undefined)?.cause;
   if (cause instanceof ApiError) return problemResponse(cause);
@@ -22,6 +24,19 @@ export function errorResponse(error: unknown, code: string | number, logger: Log
   }
   logger.log("error", "unhandled error", { error: String(error), stack: (error as Error)?.stack });
   return problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+}
+
+/** How long a client is asked to wait when the state store cannot be reached. */
+const STORE_RETRY_AFTER_SECONDS = 2;
+
+/** Nothing was charged: the client may send the same request again. The cause stays in the logs. */
+function storeUnavailable(): ApiError {
+  return new ApiError(
+    "store_unavailable",
+    "the server cannot reach its state store right now; nothing was charged, try again shortly",
+    { retry_after: STORE_RETRY_AFTER_SECONDS },
+    { "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
+  );
 }
 
 interface ValidationLike {

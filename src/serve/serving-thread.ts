@@ -5,12 +5,18 @@ import { listen } from "../http/server.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
-import { SqliteStore } from "../store/sqlite-store.ts";
+import { openStore } from "../store/open-store.ts";
 import type { Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
 
 /** How often a thread looks for key and plan changes made by other processes. */
 const KEY_POLL_MS = 250;
+/**
+ * How long a charge may wait for a state file locked by another process (a backup, the
+ * CLI, a sqlite3 shell) before it answers 503 store_unavailable; the thread never
+ * blocks meanwhile.
+ */
+const LOCK_WAIT_MS = 2000;
 /** How long a stop waits for requests in flight before closing their connections. */
 const STOP_GRACE_MS = 10_000;
 
@@ -29,7 +35,7 @@ export interface ServingThread {
  */
 export async function startServingThread(setup: ThreadSetup, index: () => RangeIndex, logger: Logger, now: () => Date): Promise<ServingThread> {
   const { config } = setup;
-  const store: Store = SqliteStore.open(config.statePath);
+  const store: Store = await openStore(config.statePath, { lockWaitMs: LOCK_WAIT_MS });
   const keys = await KeyCache.load(store);
   keys.watch(KEY_POLL_MS, (error) => logger.log("error", "reloading keys failed", { error: String(error) }));
   const metrics = new Metrics(setup.metrics, setup.thread);

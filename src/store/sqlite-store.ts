@@ -10,6 +10,7 @@ import { checkSnapshot } from "./state-snapshot.ts";
 import {
   StateNotFoundError,
   StoreError,
+  StoreUnavailableError,
   type ActiveKey,
   type ApiKey,
   type AuthSnapshot,
@@ -48,6 +49,13 @@ export interface SqliteStoreOptions {
   readonly clock?: () => Date;
   /** How long to wait for another connection's write lock before SQLITE_BUSY. */
   readonly busyTimeoutMs?: number;
+  /**
+   * For a server: charges never wait for another process's write lock on the thread;
+   * a group that finds the lock taken is tried again asynchronously, and a charge still
+   * waiting after this many milliseconds fails with StoreUnavailableError (nothing
+   * charged). Without it, a charge waits synchronously up to `busyTimeoutMs`.
+   */
+  readonly lockWaitMs?: number;
   /**
    * Whether a missing file is created (the default). With false, a missing file is
    * refused with StateNotFoundError and nothing is created, neither file nor directory.
@@ -98,6 +106,7 @@ export class SqliteStore implements Store {
   private constructor(
     private readonly db: Database,
     private readonly clock: () => Date,
+    lockWaitMs?: number,
   ) {
     this.statements = {
       used: db.query("SELECT used FROM usage WHERE key_id = ?1 AND period = ?2"),
@@ -111,7 +120,17 @@ export class SqliteStore implements Store {
     };
     // Wrapped once: bun:sqlite builds a new wrapper, with its variants, on every call of transaction().
     const applyInTransaction = db.transaction((group: readonly Charge[]) => this.applyGroup(group));
-    this.charges = new GroupCommit((group) => applyInTransaction.immediate(group));
+    this.charges = new GroupCommit(
+      (group) => applyInTransaction.immediate(group),
+      undefined,
+      lockWaitMs === undefined
+        ? undefined
+        : {
+            isPassing: (error) => (error as { code?: unknown })?.code === "SQLITE_BUSY",
+            giveUpAfterMs: lockWaitMs,
+            giveUp: (error) => new StoreUnavailableError(`the state file is locked by another process (waited ${lockWaitMs} ms)`, { cause: error }),
+          },
+    );
   }
 
   /**
@@ -143,12 +162,15 @@ export class SqliteStore implements Store {
       db.run("PRAGMA synchronous = NORMAL");
       db.run("PRAGMA foreign_keys = ON");
       migrate(db, path);
+      // Opened and migrated: from now on a write that finds the lock taken fails at once
+      // and the group commit tries it again later (see lockWaitMs).
+      if (options.lockWaitMs !== undefined) db.run("PRAGMA busy_timeout = 0");
     } catch (error) {
       db.close();
       if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${path} is not an iplookup state file (not a SQLite database)`);
       throw error;
     }
-    return new SqliteStore(db, options.clock ?? (() => new Date()));
+    return new SqliteStore(db, options.clock ?? (() => new Date()), options.lockWaitMs);
   }
 
   private now(): string {

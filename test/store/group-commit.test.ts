@@ -1,4 +1,4 @@
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { GroupCommit } from "../../src/store/group-commit.ts";
 
 test("items submitted in the same turn are committed together, results in order", async () => {
@@ -66,4 +66,39 @@ test("flush commits what is queued at once; a later scheduled flush finds nothin
   scheduled[1]!();
   expect(await later).toBe(3);
   expect(groups).toEqual([[1, 2], [3]]);
+});
+
+describe("retrying a commit that fails for a passing reason", () => {
+  const busy = Object.assign(new Error("database is locked"), { code: "SQLITE_BUSY" });
+  const policy = (giveUpAfterMs: number) => ({
+    isPassing: (error: unknown) => error === busy,
+    giveUpAfterMs,
+    giveUp: () => new Error("gave up"),
+  });
+
+  test("the group is tried again, joined by what arrived meanwhile, without blocking", async () => {
+    let attempts = 0;
+    const groups: number[][] = [];
+    const commit = new GroupCommit<number, number>(
+      (items) => {
+        if (++attempts <= 3) throw busy;
+        groups.push([...items]);
+        return items.map((item) => item * 10);
+      },
+      undefined,
+      policy(2000),
+    );
+    const first = [commit.submit(1), commit.submit(2)];
+    await Bun.sleep(1); // the first attempt failed; the thread is free
+    const late = commit.submit(3);
+    expect(await Promise.all([...first, late])).toEqual([10, 20, 30]);
+    expect(groups).toEqual([[1, 2, 3]]);
+  });
+
+  test("an item waiting past the limit is given up; a failure that does not pass rejects at once", async () => {
+    const stuck = new GroupCommit<number, number>(() => { throw busy; }, undefined, policy(30));
+    await expect(stuck.submit(1)).rejects.toThrow("gave up");
+    const broken = new GroupCommit<number, number>(() => { throw new Error("disk I/O error"); }, undefined, policy(30));
+    await expect(broken.submit(1)).rejects.toThrow("disk I/O error");
+  });
 });
