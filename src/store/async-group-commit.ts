@@ -9,6 +9,14 @@ export interface AsyncGroupCommitOptions {
   readonly timeoutMs: number;
   /** The error a timed-out or refused item rejects with. */
   readonly timeoutError: (reason: "timeout" | "queue-full") => Error;
+  /**
+   * A group still in flight after this many milliseconds (0: never) is given up: its slot
+   * is freed for the next group, and `onAbandon` runs (to replace connections that may
+   * hang for good: a partition that dropped them silently). Its items have rejected at
+   * their own time already.
+   */
+  readonly abandonAfterMs?: number;
+  readonly onAbandon?: () => void;
 }
 
 interface Entry<Item, Result> {
@@ -35,7 +43,8 @@ interface Entry<Item, Result> {
  * already in flight cannot be recalled: it rejects at its time all the same, and its group
  * may still commit later (applied, but never reported as applied: a charge answered 503
  * that was counted, never a counted charge that was lost). A queue full to `maxQueued`
- * refuses new items at once with the same error.
+ * refuses new items at once with the same error. A group that hangs is abandoned after a
+ * while (see `abandonAfterMs`), so that one dead connection cannot hold a slot for good.
  */
 export class AsyncGroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
@@ -92,14 +101,27 @@ export class AsyncGroupCommit<Item, Result> {
   }
 
   private async run(group: Entry<Item, Result>[]): Promise<void> {
+    let watchdog: ReturnType<typeof setTimeout> | undefined;
+    const giveUp = new Promise<"abandoned">((resolve) => {
+      if (this.options.abandonAfterMs) watchdog = setTimeout(() => resolve("abandoned"), this.options.abandonAfterMs);
+    });
+    const committing = this.commit(group.map((entry) => entry.item));
     try {
-      const results = await this.commit(group.map((entry) => entry.item));
+      const results = await Promise.race([committing, giveUp]);
+      if (results === "abandoned") {
+        // Late results are dropped: the items have rejected already.
+        committing.catch(() => {});
+        for (const entry of group) settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
+        this.options.onAbandon?.();
+        return;
+      }
       this.stats.groups++;
       this.stats.items += group.length;
       group.forEach((entry, i) => settle(entry, () => entry.resolve(results[i] as Result)));
     } catch (error) {
       for (const entry of group) settle(entry, () => entry.reject(error));
     } finally {
+      clearTimeout(watchdog);
       this.inFlight--;
       // Items that queued while this group was in flight have waited already: no need to
       // wait for another turn.

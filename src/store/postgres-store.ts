@@ -42,6 +42,12 @@ export interface PostgresStoreOptions {
    * rejects with StoreUnavailableError (see AsyncGroupCommit for what that means).
    */
   readonly chargeTimeoutMs?: number;
+  /**
+   * How long the reads of the request path (generation, findActiveKey, getKey, getPlan,
+   * unitsUsed) may take, in milliseconds (default 2000; 0 for no limit): then they
+   * reject with StoreUnavailableError.
+   */
+  readonly readTimeoutMs?: number;
   /** Charge transactions in flight at once (default 2). */
   readonly chargeGroupsInFlight?: number;
 }
@@ -137,15 +143,22 @@ export class PostgresStore implements Store {
   private closing = false;
   private closed = false;
   private readonly charges: AsyncGroupCommit<Charge, ChargeOutcome>;
+  /** The pool; replaced by resetPool. */
+  private sql: SQL;
+  private lastReset = -Infinity;
 
   private constructor(
-    private readonly sql: SQL,
+    sql: SQL,
+    /** Makes a new pool. */
+    private readonly connect: () => SQL,
     /** The URL without its password, for messages. */
     readonly label: string,
     private readonly clock: () => Date,
     chargeTimeoutMs: number,
+    private readonly readTimeoutMs: number,
     groupsInFlight: number,
   ) {
+    this.sql = sql;
     this.charges = new AsyncGroupCommit((group) => this.guard(() => this.applyGroup(group)), {
       maxInFlight: groupsInFlight,
       maxGroupSize: MAX_GROUP,
@@ -157,6 +170,8 @@ export class PostgresStore implements Store {
             ? `the state database at ${label} did not commit a charge within ${chargeTimeoutMs} ms`
             : `the state database at ${label} is not keeping up: ${MAX_QUEUED} charges are waiting`,
         ),
+      abandonAfterMs: chargeTimeoutMs > 0 ? Math.max(1000, 2 * chargeTimeoutMs) : 0,
+      onAbandon: () => this.resetPool(),
     });
   }
 
@@ -179,7 +194,9 @@ export class PostgresStore implements Store {
       throw new StoreError(`${label} is not a valid PostgreSQL URL`);
     }
     const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
-    const sql = new SQL(url, {
+    const readTimeoutMs = options.readTimeoutMs ?? 2000;
+    if (!Number.isSafeInteger(readTimeoutMs) || readTimeoutMs < 0) throw new RangeError(`readTimeoutMs must be a whole number of at least 0 (got ${readTimeoutMs})`);
+    const connect = () => new SQL(url, {
       // Named explicitly: Bun lets PGDATABASE override the database of a URL, and the
       // URL, which the operator wrote for iplookup, is the one that counts.
       ...(database !== "" ? { database } : {}),
@@ -194,13 +211,29 @@ export class PostgresStore implements Store {
         idle_in_transaction_session_timeout: 10_000,
       },
     });
+    const sql = connect();
     try {
       await migratePostgres(sql, label, options.create ?? true);
     } catch (error) {
       await sql.close({ timeout: 0 });
       throw openError(error, label, database);
     }
-    return new PostgresStore(sql, label, options.clock ?? (() => new Date()), chargeTimeoutMs, groupsInFlight);
+    return new PostgresStore(sql, connect, label, options.clock ?? (() => new Date()), chargeTimeoutMs, readTimeoutMs, groupsInFlight);
+  }
+
+  /**
+   * Replaces the pool with a new one, and closes the old one at once: a statement that
+   * hangs past its time most likely sits on a connection that a partition (a firewall
+   * that forgot it, say) has made silent, which TCP can take a quarter of an hour to
+   * notice. The statements still on the old pool reject. At most once a second.
+   */
+  private resetPool(): void {
+    const now = performance.now();
+    if (this.closing || now - this.lastReset < 1000) return;
+    this.lastReset = now;
+    const old = this.sql;
+    this.sql = this.connect();
+    void old.close({ timeout: 0 }).catch(() => {});
   }
 
   /** Charges committed and the transactions that carried them, since the store opened. */
@@ -225,9 +258,22 @@ export class PostgresStore implements Store {
   /**
    * guard() for statements that only read: one on a broken connection is tried once
    * more, on another one, since reading twice does no harm. (Writes are not: a COMMIT
-   * cut off may have committed.)
+   * cut off may have committed.) With `bounded`, the read (both tries) takes at most
+   * readTimeoutMs, and one that hangs that long replaces the pool (see resetPool).
    */
-  private async read<T>(work: () => Promise<T>): Promise<T> {
+  private read<T>(work: () => Promise<T>, bounded = false): Promise<T> {
+    const tried = this.readTwice(work);
+    if (!bounded || this.readTimeoutMs === 0) return tried;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new StoreUnavailableError(`the state database at ${this.label} did not answer within ${this.readTimeoutMs} ms`));
+        this.resetPool();
+      }, this.readTimeoutMs);
+      tried.then(resolve, reject).finally(() => clearTimeout(timer));
+    });
+  }
+
+  private async readTwice<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreError("the store is closed");
     try {
       return await work();
@@ -265,7 +311,7 @@ export class PostgresStore implements Store {
   }
 
   async getKey(id: string): Promise<ApiKey | null> {
-    const [row] = await this.read(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1`, [id]));
+    const [row] = await this.read(() => this.sql.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1`, [id]), true);
     return row ? toKey(row) : null;
   }
 
@@ -312,7 +358,7 @@ export class PostgresStore implements Store {
   }
 
   async getPlan(name: string): Promise<Plan | null> {
-    const [row] = await this.read(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1`, [name]));
+    const [row] = await this.read(() => this.sql.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1`, [name]), true);
     return row ? toPlan(row) : null;
   }
 
@@ -330,7 +376,7 @@ export class PostgresStore implements Store {
   }
 
   async generation(): Promise<number> {
-    const [row] = await this.read(() => this.sql`SELECT value FROM generation WHERE id = 1`);
+    const [row] = await this.read(() => this.sql`SELECT value FROM generation WHERE id = 1`, true);
     return Number(row.value);
   }
 
@@ -350,7 +396,7 @@ export class PostgresStore implements Store {
   }
 
   async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
-    const [row] = await this.read(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]));
+    const [row] = await this.read(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]), true);
     return row ? toActiveKey(row) : null;
   }
 
@@ -393,7 +439,7 @@ export class PostgresStore implements Store {
   }
 
   async unitsUsed(keyId: string, period: string): Promise<number> {
-    const [row] = await this.read(() => this.sql`SELECT used FROM usage WHERE key_id = ${keyId} AND period = ${period}`);
+    const [row] = await this.read(() => this.sql`SELECT used FROM usage WHERE key_id = ${keyId} AND period = ${period}`, true);
     return row ? Number(row.used) : 0;
   }
 

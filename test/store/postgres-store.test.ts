@@ -6,6 +6,7 @@ import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import { StateNotFoundError, StoreError, StoreUnavailableError } from "../../src/store/store.ts";
 import { databaseUrl, postgresAvailable, testStates } from "../support/postgres.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { storeSuite } from "./store-suite.ts";
 
 const states = testStates();
@@ -269,6 +270,58 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       }
       expect(outcome).toEqual({ ok: true, used: 2 });
       await store.close();
+    });
+    test("the database taken away and given back: every call ends in time, nothing answered is lost, and the store recovers by itself", async () => {
+      const url = new URL(await states.fresh());
+      const proxy = await startTcpProxy({ hostname: url.hostname, port: Number(url.port || 5432) });
+      url.port = String(proxy.port);
+      const limit = 300;
+      const store = await PostgresStore.open(url.href, { chargeTimeoutMs: limit, readTimeoutMs: limit, connectTimeoutSeconds: 1 });
+      const { key } = await store.createKey("k", "unlimited");
+      let phase = "normal";
+      const answered = new Map<string, number>();
+      let highest = 0;
+      let slowest = 0;
+      const failures: unknown[] = [];
+      let running = true;
+      const client = async (read: boolean) => {
+        while (running) {
+          const started = performance.now();
+          try {
+            if (read) await store.findActiveKey(hashSecret("ipl_nobody"));
+            else highest = Math.max(highest, (await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null })).used);
+            answered.set(phase, (answered.get(phase) ?? 0) + 1);
+          } catch (error) {
+            failures.push(error);
+            await Bun.sleep(20);
+          }
+          slowest = Math.max(slowest, performance.now() - started);
+        }
+      };
+      const clients = [client(false), client(false), client(false), client(true)];
+      const during = async (name: string, ms: number, act?: () => void) => {
+        act?.();
+        phase = name;
+        await Bun.sleep(ms);
+      };
+      await during("normal", 200);
+      await during("cut", 500, () => proxy.cut());
+      await during("after the cut", 500, () => proxy.restore());
+      await during("stalled", 700, () => proxy.stall());
+      await during("after the stall", 500, () => proxy.restore());
+      // The open connections go silent for good: the store gives up on them and connects anew.
+      await during("forgotten", 1200, () => proxy.forget());
+      await during("after forgetting", 500);
+      running = false;
+      await Promise.all(clients);
+      for (const name of ["normal", "after the cut", "after the stall", "after forgetting"]) expect({ name, answered: (answered.get(name) ?? 0) > 0 }).toEqual({ name, answered: true });
+      expect(failures.length).toBeGreaterThan(0);
+      for (const error of failures) expect(error).toBeInstanceOf(StoreUnavailableError);
+      // Each call ended within its time (and the scheduling slack of a busy machine).
+      expect(slowest).toBeLessThan(limit + 400);
+      expect(await store.unitsUsed(key.id, PERIOD)).toBeGreaterThanOrEqual(highest);
+      await store.close();
+      proxy.close();
     });
   });
 });
