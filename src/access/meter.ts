@@ -25,8 +25,10 @@ export class Meter {
    */
   async charge(active: ActiveKey, units: number): Promise<Metered> {
     const limit = active.plan.monthlyUnits;
-    const period = this.periodOf(this.now());
-    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit });
+    const now = this.now();
+    const period = this.periodOf(now);
+    // `at`, from the clock that chose the period, puts the request on its UTC day.
+    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime() });
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {
       throw new ApiError(

@@ -74,6 +74,28 @@ const MIGRATIONS: readonly string[] = [
 
   INSERT INTO plans VALUES ('free', 100, 100000, 10), ('standard', 1000, 10000000, 100), ('unlimited', 10000, NULL, NULL);
   `,
+  // 2: use per key per UTC day (written in the charge's transaction: see
+  // PostgresStore.applyGroup), and admin tokens. Neither has triggers: charges and admin
+  // tokens do not concern the servers' key caches, so they leave the change counter alone.
+  `
+  CREATE TABLE usage_days (
+    key_id text NOT NULL REFERENCES keys (id),
+    day date NOT NULL,
+    requests bigint NOT NULL CHECK (requests >= 0),
+    units bigint NOT NULL CHECK (units >= 0),
+    last_used_at timestamptz NOT NULL,
+    PRIMARY KEY (key_id, day)
+  );
+  CREATE INDEX usage_days_by_day ON usage_days (day, key_id);
+  CREATE TABLE admin_tokens (
+    id text PRIMARY KEY,
+    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    name text NOT NULL,
+    secret_hash text NOT NULL UNIQUE,
+    created_at timestamptz NOT NULL,
+    revoked_at timestamptz
+  );
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -5,18 +5,27 @@ import { applyPlanChanges } from "./plan-rules.ts";
 import { migratePostgres } from "./postgres-schema.ts";
 import { redactUrl } from "./redact-url.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
+import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
+import { DayTally } from "./usage-days.ts";
 import { checkSnapshot } from "./state-snapshot.ts";
 import {
   StoreError,
   StoreUnavailableError,
   type ActiveKey,
+  type AdminToken,
+  type AdminTokenRecord,
   type ApiKey,
   type AuthSnapshot,
   type Charge,
   type ChargeOutcome,
+  type DayUsage,
+  type DayUsageRecord,
   type ImportOptions,
+  type IssuedAdminToken,
   type IssuedKey,
+  type KeyActivity,
   type KeyRecord,
+  type KeyUsage,
   type Plan,
   type PlanChanges,
   type StateSnapshot,
@@ -69,8 +78,16 @@ interface PlanRow {
 
 type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string };
 
+interface AdminTokenRow {
+  id: string;
+  name: string;
+  created_at: Date;
+  revoked_at: Date | null;
+}
+
 const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
 const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
+const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at";
 /** Active keys with their plans; a WHERE clause follows. */
 const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
   FROM keys k JOIN plans p ON p.name = k.plan`;
@@ -137,7 +154,10 @@ function isUnavailable(error: unknown): boolean {
  * many charges it carries.
  *
  * Errors that mean the database cannot be reached reject with StoreUnavailableError,
- * whose message names the database without its password.
+ * whose message names the database without its password; so do a charge and a read of
+ * the request path that take longer than their time (chargeTimeoutMs, readTimeoutMs),
+ * so that no caller waits without bound while the database is away. The pool connects
+ * again by itself when the database is back.
  */
 export class PostgresStore implements Store {
   private closing = false;
@@ -413,6 +433,8 @@ export class PostgresStore implements Store {
     // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
     for (const { keyId, period } of group) if (!usage.has(`${keyId} ${period}`)) usage.set(`${keyId} ${period}`, { keyId, period, used: 0, added: 0 });
     const rows = [...usage.values()];
+    const days = new DayTally();
+    let nowMs: number | undefined;
     return this.sql.begin(async (tx) => {
       const locked = await tx`INSERT INTO usage (key_id, period, used)
         SELECT k, p, 0 FROM unnest(${tx.array(rows.map((row) => row.keyId), "TEXT")}, ${tx.array(rows.map((row) => row.period), "TEXT")}) AS t(k, p)
@@ -420,19 +442,34 @@ export class PostgresStore implements Store {
         ON CONFLICT (key_id, period) DO UPDATE SET used = usage.used
         RETURNING key_id, period, used`;
       for (const row of locked) usage.get(`${row.key_id} ${row.period}`)!.used = Number(row.used);
-      const outcomes = group.map(({ keyId, period, units, limit }): ChargeOutcome => {
+      const outcomes = group.map(({ keyId, period, units, limit, at }): ChargeOutcome => {
         const row = usage.get(`${keyId} ${period}`)!;
         if (units === 0) return { ok: true, used: row.used };
         if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
         row.used += units;
         row.added += units;
+        days.add(keyId, units, at ?? (nowMs ??= this.clock().getTime()));
         return { ok: true, used: row.used };
       });
       const added = rows.filter((row) => row.added > 0);
       if (added.length > 0) {
-        await tx`UPDATE usage SET used = usage.used + d.added
-          FROM unnest(${tx.array(added.map((row) => row.keyId), "TEXT")}, ${tx.array(added.map((row) => row.period), "TEXT")}, ${tx.array(added.map((row) => row.added), "INT8")}) AS d(k, p, added)
-          WHERE usage.key_id = d.k AND usage.period = d.p`;
+        // One statement, so the group still costs four round trips: the units, and the
+        // same charges by key and day (a data-modifying WITH runs whether or not it is
+        // read). The day rows are locked in a fixed order too, and only by a transaction
+        // that holds the lock on their key's usage row already.
+        const dayRows = days.list();
+        await tx`WITH units AS (
+            UPDATE usage SET used = usage.used + d.added
+            FROM unnest(${tx.array(added.map((row) => row.keyId), "TEXT")}, ${tx.array(added.map((row) => row.period), "TEXT")}, ${tx.array(added.map((row) => row.added), "INT8")}) AS d(k, p, added)
+            WHERE usage.key_id = d.k AND usage.period = d.p
+          )
+          INSERT INTO usage_days (key_id, day, requests, units, last_used_at)
+          SELECT k, d::date, r, u, l::timestamptz
+          FROM unnest(${tx.array(dayRows.map((row) => row.keyId), "TEXT")}, ${tx.array(dayRows.map((row) => row.day), "TEXT")}, ${tx.array(dayRows.map((row) => row.requests), "INT8")},
+                      ${tx.array(dayRows.map((row) => row.units), "INT8")}, ${tx.array(dayRows.map((row) => row.lastUsedAt), "TEXT")}) AS t(k, d, r, u, l)
+          ORDER BY k COLLATE "C", d
+          ON CONFLICT (key_id, day) DO UPDATE SET requests = usage_days.requests + excluded.requests, units = usage_days.units + excluded.units,
+            last_used_at = greatest(usage_days.last_used_at, excluded.last_used_at)`;
       }
       return outcomes;
     });
@@ -441,6 +478,77 @@ export class PostgresStore implements Store {
   async unitsUsed(keyId: string, period: string): Promise<number> {
     const [row] = await this.read(() => this.sql`SELECT used FROM usage WHERE key_id = ${keyId} AND period = ${period}`, true);
     return row ? Number(row.used) : 0;
+  }
+
+  async usageByDay(from: string, to: string, keyId?: string): Promise<DayUsage[]> {
+    const rows = await this.read(() =>
+      keyId === undefined
+        ? this.sql`SELECT day::text AS day, sum(requests) AS requests, sum(units) AS units FROM usage_days
+            WHERE day BETWEEN ${from}::date AND ${to}::date GROUP BY day ORDER BY day`
+        : this.sql`SELECT day::text AS day, sum(requests) AS requests, sum(units) AS units FROM usage_days
+            WHERE day BETWEEN ${from}::date AND ${to}::date AND key_id = ${keyId} GROUP BY day ORDER BY day`,
+    );
+    return rows.map((row: { day: string; requests: string; units: string }) => ({ day: row.day, requests: Number(row.requests), units: Number(row.units) }));
+  }
+
+  async usageByKey(from: string, to: string): Promise<KeyUsage[]> {
+    const rows = await this.read(
+      () => this.sql`SELECT d.key_id, k.name, sum(d.requests) AS requests, sum(d.units) AS units
+        FROM usage_days d JOIN keys k ON k.id = d.key_id WHERE d.day BETWEEN ${from}::date AND ${to}::date
+        GROUP BY d.key_id, k.name ORDER BY units DESC, d.key_id COLLATE "C"`,
+    );
+    return rows.map((row: { key_id: string; name: string; requests: string; units: string }) => ({
+      keyId: row.key_id,
+      name: row.name,
+      requests: Number(row.requests),
+      units: Number(row.units),
+    }));
+  }
+
+  async keyActivity(period: string): Promise<KeyActivity[]> {
+    const rows = await this.read(
+      () => this.sql`SELECT k.id AS key_id, u.used AS units, (SELECT max(d.last_used_at) FROM usage_days d WHERE d.key_id = k.id) AS last_used_at
+        FROM keys k LEFT JOIN usage u ON u.key_id = k.id AND u.period = ${period} ORDER BY k.created_at, k.seq`,
+    );
+    return rows.map((row: { key_id: string; units: string | null; last_used_at: Date | null }) => ({
+      keyId: row.key_id,
+      units: row.units === null ? 0 : Number(row.units),
+      lastUsedAt: row.last_used_at?.toISOString() ?? null,
+    }));
+  }
+
+  async createAdminToken(name: string): Promise<IssuedAdminToken> {
+    const trimmed = name.trim();
+    const refused = keyNameError(trimmed);
+    if (refused) throw new StoreError(refused.replace("a key name", "an admin token's name"));
+    const secret = newAdminSecret();
+    const token: AdminToken = { id: newAdminTokenId(), name: trimmed, createdAt: this.now(), revokedAt: null };
+    await this.guard(
+      () => this.sql`INSERT INTO admin_tokens (id, name, secret_hash, created_at) VALUES (${token.id}, ${token.name}, ${hashSecret(secret)}, ${token.createdAt}::timestamptz)`,
+    );
+    return { token, secret };
+  }
+
+  async listAdminTokens(): Promise<AdminToken[]> {
+    const rows = await this.read(() => this.sql.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, seq`));
+    return rows.map(toAdminToken);
+  }
+
+  async getAdminToken(id: string): Promise<AdminToken | null> {
+    const [row] = await this.read(() => this.sql.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE id = $1`, [id]));
+    return row ? toAdminToken(row) : null;
+  }
+
+  async revokeAdminToken(id: string): Promise<AdminToken | null> {
+    await this.guard(() => this.sql`UPDATE admin_tokens SET revoked_at = ${this.now()}::timestamptz WHERE id = ${id} AND revoked_at IS NULL`);
+    return this.getAdminToken(id);
+  }
+
+  async findAdminToken(secretHash: string): Promise<AdminToken | null> {
+    const [row] = await this.read(() =>
+      this.sql.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE secret_hash = $1 AND revoked_at IS NULL`, [secretHash]),
+    );
+    return row ? toAdminToken(row) : null;
   }
 
   async exportState(): Promise<StateSnapshot> {
@@ -455,7 +563,21 @@ export class PostgresStore implements Store {
         const usage = (await tx`SELECT u.key_id, u.period, u.used FROM usage u JOIN keys k ON k.id = u.key_id WHERE u.used > 0 ORDER BY k.created_at, k.seq, u.period`).map(
           (row: { key_id: string; period: string; used: string }): UsageRecord => ({ keyId: row.key_id, period: row.period, used: Number(row.used) }),
         );
-        return { plans, keys, usage };
+        const days = (
+          await tx`SELECT d.key_id, d.day::text AS day, d.requests, d.units, d.last_used_at FROM usage_days d JOIN keys k ON k.id = d.key_id ORDER BY k.created_at, k.seq, d.day`
+        ).map(
+          (row: { key_id: string; day: string; requests: string; units: string; last_used_at: Date }): DayUsageRecord => ({
+            keyId: row.key_id,
+            day: row.day,
+            requests: Number(row.requests),
+            units: Number(row.units),
+            lastUsedAt: row.last_used_at.toISOString(),
+          }),
+        );
+        const adminTokens = (await tx.unsafe<(AdminTokenRow & { secret_hash: string })[]>(`SELECT ${ADMIN_TOKEN_COLUMNS}, secret_hash FROM admin_tokens ORDER BY created_at, seq`)).map(
+          (row): AdminTokenRecord => ({ ...toAdminToken(row), secretHash: row.secret_hash }),
+        );
+        return { plans, keys, usage, days, adminTokens };
       }),
     );
   }
@@ -466,12 +588,14 @@ export class PostgresStore implements Store {
       this.sql.begin(async (tx) => {
         // EXCLUSIVE: nobody writes these tables until COMMIT (readers carry on), so no key
         // appears between the check and the copy, and running servers' charges wait.
-        await tx`LOCK TABLE plans, keys, usage IN EXCLUSIVE MODE`;
+        await tx`LOCK TABLE plans, keys, usage, usage_days, admin_tokens IN EXCLUSIVE MODE`;
         const [held] = await tx`SELECT count(*)::int AS n FROM keys`;
         if (held.n > 0 && !options.replace) {
           throw new StoreError(`${this.label} holds ${held.n} key${held.n === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
         }
         if (options.replace) {
+          await tx`DELETE FROM usage_days`;
+          await tx`DELETE FROM admin_tokens`;
           await tx`DELETE FROM usage`;
           await tx`DELETE FROM keys`;
           await tx`DELETE FROM plans`;
@@ -495,6 +619,20 @@ export class PostgresStore implements Store {
         for (const usage of chunks(snapshot.usage)) {
           await tx`INSERT INTO usage (key_id, period, used)
             SELECT * FROM unnest(${tx.array(usage.map((u) => u.keyId), "TEXT")}, ${tx.array(usage.map((u) => u.period), "TEXT")}, ${tx.array(usage.map((u) => u.used), "INT8")})`;
+        }
+        for (const days of chunks(snapshot.days ?? [])) {
+          await tx`INSERT INTO usage_days (key_id, day, requests, units, last_used_at)
+            SELECT k, d::date, r, u, l::timestamptz
+            FROM unnest(${tx.array(days.map((d) => d.keyId), "TEXT")}, ${tx.array(days.map((d) => d.day), "TEXT")}, ${tx.array(days.map((d) => d.requests), "INT8")},
+                        ${tx.array(days.map((d) => d.units), "INT8")}, ${tx.array(days.map((d) => d.lastUsedAt), "TEXT")}) AS t(k, d, r, u, l)`;
+        }
+        for (const tokens of chunks(snapshot.adminTokens ?? [])) {
+          await tx`INSERT INTO admin_tokens (id, name, secret_hash, created_at, revoked_at)
+            SELECT id, name, secret_hash, created_at::timestamptz, revoked_at::timestamptz
+            FROM unnest(${tx.array(tokens.map((t) => t.id), "TEXT")}, ${tx.array(tokens.map((t) => t.name), "TEXT")}, ${tx.array(tokens.map((t) => t.secretHash), "TEXT")},
+                        ${tx.array(tokens.map((t) => t.createdAt), "TEXT")}, ${tx.array(tokens.map((t) => t.revokedAt), "TEXT")})
+              WITH ORDINALITY AS t(id, name, secret_hash, created_at, revoked_at, n)
+            ORDER BY n`;
         }
       }),
     );
@@ -531,6 +669,10 @@ function chunks<T>(rows: readonly T[]): T[][] {
 
 function toKey(row: KeyRow): ApiKey {
   return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+}
+
+function toAdminToken(row: AdminTokenRow): AdminToken {
+  return { id: row.id, name: row.name, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
 }
 
 function toActiveKey(row: ActiveKeyRow): ActiveKey {

@@ -41,6 +41,27 @@ const MIGRATIONS: readonly string[] = [
   CREATE TRIGGER keys_delete AFTER DELETE ON keys BEGIN UPDATE generation SET value = value + 1; END;
   INSERT INTO plans VALUES ('free', 100, 100000, 10), ('standard', 1000, 10000000, 100), ('unlimited', 10000, NULL, NULL);
   `,
+  // 2: use per key per UTC day (written with the units: see SqliteStore.applyGroup), and
+  // admin tokens. Neither has triggers: charges and admin tokens do not concern the
+  // servers' key caches, so they leave the change counter alone.
+  `
+  CREATE TABLE usage_days (
+    key_id TEXT NOT NULL REFERENCES keys(id),
+    day TEXT NOT NULL,
+    requests INTEGER NOT NULL CHECK (requests >= 0),
+    units INTEGER NOT NULL CHECK (units >= 0),
+    last_used_at TEXT NOT NULL,
+    PRIMARY KEY (key_id, day)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX usage_days_by_day ON usage_days (day, key_id);
+  CREATE TABLE admin_tokens (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    secret_hash TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+  ) STRICT;
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -6,19 +6,28 @@ import { GroupCommit } from "./group-commit.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
+import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
+import { DayTally } from "./usage-days.ts";
 import { checkSnapshot } from "./state-snapshot.ts";
 import {
   StateNotFoundError,
   StoreError,
   StoreUnavailableError,
   type ActiveKey,
+  type AdminToken,
+  type AdminTokenRecord,
   type ApiKey,
   type AuthSnapshot,
   type Charge,
   type ChargeOutcome,
+  type DayUsage,
+  type DayUsageRecord,
   type ImportOptions,
+  type IssuedAdminToken,
   type IssuedKey,
+  type KeyActivity,
   type KeyRecord,
+  type KeyUsage,
   type Plan,
   type PlanChanges,
   type StateSnapshot,
@@ -43,6 +52,13 @@ interface PlanRow {
 
 type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string };
 
+interface AdminTokenRow {
+  id: string;
+  name: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
 /** Options of SqliteStore.open. */
 export interface SqliteStoreOptions {
   /** The time stamped on keys (created, revoked, rotated); the system clock by default. */
@@ -65,6 +81,7 @@ export interface SqliteStoreOptions {
 
 const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
 const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
+const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at";
 /** Active keys with their plans; a WHERE clause follows. */
 const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
   FROM keys k JOIN plans p ON p.name = k.plan`;
@@ -97,6 +114,7 @@ export class SqliteStore implements Store {
   private readonly statements: {
     used: Statement<{ used: number }, [string, string]>;
     addUsage: Statement<unknown, [string, string, number]>;
+    addDay: Statement<unknown, [string, string, number, number, string]>;
     generation: Statement<{ value: number }, []>;
     key: Statement<KeyRow, [string]>;
     plan: Statement<PlanRow, [string]>;
@@ -112,6 +130,11 @@ export class SqliteStore implements Store {
       used: db.query("SELECT used FROM usage WHERE key_id = ?1 AND period = ?2"),
       addUsage: db.query(
         "INSERT INTO usage (key_id, period, used) VALUES (?1, ?2, ?3) ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
+      ),
+      addDay: db.query(
+        `INSERT INTO usage_days (key_id, day, requests, units, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + excluded.requests, units = units + excluded.units,
+           last_used_at = max(last_used_at, excluded.last_used_at)`,
       ),
       generation: db.query("SELECT value FROM generation WHERE id = 1"),
       key: db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`),
@@ -297,11 +320,15 @@ export class SqliteStore implements Store {
    * no other writer can come between the reads and the writes. Each key and month is
    * read once; its charges are then decided in memory in the order they came, and what
    * they add is written back as one sum. A group of N charges to one key costs one
-   * SELECT and one UPSERT instead of N of each (a charge ~0.1 µs against ~1.4 µs).
+   * SELECT and one UPSERT instead of N of each (a charge ~0.1 µs against ~1.4 µs). The
+   * granted charges are added up per key and UTC day the same way, and written in the
+   * same transaction (usage_days), so the days always sum to the units charged.
    */
   private applyGroup(group: readonly Charge[]): ChargeOutcome[] {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
-    const outcomes = group.map(({ keyId, period, units, limit }): ChargeOutcome => {
+    const days = new DayTally();
+    let nowMs: number | undefined;
+    const outcomes = group.map(({ keyId, period, units, limit, at }): ChargeOutcome => {
       // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
       const id = `${keyId} ${period}`;
       let row = usage.get(id);
@@ -310,14 +337,73 @@ export class SqliteStore implements Store {
       if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
       row.used += units;
       row.added += units;
+      days.add(keyId, units, at ?? (nowMs ??= this.clock().getTime()));
       return { ok: true, used: row.used };
     });
     for (const row of usage.values()) if (row.added > 0) this.statements.addUsage.run(row.keyId, row.period, row.added);
+    for (const row of days.list()) this.statements.addDay.run(row.keyId, row.day, row.requests, row.units, row.lastUsedAt);
     return outcomes;
   }
 
   async unitsUsed(keyId: string, period: string): Promise<number> {
     return this.statements.used.get(keyId, period)?.used ?? 0;
+  }
+
+  async usageByDay(from: string, to: string, keyId?: string): Promise<DayUsage[]> {
+    const where = keyId === undefined ? "" : " AND key_id = ?3";
+    return this.db
+      .query<DayUsage, string[]>(`SELECT day, sum(requests) AS requests, sum(units) AS units FROM usage_days WHERE day BETWEEN ?1 AND ?2${where} GROUP BY day ORDER BY day`)
+      .all(...(keyId === undefined ? [from, to] : [from, to, keyId]));
+  }
+
+  async usageByKey(from: string, to: string): Promise<KeyUsage[]> {
+    return this.db
+      .query<{ key_id: string; name: string; requests: number; units: number }, [string, string]>(
+        `SELECT d.key_id, k.name, sum(d.requests) AS requests, sum(d.units) AS units
+         FROM usage_days d JOIN keys k ON k.id = d.key_id WHERE d.day BETWEEN ?1 AND ?2
+         GROUP BY d.key_id ORDER BY units DESC, d.key_id`,
+      )
+      .all(from, to)
+      .map((row) => ({ keyId: row.key_id, name: row.name, requests: row.requests, units: row.units }));
+  }
+
+  async keyActivity(period: string): Promise<KeyActivity[]> {
+    return this.db
+      .query<{ key_id: string; units: number | null; last_used_at: string | null }, [string]>(
+        `SELECT k.id AS key_id, u.used AS units, (SELECT max(d.last_used_at) FROM usage_days d WHERE d.key_id = k.id) AS last_used_at
+         FROM keys k LEFT JOIN usage u ON u.key_id = k.id AND u.period = ?1 ORDER BY k.created_at, k.rowid`,
+      )
+      .all(period)
+      .map((row) => ({ keyId: row.key_id, units: row.units ?? 0, lastUsedAt: row.last_used_at }));
+  }
+
+  async createAdminToken(name: string): Promise<IssuedAdminToken> {
+    const trimmed = name.trim();
+    const refused = keyNameError(trimmed);
+    if (refused) throw new StoreError(refused.replace("a key name", "an admin token's name"));
+    const secret = newAdminSecret();
+    const token: AdminToken = { id: newAdminTokenId(), name: trimmed, createdAt: this.now(), revokedAt: null };
+    this.db.query("INSERT INTO admin_tokens (id, name, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4)").run(token.id, token.name, hashSecret(secret), token.createdAt);
+    return { token, secret };
+  }
+
+  async listAdminTokens(): Promise<AdminToken[]> {
+    return this.db.query<AdminTokenRow, []>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens ORDER BY created_at, rowid`).all().map(toAdminToken);
+  }
+
+  async getAdminToken(id: string): Promise<AdminToken | null> {
+    const row = this.db.query<AdminTokenRow, [string]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE id = ?1`).get(id);
+    return row ? toAdminToken(row) : null;
+  }
+
+  async revokeAdminToken(id: string): Promise<AdminToken | null> {
+    this.db.query("UPDATE admin_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(id, this.now());
+    return this.getAdminToken(id);
+  }
+
+  async findAdminToken(secretHash: string): Promise<AdminToken | null> {
+    const row = this.db.query<AdminTokenRow, [string]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE secret_hash = ?1 AND revoked_at IS NULL`).get(secretHash);
+    return row ? toAdminToken(row) : null;
   }
 
   async exportState(): Promise<StateSnapshot> {
@@ -335,7 +421,17 @@ export class SqliteStore implements Store {
           )
           .all()
           .map((row): UsageRecord => ({ keyId: row.key_id, period: row.period, used: row.used }));
-        return { plans, keys, usage };
+        const days = this.db
+          .query<{ key_id: string; day: string; requests: number; units: number; last_used_at: string }, []>(
+            "SELECT d.key_id, d.day, d.requests, d.units, d.last_used_at FROM usage_days d JOIN keys k ON k.id = d.key_id ORDER BY k.created_at, k.rowid, d.day",
+          )
+          .all()
+          .map((row): DayUsageRecord => ({ keyId: row.key_id, day: row.day, requests: row.requests, units: row.units, lastUsedAt: row.last_used_at }));
+        const adminTokens = this.db
+          .query<AdminTokenRow & { secret_hash: string }, []>(`SELECT ${ADMIN_TOKEN_COLUMNS}, secret_hash FROM admin_tokens ORDER BY created_at, rowid`)
+          .all()
+          .map((row): AdminTokenRecord => ({ ...toAdminToken(row), secretHash: row.secret_hash }));
+        return { plans, keys, usage, days, adminTokens };
       })
       .deferred();
   }
@@ -349,7 +445,7 @@ export class SqliteStore implements Store {
         if (held > 0 && !options.replace) {
           throw new StoreError(`the state file holds ${held} key${held === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
         }
-        if (options.replace) for (const table of ["usage", "keys", "plans"]) this.db.run(`DELETE FROM ${table}`);
+        if (options.replace) for (const table of ["usage_days", "usage", "keys", "plans", "admin_tokens"]) this.db.run(`DELETE FROM ${table}`);
         const plan = this.db.query(
           `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
            ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
@@ -359,6 +455,10 @@ export class SqliteStore implements Store {
         for (const k of snapshot.keys) key.run(k.id, k.name, k.plan, k.secretHash, k.createdAt, k.revokedAt, k.rotatedAt);
         const usage = this.db.query("INSERT INTO usage (key_id, period, used) VALUES (?1, ?2, ?3)");
         for (const u of snapshot.usage) usage.run(u.keyId, u.period, u.used);
+        const day = this.db.query("INSERT INTO usage_days (key_id, day, requests, units, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+        for (const d of snapshot.days ?? []) day.run(d.keyId, d.day, d.requests, d.units, d.lastUsedAt);
+        const token = this.db.query("INSERT INTO admin_tokens (id, name, secret_hash, created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+        for (const t of snapshot.adminTokens ?? []) token.run(t.id, t.name, t.secretHash, t.createdAt, t.revokedAt);
       })
       .immediate();
   }
@@ -390,6 +490,10 @@ function createPrivateFile(path: string): void {
 
 function toKey(row: KeyRow): ApiKey {
   return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at, revokedAt: row.revoked_at };
+}
+
+function toAdminToken(row: AdminTokenRow): AdminToken {
+  return { id: row.id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at };
 }
 
 function toActiveKey(row: ActiveKeyRow): ActiveKey {

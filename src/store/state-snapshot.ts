@@ -2,17 +2,22 @@ import { keyNameError } from "./charge-rules.ts";
 import { isPeriodId } from "./period.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
 import { StoreError, type StateSnapshot } from "./store.ts";
+import { isDayId } from "./usage-days.ts";
 
 const KEY_ID = /^key_[a-z2-7]{16}$/;
 const SECRET_HASH = /^[0-9a-f]{64}$/;
+const ADMIN_TOKEN_ID = /^adm_[a-z2-7]{16}$/;
 
 /**
  * Checks a snapshot before a store imports it, so that what the databases do not check
  * themselves (SQLite keeps times as text) is refused too: every plan valid and named
  * once; every key with a well-formed id and hash, both unique, a valid name, a plan of
  * the snapshot, and ISO 8601 UTC times; every usage row for a key of the snapshot, a
- * `YYYY-MM` period, named once, with a whole number of units of at least 1. Throws
- * StoreError naming the first fault.
+ * `YYYY-MM` period, named once, with a whole number of units of at least 1; every day
+ * row for a key of the snapshot, a real `YYYY-MM-DD` day, named once, with at least one
+ * request and one unit and a last use on that day; every admin token with a well-formed
+ * id and hash, both unique, a valid name and ISO 8601 UTC times. Throws StoreError naming
+ * the first fault.
  */
 export function checkSnapshot(snapshot: StateSnapshot): void {
   const plans = new Set<string>();
@@ -44,6 +49,29 @@ export function checkSnapshot(snapshot: StateSnapshot): void {
     if (rows.has(`${row.keyId} ${row.period}`)) throw new StoreError(`usage of ${row.keyId} in ${row.period} appears twice`);
     rows.add(`${row.keyId} ${row.period}`);
     if (!Number.isSafeInteger(row.used) || row.used < 1) throw new StoreError(`usage of ${row.keyId} in ${row.period} is not a whole number of at least 1: ${row.used}`);
+  }
+  const days = new Set<string>();
+  for (const row of snapshot.days ?? []) {
+    if (!keys.has(row.keyId)) throw new StoreError(`daily usage of ${row.keyId}, a key the snapshot does not hold`);
+    if (!isDayId(row.day)) throw new StoreError(`daily usage of ${row.keyId} on "${row.day}", which is not a YYYY-MM-DD day`);
+    if (days.has(`${row.keyId} ${row.day}`)) throw new StoreError(`daily usage of ${row.keyId} on ${row.day} appears twice`);
+    days.add(`${row.keyId} ${row.day}`);
+    for (const [field, value] of [["requests", row.requests], ["units", row.units]] as const) {
+      if (!Number.isSafeInteger(value) || value < 1) throw new StoreError(`daily usage of ${row.keyId} on ${row.day}: ${field} is not a whole number of at least 1: ${value}`);
+    }
+    if (!isIsoTime(row.lastUsedAt) || row.lastUsedAt.slice(0, 10) !== row.day) throw new StoreError(`daily usage of ${row.keyId} on ${row.day} has a last use that is not a time of that day: ${String(row.lastUsedAt)}`);
+  }
+  const tokens = new Set<string>();
+  const tokenHashes = new Set<string>();
+  for (const token of snapshot.adminTokens ?? []) {
+    if (!ADMIN_TOKEN_ID.test(token.id)) throw new StoreError(`"${token.id}" is not an admin token id`);
+    if (tokens.has(token.id)) throw new StoreError(`the admin token ${token.id} appears twice`);
+    tokens.add(token.id);
+    if (!SECRET_HASH.test(token.secretHash) || tokenHashes.has(token.secretHash)) throw new StoreError(`the admin token ${token.id} has no valid, unique secret hash`);
+    tokenHashes.add(token.secretHash);
+    const badName = keyNameError(token.name);
+    if (badName || token.name !== token.name.trim()) throw new StoreError(`the admin token ${token.id} has a bad name`);
+    if (!isIsoTime(token.createdAt) || (token.revokedAt !== null && !isIsoTime(token.revokedAt))) throw new StoreError(`the admin token ${token.id} has a time that is not ISO 8601 UTC`);
   }
 }
 

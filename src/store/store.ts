@@ -78,6 +78,10 @@ export interface StateSnapshot {
   readonly keys: readonly KeyRecord[];
   /** Rows with units used (a row of 0 says nothing, and is left out). */
   readonly usage: readonly UsageRecord[];
+  /** Use per key and UTC day; exportState always fills it (left out: none to import). */
+  readonly days?: readonly DayUsageRecord[];
+  /** Admin tokens (their hashes), oldest first; exportState always fills it (left out: none). */
+  readonly adminTokens?: readonly AdminTokenRecord[];
 }
 
 /** How importState treats a store that holds keys already. */
@@ -98,6 +102,68 @@ export interface Charge {
   readonly units: number;
   /** The plan's monthly units, or null for no limit. */
   readonly limit: number | null;
+  /**
+   * When the request was answered, in milliseconds since the epoch (the wall clock that
+   * chose `period`): a granted charge of at least one unit counts as one request and its
+   * units on this UTC day, in the same commit as the units, and the latest such time is
+   * the key's last use. Left out: the store's clock when the charge is committed.
+   */
+  readonly at?: number;
+}
+
+/** An admin token as the store keeps it: never the secret, only its hash. */
+export interface AdminToken {
+  /** Public identifier, `adm_…`. */
+  readonly id: string;
+  readonly name: string;
+  /** ISO 8601 UTC. */
+  readonly createdAt: string;
+  /** ISO 8601 UTC, or null while the token is active. */
+  readonly revokedAt: string | null;
+}
+
+/** An admin token together with its secret (`ipla_…`), which exists only at creation. */
+export interface IssuedAdminToken {
+  readonly token: AdminToken;
+  readonly secret: string;
+}
+
+/** A day's use: requests answered and units charged on lookups (of one key, or of all). */
+export interface DayUsage {
+  /** `YYYY-MM-DD`, the UTC day. */
+  readonly day: string;
+  readonly requests: number;
+  readonly units: number;
+}
+
+/** One key's use over a span of days. */
+export interface KeyUsage {
+  readonly keyId: string;
+  readonly name: string;
+  readonly requests: number;
+  readonly units: number;
+}
+
+/** What a key has used: units in one period, and its last answered lookup. */
+export interface KeyActivity {
+  readonly keyId: string;
+  /** Units charged in the period asked about (0 when none). */
+  readonly units: number;
+  /** ISO 8601 UTC of the last charged request, in any period; null when never used. */
+  readonly lastUsedAt: string | null;
+}
+
+/** A key's use on one UTC day, as `state copy` moves it. */
+export interface DayUsageRecord extends DayUsage {
+  readonly keyId: string;
+  /** ISO 8601 UTC of the day's last charged request. */
+  readonly lastUsedAt: string;
+}
+
+/** An admin token with the hash of its secret, as `state copy` moves it. */
+export interface AdminTokenRecord extends AdminToken {
+  /** Lower-case hex SHA-256 of the secret (see secret.ts). */
+  readonly secretHash: string;
 }
 
 /** The outcome of a charge: `ok` false means it did not fit and nothing was charged. */
@@ -147,6 +213,29 @@ export interface Store {
    */
   charge(charge: Charge): Promise<ChargeOutcome>;
   unitsUsed(keyId: string, period: string): Promise<number>;
+
+  /**
+   * Use per UTC day from `from` to `to` (`YYYY-MM-DD`, inclusive), of one key or of all:
+   * only days with use, oldest first.
+   */
+  usageByDay(from: string, to: string, keyId?: string): Promise<DayUsage[]>;
+  /** The keys with use from `from` to `to` (inclusive), most units first (then by id). */
+  usageByKey(from: string, to: string): Promise<KeyUsage[]>;
+  /** Every key that has been used: its units in `period` (`YYYY-MM`) and its last use. */
+  keyActivity(period: string): Promise<KeyActivity[]>;
+
+  /**
+   * Creates an admin token, for the admin API (never accepted as an API key, nor an API
+   * key as an admin token: they live apart). Throws StoreError for a bad name.
+   */
+  createAdminToken(name: string): Promise<IssuedAdminToken>;
+  /** Every admin token, revoked ones included, oldest first. */
+  listAdminTokens(): Promise<AdminToken[]>;
+  getAdminToken(id: string): Promise<AdminToken | null>;
+  /** Revokes an admin token; null when there is no such token. Revoking twice is harmless. */
+  revokeAdminToken(id: string): Promise<AdminToken | null>;
+  /** The active admin token whose secret has this hash, or null. */
+  findAdminToken(secretHash: string): Promise<AdminToken | null>;
 
   /** Every plan, key (with its secret's hash) and usage row, from one consistent snapshot. */
   exportState(): Promise<StateSnapshot>;
