@@ -4,6 +4,7 @@ import { redactUrl } from "../store/redact-url.ts";
 import { StateNotFoundError, StoreError } from "../store/store.ts";
 import { howToRun } from "./command-name.ts";
 import { CommandFailed, type CliContext, type Command } from "./command.ts";
+import { ADMIN_COMMANDS } from "./commands/admin.ts";
 import { backupCommand } from "./commands/backup.ts";
 import { DATA_COMMANDS } from "./commands/data.ts";
 import { KEY_COMMANDS } from "./commands/keys.ts";
@@ -26,6 +27,7 @@ const GROUPS: readonly Group[] = [
   { name: "plans", summary: "list plans, create or change one", commands: PLAN_COMMANDS },
   { name: "data", summary: "the IP range data set", commands: DATA_COMMANDS },
   { name: "state", summary: "copy keys, plans and usage between SQLite and PostgreSQL", commands: STATE_COMMANDS },
+  { name: "admin", summary: "tokens for the admin API and console", commands: ADMIN_COMMANDS },
 ];
 const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand, backupCommand];
 

@@ -1,0 +1,92 @@
+import { ConfigError } from "../../config/config-error.ts";
+import type { AdminToken } from "../../store/store.ts";
+import { parseCommandArgs } from "../args.ts";
+import { howToRun } from "../command-name.ts";
+import { CommandFailed, type Command } from "../command.ts";
+import { STATE_FLAG_HELP } from "../flag-help.ts";
+import { EXIT_OK } from "../io.ts";
+import { formatTable } from "../table.ts";
+import { withStore } from "../with-store.ts";
+
+function tokenJson(token: AdminToken) {
+  return { id: token.id, name: token.name, created_at: token.createdAt, revoked_at: token.revokedAt };
+}
+
+const create: Command = {
+  name: "create",
+  summary: "create an admin token and print it once",
+  help: `Usage: iplookup admin create --name NAME [--json]
+
+Creates a token for the admin API and the console (serve's --admin-port) and prints
+it. Only a hash is stored: it cannot be shown again. An admin token is not an API key:
+neither is accepted in place of the other.
+
+  --name NAME      a label for the token (who holds it)
+  --json           print {"id","token","name"}
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags } = parseCommandArgs(argv, { settings: ["state"], strings: ["name"], booleans: ["json"] });
+    const name = typeof flags.name === "string" ? flags.name.trim() : "";
+    if (name === "") throw new ConfigError("--name is required and must not be empty");
+    const issued = await withStore(flags, context, { create: true }, (store) => store.createAdminToken(name));
+    if (flags.json) {
+      context.io.out(JSON.stringify({ id: issued.token.id, token: issued.secret, name: issued.token.name }));
+    } else {
+      context.io.out(`Created admin token ${issued.token.id} (${issued.token.name}).`);
+      context.io.out(`Token (shown only now; store it safely):\n\n  ${issued.secret}\n`);
+      context.io.out(`With serve's default admin listener, the console is http://127.0.0.1:8081/console#token=${issued.secret}`);
+      context.io.out(`(the part after # never leaves the browser); the admin API takes it as: Authorization: Bearer ${issued.secret}`);
+    }
+    return EXIT_OK;
+  },
+};
+
+const list: Command = {
+  name: "list",
+  summary: "list admin tokens (never the tokens themselves)",
+  help: `Usage: iplookup admin list [--json]
+
+Lists every admin token, revoked ones included. The tokens themselves are never shown.
+
+  --json           print a JSON array
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
+    const tokens = await withStore(flags, context, { create: false }, (store) => store.listAdminTokens());
+    if (flags.json) {
+      context.io.out(JSON.stringify(tokens.map(tokenJson)));
+    } else if (tokens.length === 0) {
+      context.io.out(`No admin tokens yet. Create one with: ${howToRun(context, "admin create --name NAME")}`);
+    } else {
+      const rows = tokens.map((token) => [token.id, token.name, token.createdAt, token.revokedAt ? `revoked ${token.revokedAt}` : "active"]);
+      context.io.out(formatTable(["ID", "NAME", "CREATED", "STATUS"], rows));
+    }
+    return EXIT_OK;
+  },
+};
+
+const revoke: Command = {
+  name: "revoke",
+  summary: "revoke an admin token (refused at once by a running server)",
+  help: `Usage: iplookup admin revoke ID
+
+Revokes an admin token for good; the admin API refuses it from its next request. An
+unknown ID, or a token revoked already, exits 1 and changes nothing.
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const id = positionals[0] as string;
+    const token = await withStore(flags, context, { create: false }, async (store) => {
+      const found = await store.getAdminToken(id);
+      if (!found) throw new CommandFailed(`no admin token ${id} (see '${howToRun(context, "admin list")}')`);
+      if (found.revokedAt) throw new CommandFailed(`admin token ${id} (${found.name}) was revoked on ${found.revokedAt} already`);
+      const revoked = await store.revokeAdminToken(id);
+      if (!revoked) throw new CommandFailed(`no admin token ${id}`);
+      return revoked;
+    });
+    context.io.out(`Revoked admin token ${token.id} (${token.name}).`);
+    return EXIT_OK;
+  },
+};
+
+export const ADMIN_COMMANDS: readonly Command[] = [create, list, revoke];
