@@ -52,9 +52,9 @@ export interface PostgresStoreOptions {
    */
   readonly chargeTimeoutMs?: number;
   /**
-   * How long the reads of the request path (generation, findActiveKey, getKey, getPlan,
-   * unitsUsed) may take, in milliseconds (default 2000; 0 for no limit): then they
-   * reject with StoreUnavailableError.
+   * How long the reads of the request path (generation, findActiveKey, findAdminToken,
+   * getKey, getPlan, unitsUsed) may take, in milliseconds (default 2000; 0 for no
+   * limit): then they reject with StoreUnavailableError.
    */
   readonly readTimeoutMs?: number;
   /** Charge transactions in flight at once (default 2). */
@@ -545,8 +545,9 @@ export class PostgresStore implements Store {
   }
 
   async findAdminToken(secretHash: string): Promise<AdminToken | null> {
-    const [row] = await this.read(() =>
-      this.sql.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE secret_hash = $1 AND revoked_at IS NULL`, [secretHash]),
+    const [row] = await this.read(
+      () => this.sql.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE secret_hash = $1 AND revoked_at IS NULL`, [secretHash]),
+      true,
     );
     return row ? toAdminToken(row) : null;
   }

@@ -117,6 +117,27 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
   });
 
   describe("keys and the change counter", () => {
+    // Bun asks for DateStyle ISO when it connects; were it not so, times sent as text and
+    // day::text would read 05/11/2026.
+    test("times and days read the same whatever DateStyle and TimeZone the database sets", async () => {
+      const url = await states.freshDatabase();
+      const database = new URL(url).pathname.slice(1);
+      await raw(databaseUrl("test"), async (sql) => {
+        await sql.unsafe(`ALTER DATABASE ${database} SET datestyle TO 'SQL, DMY'`);
+        await sql.unsafe(`ALTER DATABASE ${database} SET timezone TO 'America/New_York'`);
+      });
+      const store = await PostgresStore.open(url, { clock: () => new Date("2026-11-05T23:30:00.123Z") });
+      const { key } = await store.createKey("k", "free");
+      expect(key.createdAt).toBe("2026-11-05T23:30:00.123Z");
+      expect(await store.listKeys()).toEqual([key]);
+      await store.charge({ keyId: key.id, period: PERIOD, units: 3, limit: null, at: Date.parse("2026-11-05T23:59:59.999Z") });
+      expect(await store.usageByDay("2026-11-01", "2026-11-30")).toEqual([{ day: "2026-11-05", requests: 1, units: 3 }]);
+      const snapshot = await store.exportState();
+      expect(snapshot.days).toEqual([{ keyId: key.id, day: "2026-11-05", requests: 1, units: 3, lastUsedAt: "2026-11-05T23:59:59.999Z" }]);
+      expect(snapshot.keys[0]?.createdAt).toBe("2026-11-05T23:30:00.123Z");
+      await store.close();
+    });
+
     test("only the SHA-256 of a secret is stored", async () => {
       const url = await states.fresh();
       const store = await PostgresStore.open(url);
