@@ -38,7 +38,7 @@ async function using<T>(location: string, work: (store: Store) => Promise<T>): P
   }
 }
 
-/** A state with two active keys (one rotated), a revoked one, a plan of its own and usage in two months. */
+/** A state with two active keys (one rotated), a revoked one, a plan of its own, usage in two months, and an admin token. */
 async function populate(location: string) {
   return using(location, async (store) => {
     await store.setPlan("gold", { maxBatchSize: 50, monthlyUnits: 5000, rateLimit: 20 });
@@ -47,16 +47,17 @@ async function populate(location: string) {
     const c = await store.createKey("gone", "standard");
     const rotated = (await store.rotateKey(b.key.id))!;
     await store.revokeKey(c.key.id);
-    await store.charge({ keyId: a.key.id, period: "2026-10", units: 1200, limit: 5000 });
-    await store.charge({ keyId: a.key.id, period: "2026-11", units: 34, limit: 5000 });
-    await store.charge({ keyId: b.key.id, period: "2026-11", units: 7, limit: 100_000 });
-    await store.charge({ keyId: c.key.id, period: "2026-11", units: 5, limit: 10_000_000 });
-    return { secrets: [a.secret, rotated.secret], ids: [a.key.id, b.key.id, c.key.id] };
+    await store.charge({ keyId: a.key.id, period: "2026-10", units: 1200, limit: 5000, at: Date.parse("2026-10-15T12:00:00Z") });
+    await store.charge({ keyId: a.key.id, period: "2026-11", units: 34, limit: 5000, at: Date.parse("2026-11-02T08:00:00Z") });
+    await store.charge({ keyId: b.key.id, period: "2026-11", units: 7, limit: 100_000, at: Date.parse("2026-11-02T09:00:00Z") });
+    await store.charge({ keyId: c.key.id, period: "2026-11", units: 5, limit: 10_000_000, at: Date.parse("2026-11-01T00:00:00Z") });
+    const admin = await store.createAdminToken("ops");
+    return { secrets: [a.secret, rotated.secret], ids: [a.key.id, b.key.id, c.key.id], adminSecret: admin.secret };
   });
 }
 
-/** The copy holds what the source held, and every active key's secret authenticates on it. */
-async function expectSameState(source: string, copy: string, secrets: readonly string[], ids: readonly string[]) {
+/** The copy holds what the source held, and every active key's secret (and the admin token) authenticates on it. */
+async function expectSameState(source: string, copy: string, { secrets, ids, adminSecret }: Awaited<ReturnType<typeof populate>>) {
   const [original, copied] = [await using(source, (store) => store.exportState()), await using(copy, (store) => store.exportState())];
   expect(copied).toEqual(original);
   await using(copy, async (store) => {
@@ -65,16 +66,22 @@ async function expectSameState(source: string, copy: string, secrets: readonly s
       expect(await store.unitsUsed(id, period)).toBe(await using(source, (other) => other.unitsUsed(id, period)));
     }
     expect((await store.authSnapshot()).keysByHash.size).toBe(2);
+    expect(await store.findAdminToken(hashSecret(adminSecret))).not.toBeNull();
+    expect(await store.usageByDay("2026-10-01", "2026-11-30")).toEqual([
+      { day: "2026-10-15", requests: 1, units: 1200 },
+      { day: "2026-11-01", requests: 1, units: 5 },
+      { day: "2026-11-02", requests: 2, units: 41 },
+    ]);
   });
 }
 
 describe("state copy", () => {
   test("SQLite to SQLite: everything, and it says what it copied", async () => {
     const [from, to] = [freshFile(), freshFile()];
-    const { secrets, ids } = await populate(from);
+    const populated = await populate(from);
     const result = await run("state", "copy", "--from", from, "--to", to);
-    expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked) and 4 usage rows (1,246 units) from ${from} to ${to}.\n`, stderr: "" });
-    await expectSameState(from, to, secrets, ids);
+    expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows and 1 admin token from ${from} to ${to}.\n`, stderr: "" });
+    await expectSameState(from, to, populated);
   });
 
   test("a destination that holds keys is refused and left alone; --replace replaces what it holds", async () => {
@@ -84,7 +91,7 @@ describe("state copy", () => {
     const before = await using(to, (store) => store.exportState());
     const refused = await run("state", "copy", "--from", from, "--to", to);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe(`iplookup: ${to} holds 1 key already; copy into a new or empty state, or add --replace to replace its keys, plans and usage with those of ${from}\n`);
+    expect(refused.stderr).toBe(`iplookup: ${to} holds 1 key already; copy into a new or empty state, or add --replace to replace its keys, plans, usage and admin tokens with those of ${from}\n`);
     expect(await using(to, (store) => store.exportState())).toEqual(before);
     const replaced = await run("state", "copy", "--from", from, "--to", to, "--replace");
     expect(replaced.code).toBe(0);
@@ -110,18 +117,18 @@ describe("state copy", () => {
 describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
   test("SQLite to PostgreSQL and back: keys authenticate on each copy, usage is equal, the password is never shown", async () => {
     const file = freshFile();
-    const { secrets, ids } = await populate(file);
+    const populated = await populate(file);
     const url = new URL(await states.fresh());
     url.password = "pw-state-copy";
     const result = await run("state", "copy", "--from", file, "--to", url.href);
     const shown = url.href.replace(":pw-state-copy@", ":***@");
-    expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked) and 4 usage rows (1,246 units) from ${file} to ${shown}.\n`, stderr: "" });
-    await expectSameState(file, url.href, secrets, ids);
+    expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows and 1 admin token from ${file} to ${shown}.\n`, stderr: "" });
+    await expectSameState(file, url.href, populated);
 
     const back = freshFile();
     const returned = await run("state", "copy", "--from", url.href, "--to", back);
-    expect(returned).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked) and 4 usage rows (1,246 units) from ${shown} to ${back}.\n`, stderr: "" });
-    await expectSameState(file, back, secrets, ids);
+    expect(returned).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows and 1 admin token from ${shown} to ${back}.\n`, stderr: "" });
+    await expectSameState(file, back, populated);
 
     // Into a database that holds keys: refused, naming it without the password.
     const refused = await run("state", "copy", "--from", back, "--to", url.href);
@@ -131,10 +138,10 @@ describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
 
   test("PostgreSQL to PostgreSQL, with --replace over a database in use", async () => {
     const [from, to] = [await states.fresh(), await states.fresh()];
-    const { secrets, ids } = await populate(from);
+    const populated = await populate(from);
     await populate(to);
     expect((await run("state", "copy", "--from", from, "--to", to, "--replace")).code).toBe(0);
-    await expectSameState(from, to, secrets, ids);
+    await expectSameState(from, to, populated);
   });
 
   test("no command shows a URL's password, whatever it prints and however it fails", async () => {

@@ -13,11 +13,13 @@ const copy: Command = {
   summary: "copy keys, plans and usage to another state (SQLite or PostgreSQL)",
   help: `Usage: iplookup state copy --from PATH|URL --to PATH|URL [--replace]
 
-Copies every key (its id, name, plan, times and the hash of its secret), every plan and
-all usage from one state to another: a SQLite file or a PostgreSQL database
+Copies every key (its id, name, plan, times and the hash of its secret), every plan,
+all usage (per month and per day) and every admin token (its hash) from one state to
+another: a SQLite file or a PostgreSQL database
 (postgres://USER:PASSWORD@HOST/DATABASE), either way, or file to file. Secrets are not
-stored, only their hashes, and the hashes are copied: every client's key works on the
-copy as it did. The copy is written in one transaction: all of it or nothing.
+stored, only their hashes, and the hashes are copied: every client's key, and every
+admin token, works on the copy as it did. The copy is written in one transaction: all
+of it or nothing.
 
 The source must exist and is only read, from one consistent snapshot, so servers may
 keep running on it; what they charge after that moment is not in the copy. To move for
@@ -25,8 +27,8 @@ good, stop the servers, copy, and start them on the new state.
 
 The destination is created when missing (a SQLite file, or iplookup's tables in an
 existing PostgreSQL database). One that holds keys already is refused, unless
---replace: then its keys, plans and usage are replaced by the source's. Without
---replace, plans the destination has and the source has not are kept.
+--replace: then its keys, plans, usage and admin tokens are replaced by the source's.
+Without --replace, plans the destination has and the source has not are kept.
 
   --from PATH|URL  the state to copy from
   --to PATH|URL    the state to copy to
@@ -44,7 +46,7 @@ existing PostgreSQL database). One that holds keys already is refused, unless
     await withStoreAt(to, { create: true }, async (destination) => {
       const held = (await destination.listKeys()).length;
       if (held > 0 && !replace) {
-        throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans and usage with those of ${redactUrl(from)}`);
+        throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans, usage and admin tokens with those of ${redactUrl(from)}`);
       }
       // importState checks again in its transaction, should a key appear meanwhile.
       await destination.importState(snapshot, { replace });
@@ -54,12 +56,17 @@ existing PostgreSQL database). One that holds keys already is refused, unless
   },
 };
 
-/** "3 plans, 12 keys (2 revoked) and 30 usage rows (1,234 units)". */
+/** "3 plans, 12 keys (2 revoked), 30 monthly usage rows (1,234 units), 41 daily usage rows and 1 admin token". */
 function describe(snapshot: StateSnapshot): string {
   const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
   const revoked = snapshot.keys.filter((key) => key.revokedAt !== null).length;
   const units = snapshot.usage.reduce((sum, row) => sum + row.used, 0);
-  return `${count(snapshot.plans.length, "plan")}, ${count(snapshot.keys.length, "key")}${revoked > 0 ? ` (${revoked.toLocaleString("en")} revoked)` : ""} and ${count(snapshot.usage.length, "usage row")} (${count(units, "unit")})`;
+  return [
+    count(snapshot.plans.length, "plan"),
+    `${count(snapshot.keys.length, "key")}${revoked > 0 ? ` (${revoked.toLocaleString("en")} revoked)` : ""}`,
+    `${count(snapshot.usage.length, "monthly usage row")} (${count(units, "unit")})`,
+    count(snapshot.days?.length ?? 0, "daily usage row"),
+  ].join(", ") + ` and ${count(snapshot.adminTokens?.length ?? 0, "admin token")}`;
 }
 
 export const STATE_COMMANDS: readonly Command[] = [copy];
