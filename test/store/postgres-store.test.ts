@@ -48,6 +48,18 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       await Promise.all(stores.map((store) => store.close()));
     });
 
+    test("two processes opening one empty database at the same moment migrate it once", async () => {
+      const url = await states.fresh();
+      const script = `import { PostgresStore } from ${JSON.stringify(join(import.meta.dir, "..", "..", "src", "store", "postgres-store.ts"))};
+        const store = await PostgresStore.open(process.argv[1]);
+        process.stdout.write(String(await store.generation()));
+        await store.close();`;
+      const children = [0, 1].map(() => Bun.spawn([process.execPath, "-e", script, url], { stdout: "pipe", stderr: "pipe" }));
+      expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0]);
+      expect(await Promise.all(children.map((child) => new Response(child.stdout).text()))).toEqual(["1", "1"]);
+      expect((await raw(url, (sql) => sql`SELECT version FROM iplookup_schema`))[0].version).toBe(POSTGRES_SCHEMA_VERSION);
+    });
+
     test("a database from a newer iplookup is refused, named without its password, and left alone", async () => {
       const url = await states.fresh();
       await (await PostgresStore.open(url)).close();
