@@ -1,63 +1,34 @@
-import { ERROR_STATUS } from "../errors/api-error.ts";
+import { METHOD_NOT_ALLOWED, NOT_FOUND_RESPONSE, HEADERS, ProblemSchema, errorResponses, headerRef, jsonOf as json, plain } from "./openapi-parts.ts";
 import { BatchRequest, BatchResultSchema, LookupRequest, LookupResultSchema, MeSchema, UsageSchema } from "./schemas.ts";
 
-/** TypeBox schemas are JSON Schema; strip TypeBox's symbol keys by a JSON round trip. */
-const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
-
-const Problem = {
-  type: "object",
-  required: ["type", "title", "status", "code", "detail"],
-  properties: {
-    type: { type: "string", example: "about:blank" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    code: { type: "string", enum: Object.keys(ERROR_STATUS) },
-    detail: { type: "string" },
-    errors: {
-      type: "array",
-      description: "Every bad entry of the request (invalid_address, address_not_public)",
-      items: {
-        type: "object",
-        required: ["index", "value", "code"],
-        properties: { index: { type: "integer" }, value: { type: "string" }, code: { type: "string" }, reason: { type: "string" } },
-      },
-    },
-    max_batch_size: { type: "integer", description: "With batch_too_large" },
-  },
+/** The headers of a lookup's answer (CONTRACT §4). */
+const lookupHeaders = {
+  "X-Units-Consumed": headerRef("X-Units-Consumed"),
+  "X-Units-Remaining": headerRef("X-Units-Remaining"),
+  "X-Data-Version": headerRef("X-Data-Version"),
+  "X-Request-Id": headerRef("X-Request-Id"),
 };
+const requestId = { "X-Request-Id": headerRef("X-Request-Id") };
 
-function problems(...statuses: number[]) {
-  return Object.fromEntries(
-    statuses.map((status) => [
-      String(status),
-      {
-        description: Object.entries(ERROR_STATUS)
-          .filter(([, s]) => s === status)
-          .map(([code]) => code)
-          .join(", "),
-        content: { "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } } },
-      },
-    ]),
-  );
-}
+/**
+ * The errors of each kind of route, exactly: every /v1 route checks the key and the rate
+ * and may find the state store unreachable; only the lookups read a body, and only they
+ * charge units, so only they answer quota_exceeded.
+ */
+const keyErrors = ["missing_key", "invalid_key", "method_not_allowed", "rate_limited", "internal_error", "store_unavailable"] as const;
+const lookupErrors = [...keyErrors, "invalid_json", "invalid_request", "invalid_address", "address_not_public", "payload_too_large", "unsupported_media_type", "quota_exceeded"] as const;
 
-const unitHeaders = {
-  "X-Units-Consumed": { description: "Units this request cost", schema: { type: "integer" } },
-  "X-Units-Remaining": { description: "Units left this period (plans with a unit limit only)", schema: { type: "integer" } },
-};
-
-const json = (ref: string) => ({ "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } });
+const text = (type: string) => ({ [type]: { schema: { type: "string" } } });
 
 /** The OpenAPI 3.1 document of the API, built from the same TypeBox schemas Elysia validates with. */
 export function openApiDocument(version: string) {
-  const v1Errors = problems(401, 429, 500);
   return {
     openapi: "3.1.0",
     info: {
       title: "iplookup",
       version,
       description:
-        "Network information (AS number and name, country, network) for public IPv4 and IPv6 addresses. Every /v1 request needs an API key; lookups cost one unit per address.",
+        "Network information (AS number and name, country, network) for public IPv4 and IPv6 addresses. Every /v1 request needs an API key; lookups cost one unit per address. Every answer carries X-Request-Id; every GET path also answers HEAD; a path not in this document answers 404 not_found (components.responses.NotFound).",
     },
     servers: [{ url: "/" }],
     security: [{ bearer: [] }],
@@ -65,8 +36,9 @@ export function openApiDocument(version: string) {
       "/v1/lookup": {
         post: {
           summary: "Look up one address",
+          description: "Costs one unit.",
           requestBody: { required: true, content: json("LookupRequest") },
-          responses: { "200": { description: "One LookupResult; 1 unit", headers: unitHeaders, content: json("LookupResult") }, ...problems(400, 413, 415), ...v1Errors },
+          responses: { "200": { description: "One LookupResult; 1 unit", headers: lookupHeaders, content: json("LookupResult") }, ...errorResponses(...lookupErrors) },
         },
       },
       "/v1/lookup/batch": {
@@ -74,19 +46,34 @@ export function openApiDocument(version: string) {
           summary: "Look up several addresses",
           description: "Results keep the order and length of `ips`, duplicates repeated; one unit per entry. Any bad entry rejects the whole request, listing every bad entry.",
           requestBody: { required: true, content: json("BatchRequest") },
-          responses: { "200": { description: "Results in input order", headers: unitHeaders, content: json("BatchResult") }, ...problems(400, 413, 415), ...v1Errors },
+          responses: {
+            "200": { description: "Results in input order; one unit per entry", headers: lookupHeaders, content: json("BatchResult") },
+            ...errorResponses(...lookupErrors, "batch_too_large"),
+          },
         },
       },
-      "/v1/me": { get: { summary: "The caller's connection address", responses: { "200": { description: "No units", content: json("Me") }, ...v1Errors } } },
-      "/v1/usage": { get: { summary: "The key's plan, period and units", responses: { "200": { description: "No units", content: json("Usage") }, ...v1Errors } } },
-      "/healthz": { get: { security: [], summary: "The process is alive", responses: { "200": { description: "ok" } } } },
-      "/readyz": { get: { security: [], summary: "The data is loaded", responses: { "200": { description: "ready" } } } },
-      "/metrics": { get: { security: [], summary: "Prometheus metrics", responses: { "200": { description: "text/plain; version=0.0.4" } } } },
-      "/openapi.json": { get: { security: [], summary: "This document", responses: { "200": { description: "OpenAPI 3.1" } } } },
-      "/docs": { get: { security: [], summary: "This document as an HTML page that needs no internet access", responses: { "200": { description: "text/html" } } } },
+      "/v1/me": { get: { summary: "The caller's connection address", responses: { "200": { description: "No units", headers: requestId, content: json("Me") }, ...errorResponses(...keyErrors) } } },
+      "/v1/usage": { get: { summary: "The key's plan, period and units", responses: { "200": { description: "No units", headers: requestId, content: json("Usage") }, ...errorResponses(...keyErrors) } } },
+      "/healthz": { get: { security: [], summary: "The process is alive", responses: { "200": { description: "ok", headers: requestId, content: json("Health") }, ...METHOD_NOT_ALLOWED() } } },
+      "/readyz": {
+        get: {
+          security: [],
+          summary: "The data is loaded (and the state store reachable)",
+          responses: {
+            "200": { description: "ready", headers: requestId, content: json("Ready") },
+            "503": { description: "not ready: the data is not loaded, or the state store cannot be reached", headers: requestId },
+            ...METHOD_NOT_ALLOWED(),
+          },
+        },
+      },
+      "/metrics": { get: { security: [], summary: "Prometheus metrics", responses: { "200": { description: "Prometheus text format 0.0.4", headers: requestId, content: text("text/plain") }, ...METHOD_NOT_ALLOWED() } } },
+      "/openapi.json": { get: { security: [], summary: "This document", responses: { "200": { description: "OpenAPI 3.1", headers: requestId, content: { "application/json": { schema: { type: "object" } } } }, ...METHOD_NOT_ALLOWED() } } },
+      "/docs": { get: { security: [], summary: "This document as an HTML page that needs no internet access", responses: { "200": { description: "An HTML page", headers: requestId, content: text("text/html") }, ...METHOD_NOT_ALLOWED() } } },
     },
     components: {
       securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key, `ipl_…`" } },
+      headers: HEADERS,
+      responses: { NotFound: NOT_FOUND_RESPONSE },
       schemas: {
         LookupRequest: plain(LookupRequest),
         BatchRequest: plain(BatchRequest),
@@ -94,7 +81,13 @@ export function openApiDocument(version: string) {
         BatchResult: plain(BatchResultSchema),
         Me: plain(MeSchema),
         Usage: plain(UsageSchema),
-        Problem,
+        Health: { type: "object", required: ["status"], properties: { status: { const: "ok" } } },
+        Ready: {
+          type: "object",
+          required: ["status", "data_version", "data_built_at"],
+          properties: { status: { const: "ready" }, data_version: { type: "string" }, data_built_at: { type: "string", format: "date-time" } },
+        },
+        Problem: ProblemSchema,
       },
     },
   };

@@ -9,6 +9,7 @@ const TITLES: Record<number, string> = {
   415: "Unsupported Media Type",
   429: "Too Many Requests",
   500: "Internal Server Error",
+  503: "Service Unavailable",
 };
 
 /** An ApiError as an RFC 9457 problem details response. */

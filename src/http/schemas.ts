@@ -1,9 +1,13 @@
+import { Type } from "@sinclair/typebox";
 import { t } from "elysia";
 
 /**
  * The request and response shapes of /v1, as TypeBox schemas: Elysia validates bodies
  * against them and the OpenAPI document is generated from them. Extra members are
  * refused, not dropped, so a misspelt field is an error the caller sees.
+ *
+ * Integers are TypeBox's own `Type.Integer`: Elysia's `t.Integer` also accepts a numeric
+ * string (for query strings), and the document would say "string or integer".
  */
 
 export const LookupRequest = t.Object(
@@ -28,7 +32,7 @@ export const LookupResultSchema = t.Object({
   version: t.Union([t.Literal(4), t.Literal(6)]),
   found: t.Boolean(),
   network: Nullable(t.String({ description: "Largest CIDR block around the address on which every other field is the same" })),
-  asn: Nullable(t.Integer()),
+  asn: Nullable(Type.Integer()),
   as_name: Nullable(t.String()),
   country_code: Nullable(t.String({ description: "ISO 3166-1 alpha-2" })),
   country: Nullable(t.String({ description: "English name of the country" })),
@@ -51,10 +55,10 @@ export const UsageSchema = t.Object({
   key: t.Object({ id: t.String(), name: t.String() }),
   plan: t.Object({
     name: t.String(),
-    max_batch_size: t.Integer(),
-    monthly_units: Nullable(t.Integer()),
-    rate_limit: Nullable(t.Integer()),
+    max_batch_size: Type.Integer(),
+    monthly_units: Nullable(Type.Integer()),
+    rate_limit: Nullable(Type.Integer()),
   }),
   period: t.Object({ start: t.String(), end: t.String() }),
-  units: t.Object({ used: t.Integer(), limit: Nullable(t.Integer()), remaining: Nullable(t.Integer()) }),
+  units: t.Object({ used: Type.Integer(), limit: Nullable(Type.Integer()), remaining: Nullable(Type.Integer()) }),
 });

@@ -1,0 +1,65 @@
+import { ApiError } from "../errors/api-error.ts";
+import { looksLikeAdminSecret } from "../store/admin-token.ts";
+import { hashSecret } from "../store/secret.ts";
+import type { AdminToken, Store } from "../store/store.ts";
+import { pathOf } from "../http/path.ts";
+
+/** A route of the admin app: its method and its path pattern (`:name` matches one segment). */
+export interface AdminRoute {
+  readonly method: string;
+  readonly path: string;
+}
+
+/** The admin app's paths, each with the methods it answers (GET implies HEAD). */
+export class AdminRouteTable {
+  private readonly patterns: { readonly path: string; readonly regex: RegExp; readonly methods: string[] }[] = [];
+
+  constructor(routes: readonly AdminRoute[]) {
+    for (const route of routes) {
+      let entry = this.patterns.find((pattern) => pattern.path === route.path);
+      if (!entry) {
+        const source = route.path.split("/").map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))).join("/");
+        entry = { path: route.path, regex: new RegExp(`^${source}$`), methods: [] };
+        this.patterns.push(entry);
+      }
+      entry.methods.push(route.method);
+      if (route.method === "GET") entry.methods.push("HEAD");
+    }
+  }
+
+  /** The pattern a path matches and its methods, or undefined. */
+  match(path: string): { readonly path: string; readonly methods: readonly string[] } | undefined {
+    return this.patterns.find((pattern) => pattern.regex.test(path));
+  }
+}
+
+const REALM = 'Bearer realm="iplookup admin"';
+
+/**
+ * The checks before an admin request runs, in the public API's order: route (404, 405
+ * with Allow), then, for `/admin/v1/…`, the admin token: `missing_key` without one,
+ * `invalid_key` for anything that is not an active admin token (an API key included:
+ * only admin tokens are looked up). Resolves to the token, or null for the routes that
+ * need none (the console's page and assets, the OpenAPI document).
+ */
+export async function checkAdminGate(request: Request, routes: AdminRouteTable, store: Store): Promise<{ route: string; token: AdminToken | null }> {
+  const path = pathOf(request.url);
+  const route = routes.match(path);
+  if (!route) throw new ApiError("not_found", `there is no route ${path}`);
+  if (!route.methods.includes(request.method)) {
+    throw new ApiError("method_not_allowed", `${path} answers ${route.methods.join(", ")}, not ${request.method}`, {}, { allow: route.methods.join(", ") });
+  }
+  if (!path.startsWith("/admin/v1/")) return { route: route.path, token: null };
+  const header = request.headers.get("authorization");
+  const secret = header !== null && /^bearer /i.test(header) ? header.slice(7).trim() : "";
+  if (secret === "") {
+    throw new ApiError("missing_key", "send an admin token as Authorization: Bearer <token> (iplookup admin create)", {}, { "www-authenticate": REALM });
+  }
+  const token = looksLikeAdminSecret(secret) ? await store.findAdminToken(hashSecret(secret)) : null;
+  if (!token) {
+    throw new ApiError("invalid_key", "the admin token is unknown or revoked", {}, {
+      "www-authenticate": `${REALM}, error="invalid_token", error_description="the admin token is unknown or revoked"`,
+    });
+  }
+  return { route: route.path, token };
+}

@@ -1,0 +1,198 @@
+import type { Static } from "@sinclair/typebox";
+import { ApiError } from "../errors/api-error.ts";
+import type { DataSetInfo } from "../index/network-record.ts";
+import { billingPeriod } from "../store/period.ts";
+import { addDays, dayOf, daysBetween, isDayId } from "../store/usage-days.ts";
+import { StoreError, type ApiKey, type IssuedKey, type KeyActivity, type Plan, type Store } from "../store/store.ts";
+import type { AdminKey, AdminPlan, AdminStatus, AdminUsage, IssuedKey as IssuedKeySchema, PutPlanRequest } from "./admin-schemas.ts";
+
+/** The longest span `GET /admin/v1/usage` answers, in days (CONTRACT §10). */
+export const MAX_USAGE_DAYS = 400;
+/** The span answered when the query names none: the last 30 days, today included. */
+export const DEFAULT_USAGE_DAYS = 30;
+
+export interface AdminServiceDeps {
+  readonly store: Store;
+  /** The wall clock: today's date and the current period. */
+  readonly now: () => Date;
+  readonly version: string;
+  /** Threads serving the public port. */
+  readonly workers: number;
+  /** Seconds since the server started. */
+  readonly uptimeSeconds: () => number;
+  /** The data set answering now (a reload changes it). */
+  readonly dataInfo: () => DataSetInfo;
+}
+
+/**
+ * What the admin API does, in the contract's terms and JSON shapes, without seeing a
+ * request: the HTTP layer validates shapes and hands over plain values. Refusals are
+ * ApiErrors (`not_found` for an unknown key or plan, `invalid_request` for a value the
+ * store refuses), which the HTTP layer turns into problem+json like the public API's.
+ */
+export class AdminService {
+  constructor(private readonly deps: AdminServiceDeps) {}
+
+  async listKeys(): Promise<Static<typeof AdminKey>[]> {
+    const [keys, activity] = await Promise.all([this.deps.store.listKeys(), this.activity()]);
+    return keys.map((key) => keyJson(key, activity.get(key.id)));
+  }
+
+  async createKey(name: string, plan = "free"): Promise<Static<typeof IssuedKeySchema>> {
+    await this.requirePlan(plan);
+    return issuedJson(await this.refusals(() => this.deps.store.createKey(name, plan)));
+  }
+
+  async rotateKey(id: string): Promise<Static<typeof IssuedKeySchema>> {
+    await this.activeKey(id);
+    const rotated = await this.deps.store.rotateKey(id);
+    if (!rotated) throw revokedMeanwhile(id);
+    return issuedJson(rotated);
+  }
+
+  /** Revokes a key; a key revoked already is answered as it is (revoking is idempotent). */
+  async revokeKey(id: string): Promise<Static<typeof AdminKey>> {
+    await this.key(id);
+    const revoked = await this.deps.store.revokeKey(id);
+    if (!revoked) throw noSuchKey(id);
+    return this.withActivity(revoked);
+  }
+
+  async setKeyPlan(id: string, plan: string): Promise<Static<typeof AdminKey>> {
+    await this.activeKey(id);
+    await this.requirePlan(plan);
+    const moved = await this.refusals(() => this.deps.store.setKeyPlan(id, plan));
+    if (!moved) throw noSuchKey(id);
+    return this.withActivity(moved);
+  }
+
+  async listPlans(): Promise<Static<typeof AdminPlan>[]> {
+    return (await this.deps.store.listPlans()).map(planJson);
+  }
+
+  /** Creates the plan, or sets all three of its values. */
+  async putPlan(name: string, body: Static<typeof PutPlanRequest>): Promise<Static<typeof AdminPlan>> {
+    const plan = await this.refusals(() =>
+      this.deps.store.setPlan(name, { maxBatchSize: body.max_batch_size, monthlyUnits: body.monthly_units, rateLimit: body.rate_limit }),
+    );
+    return planJson(plan);
+  }
+
+  /**
+   * Use per day from `from` to `to` (inclusive; default the last 30 days, today
+   * included), every day listed, and the keys with use in the span, most units first.
+   */
+  async usage(query: { from?: string; to?: string; key?: string }): Promise<Static<typeof AdminUsage>> {
+    for (const field of ["from", "to"] as const) {
+      const value = query[field];
+      if (value !== undefined && !isDayId(value)) throw new ApiError("invalid_request", `${field}: "${value}" is not a day written YYYY-MM-DD`);
+    }
+    const to = query.to ?? dayOf(this.deps.now().getTime());
+    const from = query.from ?? addDays(to, 1 - DEFAULT_USAGE_DAYS);
+    const span = daysBetween(from, to);
+    if (span < 1) throw new ApiError("invalid_request", `from (${from}) is after to (${to})`);
+    if (span > MAX_USAGE_DAYS) throw new ApiError("invalid_request", `from ${from} to ${to} is ${span} days; at most ${MAX_USAGE_DAYS} are answered at once`);
+    if (query.key !== undefined) await this.key(query.key);
+    const [used, keys] = await Promise.all([this.deps.store.usageByDay(from, to, query.key), this.deps.store.usageByKey(from, to)]);
+    const byDay = new Map(used.map((day) => [day.day, day]));
+    const days = Array.from({ length: span }, (_, i) => {
+      const date = addDays(from, i);
+      const day = byDay.get(date);
+      return { date, requests: day?.requests ?? 0, units: day?.units ?? 0 };
+    });
+    return {
+      from,
+      to,
+      days,
+      keys: keys.filter((key) => query.key === undefined || key.keyId === query.key).map((key) => ({ id: key.keyId, name: key.name, requests: key.requests, units: key.units })),
+    };
+  }
+
+  status(): Static<typeof AdminStatus> {
+    const info = this.deps.dataInfo();
+    return {
+      version: this.deps.version,
+      uptime_seconds: Math.max(0, Math.floor(this.deps.uptimeSeconds())),
+      workers: this.deps.workers,
+      data: {
+        data_version: info.dataVersion,
+        built_at: info.builtAt,
+        sources: info.sources.map((source) => ({
+          name: source.name,
+          origin: source.origin,
+          version: source.version,
+          built_at: source.builtAt === "" ? null : source.builtAt,
+          license: source.license,
+          attribution: source.attribution,
+          url: source.url,
+          format: source.format,
+        })),
+      },
+    };
+  }
+
+  private async activity(): Promise<Map<string, KeyActivity>> {
+    const period = billingPeriod(this.deps.now()).id;
+    return new Map((await this.deps.store.keyActivity(period)).map((row) => [row.keyId, row]));
+  }
+
+  private async withActivity(key: ApiKey): Promise<Static<typeof AdminKey>> {
+    return keyJson(key, (await this.activity()).get(key.id));
+  }
+
+  private async key(id: string): Promise<ApiKey> {
+    const key = await this.deps.store.getKey(id);
+    if (!key) throw noSuchKey(id);
+    return key;
+  }
+
+  private async activeKey(id: string): Promise<ApiKey> {
+    const key = await this.key(id);
+    if (key.revokedAt !== null) throw new ApiError("invalid_request", `key ${id} was revoked on ${key.revokedAt}; a revoked key cannot be changed`);
+    return key;
+  }
+
+  private async requirePlan(name: string): Promise<Plan> {
+    const plan = await this.deps.store.getPlan(name);
+    if (!plan) throw new ApiError("not_found", `there is no plan "${name}"`);
+    return plan;
+  }
+
+  /** Runs a store change, answering what the store refuses (a bad name, a revocation meanwhile) as invalid_request. */
+  private async refusals<T>(change: () => Promise<T>): Promise<T> {
+    try {
+      return await change();
+    } catch (error) {
+      if (error instanceof StoreError) throw new ApiError("invalid_request", error.message);
+      throw error;
+    }
+  }
+}
+
+function noSuchKey(id: string): ApiError {
+  return new ApiError("not_found", `there is no key ${id}`);
+}
+
+function revokedMeanwhile(id: string): ApiError {
+  return new ApiError("invalid_request", `key ${id} was revoked meanwhile; nothing changed`);
+}
+
+function keyJson(key: ApiKey, activity: KeyActivity | undefined): Static<typeof AdminKey> {
+  return {
+    id: key.id,
+    name: key.name,
+    plan: key.plan,
+    created_at: key.createdAt,
+    revoked_at: key.revokedAt,
+    last_used_at: activity?.lastUsedAt ?? null,
+    units_this_period: activity?.units ?? 0,
+  };
+}
+
+function issuedJson(issued: IssuedKey): Static<typeof IssuedKeySchema> {
+  return { id: issued.key.id, key: issued.secret, name: issued.key.name, plan: issued.key.plan };
+}
+
+function planJson(plan: Plan): Static<typeof AdminPlan> {
+  return { name: plan.name, max_batch_size: plan.maxBatchSize, monthly_units: plan.monthlyUnits, rate_limit: plan.rateLimit };
+}
