@@ -12,6 +12,10 @@ export interface ServeConfig {
   readonly maxBody: number;
   readonly logLevel: LogLevel;
   readonly workers: number;
+  /** Where the admin API and console listen (the main thread only). */
+  readonly adminHost: string;
+  /** Null: no admin listener (`--admin-port off`). */
+  readonly adminPort: number | null;
 }
 
 export function readServeConfig(
@@ -28,5 +32,7 @@ export function readServeConfig(
     maxBody: readSetting("maxBody", flags, env),
     logLevel: readSetting("logLevel", flags, env),
     workers: readSetting("workers", flags, env),
+    adminHost: readSetting("adminHost", flags, env),
+    adminPort: readSetting("adminPort", flags, env),
   };
 }

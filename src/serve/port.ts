@@ -30,15 +30,18 @@ export function listenableHost(host: string): string {
   }
 }
 
-/** A failure to listen, as the message an operator sees: a port in use says so plainly. */
-export function bindError(error: unknown, host: string, port: number): Error {
+/**
+ * A failure to listen, as the message an operator sees: a port in use says so plainly.
+ * `flags` name the settings to change (the admin listener's are --admin-port, --admin-host).
+ */
+export function bindError(error: unknown, host: string, port: number, flags: { readonly port: string; readonly host: string } = { port: "--port", host: "--host" }): Error {
   const code = (error as { code?: string })?.code;
   const message = String((error as Error)?.message ?? error);
   if (code === "EADDRINUSE" || /in use/i.test(message)) {
-    return new Error(`cannot listen on ${hostPort(host, port)}: the port is in use by another program (or another iplookup); stop it or choose another --port`);
+    return new Error(`cannot listen on ${hostPort(host, port)}: the port is in use by another program (or another iplookup); stop it or choose another ${flags.port}`);
   }
   if (code === "EACCES") return new Error(`cannot listen on ${hostPort(host, port)}: permission denied (ports below 1024 need privileges)`);
-  if (code === "EADDRNOTAVAIL") return new Error(`cannot listen on ${hostPort(host, port)}: no such address on this machine (--host)`);
+  if (code === "EADDRNOTAVAIL") return new Error(`cannot listen on ${hostPort(host, port)}: no such address on this machine (${flags.host})`);
   return error instanceof Error ? error : new Error(message);
 }
 

@@ -1,3 +1,4 @@
+import { startAdminListener, type AdminListener } from "../admin/admin-listener.ts";
 import type { ServeConfig } from "../config/serve-config.ts";
 import { LiveIndex } from "../index/live-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
@@ -35,6 +36,8 @@ const WORKER_ENTRY = new URL("./worker-thread.ts", import.meta.url).href;
 export interface RunningServer {
   readonly url: string;
   readonly port: number;
+  /** The admin listener's URL, or null when `--admin-port off`. */
+  readonly adminUrl: string | null;
   readonly logger: Logger;
   /** The active keys when the server started, for the start-up warning. */
   readonly keyCount: number;
@@ -106,10 +109,32 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     logLines.flush();
     throw error;
   }
+  // The admin API and console: on this thread only (admin traffic is light). Its changes
+  // reach every thread through the store's change counter, as the CLI's do.
+  let admin: AdminListener | null = null;
+  if (config.adminPort !== null) {
+    try {
+      admin = await startAdminListener({
+        host: config.adminHost,
+        port: config.adminPort,
+        statePath: config.statePath,
+        logger,
+        now: environment.now,
+        version: environment.version,
+        workers: config.workers,
+        dataInfo: () => index.current().info,
+      });
+    } catch (error) {
+      await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
+      logLines.flush();
+      throw error;
+    }
+  }
   index.watch(DATA_POLL_MS);
   return {
     url: main.url.href,
     port,
+    adminUrl: admin?.url.href ?? null,
     logger,
     keyCount: main.keys.size,
     index,
@@ -117,7 +142,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     reload: () => index.reload(),
     async stop() {
       index.stop();
-      await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
+      await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
       logger.log("info", "stopped");
       logLines.flush();
     },

@@ -33,6 +33,7 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
   const info = server.index.current().info;
   logger.announce("iplookup serving", {
     listen: server.url,
+    admin: server.adminUrl,
     workers: config.workers,
     version: VERSION,
     build_date: BUILD_DATE,
@@ -48,13 +49,14 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
   });
 }
 
-const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers"] as const;
+const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers", "adminHost", "adminPort"] as const;
 
 export const serveCommand: Command = {
   name: "serve",
   summary: "run the HTTP API",
   help: `Usage: iplookup serve [--host ::] [--port 8080] [--state PATH] [--data PATH]
                       [--trust-proxy CIDR,...] [--max-body SIZE] [--log-level info] [--workers N]
+                      [--admin-host 127.0.0.1] [--admin-port 8081|off]
 
 Serves the lookup API. Every flag can also be set by its environment variable.
 
@@ -70,6 +72,11 @@ Serves the lookup API. Every flag can also be set by its environment variable.
   --workers N          threads serving the port, as one server: one copy of the data,
                        shared rate limits and metrics (env IPLOOKUP_WORKERS; default: the
                        number of cores)
+  --admin-host ADDR    address of the admin API and console (env IPLOOKUP_ADMIN_HOST;
+                       default 127.0.0.1: this machine only; reach it with an SSH tunnel
+                       or a TLS proxy, never expose it bare)
+  --admin-port N|off   port of the admin API and console (env IPLOOKUP_ADMIN_PORT;
+                       default 8081; 0 picks a free one; off: no admin listener)
 
 SIGHUP, or replacing the data file (by rename), reloads the data without a restart.
 SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`,

@@ -1,0 +1,98 @@
+import { ApiError } from "../errors/api-error.ts";
+import { problemResponse } from "../http/problem.ts";
+import type { DataSetInfo } from "../index/network-record.ts";
+import type { Logger } from "../log/logger.ts";
+import { bindError } from "../serve/port.ts";
+import { openStore } from "../store/open-store.ts";
+import { adminRequestInfo, createAdminApp } from "./admin-app.ts";
+
+export interface AdminListenerOptions {
+  readonly host: string;
+  readonly port: number;
+  /** The --state location: the listener opens a store connection of its own there. */
+  readonly statePath: string;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  readonly version: string;
+  /** Threads serving the public port, for /admin/v1/status. */
+  readonly workers: number;
+  readonly dataInfo: () => DataSetInfo;
+}
+
+export interface AdminListener {
+  readonly url: URL;
+  /** Finishes the admin requests in flight, then closes the listener's store connection. */
+  stop(): Promise<void>;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * The admin listener (`serve --admin-host --admin-port`): the admin app on a socket of
+ * its own, on the main thread only. Admin traffic is light, and what it changes reaches
+ * every thread (and every server on the same PostgreSQL database) the way CLI changes do:
+ * each write moves the store's change counter, which every thread's key cache polls.
+ *
+ * Around each request: an X-Request-Id, and an access-log line with the admin token's id
+ * (never a token or a key's secret).
+ */
+export async function startAdminListener(options: AdminListenerOptions): Promise<AdminListener> {
+  const store = await openStore(options.statePath);
+  const { logger } = options;
+  const app = createAdminApp({
+    store,
+    now: options.now,
+    version: options.version,
+    workers: options.workers,
+    // The admin listener lives as long as the server's process.
+    uptimeSeconds: () => process.uptime(),
+    dataInfo: options.dataInfo,
+    logger,
+  });
+  const prefix = `admin-${crypto.randomUUID().slice(0, 8)}`;
+  let counter = 0;
+  let server: ReturnType<typeof Bun.serve>;
+  try {
+    server = Bun.serve({
+      hostname: options.host,
+      port: options.port,
+      async fetch(request, socket) {
+        const began = performance.now();
+        const incoming = request.headers.get("x-request-id");
+        const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : `${prefix}-${(++counter).toString(36)}`;
+        let response: Response;
+        try {
+          response = await app.handle(request);
+        } catch (error) {
+          logger.log("error", "unhandled error", { request_id: requestId, error: String(error) });
+          response = problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+        }
+        response.headers.set("x-request-id", requestId);
+        if (request.method === "HEAD" && !response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
+        if (logger.enabled("info")) {
+          const info = adminRequestInfo(request);
+          logger.log("info", "admin request", {
+            request_id: requestId,
+            method: request.method,
+            route: info?.route ?? "other",
+            status: response.status,
+            admin_token_id: info?.token?.id ?? null,
+            duration_ms: Math.round(performance.now() - began),
+            peer: socket.requestIP(request)?.address ?? null,
+          });
+        }
+        return response;
+      },
+    });
+  } catch (error) {
+    await store.close();
+    throw bindError(error, options.host, options.port, { port: "--admin-port", host: "--admin-host" });
+  }
+  return {
+    url: server.url,
+    async stop() {
+      await server.stop();
+      await store.close();
+    },
+  };
+}
