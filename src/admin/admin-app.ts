@@ -52,10 +52,8 @@ export function createAdminApp(deps: AdminAppDeps) {
     .onRequest(async ({ request }) => {
       const info: AdminRequestInfo = { route: undefined, token: null };
       infos.set(request, info);
-      const gate = await checkAdminGate(request, (routes ??= new AdminRouteTable(app.routes)), deps.store);
-      info.route = gate.route;
-      info.token = gate.token;
-      if (BODY_ROUTES.has(`${request.method} ${gate.route}`) && !isJsonMediaType(request.headers.get("content-type"))) {
+      info.token = await checkAdminGate(request, (routes ??= new AdminRouteTable(app.routes)), deps.store, (route) => (info.route = route));
+      if (BODY_ROUTES.has(`${request.method} ${info.route}`) && !isJsonMediaType(request.headers.get("content-type"))) {
         throw new ApiError("unsupported_media_type", "send the body as application/json (charset utf-8, if any)");
       }
     })

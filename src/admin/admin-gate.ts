@@ -40,16 +40,18 @@ const REALM = 'Bearer realm="iplookup admin"';
  * with Allow), then, for `/admin/v1/…`, the admin token: `missing_key` without one,
  * `invalid_key` for anything that is not an active admin token (an API key included:
  * only admin tokens are looked up). Resolves to the token, or null for the routes that
- * need none (the console's page and assets, the OpenAPI document).
+ * need none (the console's page and assets, the OpenAPI document); `found` hears of the
+ * route as soon as it is matched, so a refused request is logged under its route.
  */
-export async function checkAdminGate(request: Request, routes: AdminRouteTable, store: Store): Promise<{ route: string; token: AdminToken | null }> {
+export async function checkAdminGate(request: Request, routes: AdminRouteTable, store: Store, found: (route: string) => void): Promise<AdminToken | null> {
   const path = pathOf(request.url);
   const route = routes.match(path);
   if (!route) throw new ApiError("not_found", `there is no route ${path}`);
+  found(route.path);
   if (!route.methods.includes(request.method)) {
     throw new ApiError("method_not_allowed", `${path} answers ${route.methods.join(", ")}, not ${request.method}`, {}, { allow: route.methods.join(", ") });
   }
-  if (!path.startsWith("/admin/v1/")) return { route: route.path, token: null };
+  if (!path.startsWith("/admin/v1/")) return null;
   const header = request.headers.get("authorization");
   const secret = header !== null && /^bearer /i.test(header) ? header.slice(7).trim() : "";
   if (secret === "") {
@@ -61,5 +63,5 @@ export async function checkAdminGate(request: Request, routes: AdminRouteTable, 
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the admin token is unknown or revoked"`,
     });
   }
-  return { route: route.path, token };
+  return token;
 }

@@ -1,0 +1,334 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+
+/**
+ * The admin API of CONTRACT §10, end to end: a real `serve` with two worker threads and
+ * its admin listener (--admin-port 0), spoken to over sockets, its admin token made with
+ * the CLI. Run once a state kind (admin-api.test.ts: a SQLite file, and a PostgreSQL
+ * database where one is reachable).
+ */
+export function adminApiSuite(fresh: () => Promise<string>): void {
+  let server: ServerProcess;
+  let admin: string;
+  let token: string;
+  let state: string;
+
+  const today = () => new Date().toISOString().slice(0, 10);
+  const adminRequest = (method: string, path: string, options: { body?: unknown; bearer?: string | null; contentType?: string } = {}) => {
+    const headers: Record<string, string> = {};
+    const bearer = options.bearer === undefined ? token : options.bearer;
+    if (bearer !== null) headers.authorization = `Bearer ${bearer}`;
+    if (options.body !== undefined) headers["content-type"] = options.contentType ?? "application/json";
+    const body = options.body === undefined ? undefined : typeof options.body === "string" ? options.body : JSON.stringify(options.body);
+    return fetch(`${admin}${path}`, { method, headers, body });
+  };
+  const adminJson = async <T = Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
+    const response = await adminRequest(method, path, { body });
+    return { status: response.status, body: (await response.json()) as T };
+  };
+  const lookup = (key: string, ip = "1.1.1.1") =>
+    fetch(`${server.url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ ip }) });
+  const batch = (key: string, ips: string[]) =>
+    fetch(`${server.url}/v1/lookup/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ ips }) });
+  const usageOf = async (key: string) => (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } })).json()) as { plan: Record<string, unknown>; units: { used: number } };
+  /** Polls until `done` holds, for at most a second; resolves to the milliseconds it took. */
+  const withinASecond = async (done: () => Promise<boolean>): Promise<number> => {
+    const start = performance.now();
+    while (!(await done())) {
+      if (performance.now() - start > 1000) throw new Error("not within a second");
+      await Bun.sleep(25);
+    }
+    return performance.now() - start;
+  };
+
+  beforeAll(async () => {
+    state = await fresh();
+    const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
+    expect(created.code).toBe(0);
+    token = (JSON.parse(created.stdout) as { token: string }).token;
+    server = await startServerProcess(["--state", state, "--workers", "2", "--admin-port", "0"]);
+    const match = /"admin":"([^"]+)"/.exec(server.stderr());
+    admin = match![1]!.replace(/\/$/, "");
+  });
+  afterAll(async () => {
+    await server?.stop("SIGKILL");
+  });
+
+  test("the start-up line names the admin listener, on 127.0.0.1 by default", () => {
+    expect(admin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(admin).not.toBe(server.url);
+  });
+
+  describe("admin tokens", () => {
+    test("every /admin/v1 request needs one: missing_key, then invalid_key (an API key is not an admin token)", async () => {
+      const missing = await adminRequest("GET", "/admin/v1/keys", { bearer: null });
+      expect(missing.status).toBe(401);
+      expect(missing.headers.get("content-type")).toBe("application/problem+json");
+      expect(missing.headers.get("www-authenticate")).toStartWith("Bearer realm=");
+      expect(((await missing.json()) as { code: string }).code).toBe("missing_key");
+
+      const { body: issued } = await adminJson<{ key: string }>("POST", "/admin/v1/keys", { name: "not-an-admin", plan: "standard" });
+      for (const bearer of [issued.key, "ipla_" + "A".repeat(43), "nonsense"]) {
+        const refused = await adminRequest("GET", "/admin/v1/keys", { bearer });
+        expect(refused.status).toBe(401);
+        expect(refused.headers.get("www-authenticate")).toContain('error="invalid_token"');
+        expect(((await refused.json()) as { code: string }).code).toBe("invalid_key");
+      }
+    });
+
+    test("an admin token is not an API key: the public port answers invalid_key", async () => {
+      const response = await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${token}` } });
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { code: string }).code).toBe("invalid_key");
+    });
+
+    test("a token revoked with the CLI is refused at once; another keeps working", async () => {
+      const other = JSON.parse(cli(["admin", "create", "--name", "temp", "--json"], { IPLOOKUP_STATE: state }).stdout) as { id: string; token: string; name: string };
+      expect(other.token).toStartWith("ipla_");
+      expect((await adminRequest("GET", "/admin/v1/plans", { bearer: other.token })).status).toBe(200);
+      expect(cli(["admin", "revoke", other.id], { IPLOOKUP_STATE: state }).code).toBe(0);
+      expect((await adminRequest("GET", "/admin/v1/plans", { bearer: other.token })).status).toBe(401);
+      expect((await adminRequest("GET", "/admin/v1/plans")).status).toBe(200);
+      const listed = JSON.parse(cli(["admin", "list", "--json"], { IPLOOKUP_STATE: state }).stdout) as { id: string; revoked_at: string | null }[];
+      expect(listed.find((entry) => entry.id === other.id)?.revoked_at).not.toBeNull();
+      expect(cli(["admin", "revoke", other.id], { IPLOOKUP_STATE: state }).code).toBe(1);
+    });
+  });
+
+  describe("keys", () => {
+    test("POST /admin/v1/keys: 201 with the secret, which works on the public port on the very next request", async () => {
+      const response = await adminRequest("POST", "/admin/v1/keys", { body: { name: "acme", plan: "standard" } });
+      expect(response.status).toBe(201);
+      expect(response.headers.get("cache-control")).toBe("no-store");
+      const issued = (await response.json()) as Record<string, string>;
+      expect(Object.keys(issued).sort()).toEqual(["id", "key", "name", "plan"]);
+      // (Not toMatchObject with matchers: Bun 1.4.4's writes the matchers into the object it checks.)
+      expect([issued.id, issued.key, issued.name, issued.plan]).toEqual([expect.stringMatching(/^key_[a-z2-7]{16}$/), expect.stringMatching(/^ipl_[A-Za-z0-9_-]{43}$/), "acme", "standard"]);
+      // Both threads: a few requests land on each.
+      for (let i = 0; i < 6; i++) {
+        const response = await lookup(issued.key!);
+        expect({ i, status: response.status, body: response.status === 200 ? null : await response.text() }).toEqual({ i, status: 200, body: null });
+      }
+      const { body: defaulted } = await adminJson<{ plan: string }>("POST", "/admin/v1/keys", { name: "defaulted" });
+      expect(defaulted.plan).toBe("free");
+    });
+
+    test("GET /admin/v1/keys: every key with its plan, times, last use and units this period; admin requests cost nothing", async () => {
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "counted", plan: "standard" });
+      expect((await lookup(issued.key)).status).toBe(200);
+      expect((await batch(issued.key, ["8.8.8.8", "9.9.9.9", "8.8.8.8"])).status).toBe(200);
+      const { status, body } = await adminJson<{ keys: Record<string, unknown>[] }>("GET", "/admin/v1/keys");
+      expect(status).toBe(200);
+      const key = body.keys.find((entry) => entry.id === issued.id)!;
+      expect(Object.keys(key).sort()).toEqual(["created_at", "id", "last_used_at", "name", "plan", "revoked_at", "units_this_period"]);
+      expect(key).toMatchObject({ name: "counted", plan: "standard", revoked_at: null, units_this_period: 4 });
+      expect(Date.parse(key.created_at as string)).toBeGreaterThan(Date.now() - 60_000);
+      expect(Date.parse(key.last_used_at as string)).toBeGreaterThan(Date.now() - 60_000);
+      const never = body.keys.find((entry) => entry.name === "defaulted")!;
+      expect(never.last_used_at).toBeNull();
+      // Admin requests charge nothing.
+      for (let i = 0; i < 3; i++) await adminJson("GET", "/admin/v1/keys");
+      expect((await usageOf(issued.key)).units.used).toBe(4);
+    });
+
+    test("POST …/rotate: a new secret at once, the old one refused within a second", async () => {
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "rotated", plan: "standard" });
+      expect((await lookup(issued.key)).status).toBe(200);
+      const { status, body: rotated } = await adminJson<Record<string, string>>("POST", `/admin/v1/keys/${issued.id}/rotate`);
+      expect(status).toBe(200);
+      expect(Object.keys(rotated).sort()).toEqual(["id", "key", "name", "plan"]);
+      expect(rotated).toMatchObject({ id: issued.id, name: "rotated", plan: "standard" });
+      expect(rotated.key).not.toBe(issued.key);
+      expect((await lookup(rotated.key!)).status).toBe(200);
+      await withinASecond(async () => (await lookup(issued.key)).status === 401);
+    });
+
+    test("PATCH /admin/v1/keys/{id}: another plan, applied by every thread within a second, the secret unchanged", async () => {
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "mover", plan: "standard" });
+      const { status, body } = await adminJson<Record<string, unknown>>("PATCH", `/admin/v1/keys/${issued.id}`, { plan: "unlimited" });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ id: issued.id, plan: "unlimited", revoked_at: null });
+      await withinASecond(async () => (await usageOf(issued.key)).plan.name === "unlimited");
+      // Every thread: several requests in a row all see it.
+      for (let i = 0; i < 6; i++) expect((await usageOf(issued.key)).plan.name).toBe("unlimited");
+      expect((await adminJson("PATCH", `/admin/v1/keys/${issued.id}`, { plan: "nope" })).status).toBe(404);
+      expect((await adminJson("PATCH", `/admin/v1/keys/key_aaaaaaaaaaaaaaaa`, { plan: "free" })).status).toBe(404);
+      expect((await adminJson("PATCH", `/admin/v1/keys/${issued.id}`, { plan: 5 })).status).toBe(400);
+    });
+
+    test("POST …/revoke: the key object with revoked_at; refused within a second; revoking again changes nothing", async () => {
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "leaving", plan: "standard" });
+      expect((await lookup(issued.key)).status).toBe(200);
+      const { status, body } = await adminJson<Record<string, unknown>>("POST", `/admin/v1/keys/${issued.id}/revoke`);
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ id: issued.id, name: "leaving", units_this_period: 1 });
+      expect(Date.parse(body.revoked_at as string)).toBeGreaterThan(Date.now() - 60_000);
+      await withinASecond(async () => (await lookup(issued.key)).status === 401);
+      // (Requests in that second may have been answered, and charged.)
+      const again = await adminJson<Record<string, unknown>>("POST", `/admin/v1/keys/${issued.id}/revoke`);
+      expect(again.status).toBe(200);
+      expect(again.body.revoked_at).toBe(body.revoked_at);
+      // A revoked key cannot be rotated or moved.
+      const rotate = await adminJson<{ code: string }>("POST", `/admin/v1/keys/${issued.id}/rotate`);
+      expect(rotate.status).toBe(400);
+      expect(rotate.body.code).toBe("invalid_request");
+      expect((await adminJson("PATCH", `/admin/v1/keys/${issued.id}`, { plan: "free" })).status).toBe(400);
+    });
+
+    test("an unknown key id is not_found as problem+json, on every key route", async () => {
+      for (const [method, path, body] of [
+        ["POST", "/admin/v1/keys/key_aaaaaaaaaaaaaaaa/rotate", undefined],
+        ["POST", "/admin/v1/keys/key_aaaaaaaaaaaaaaaa/revoke", undefined],
+        ["PATCH", "/admin/v1/keys/key_aaaaaaaaaaaaaaaa", { plan: "free" }],
+      ] as const) {
+        const response = await adminRequest(method, path, { body });
+        expect(response.status).toBe(404);
+        expect(response.headers.get("content-type")).toBe("application/problem+json");
+        expect(await response.json()).toMatchObject({ type: "about:blank", title: "Not Found", status: 404, code: "not_found" });
+      }
+      expect((await adminJson("POST", "/admin/v1/keys", { name: "x", plan: "nope" })).status).toBe(404);
+    });
+
+    test("bodies: not JSON, the wrong shape, the wrong media type, too large", async () => {
+      const notJson = await adminRequest("POST", "/admin/v1/keys", { body: "{name" });
+      expect([notJson.status, ((await notJson.json()) as { code: string }).code]).toEqual([400, "invalid_json"]);
+      for (const body of [{}, { name: "" }, { name: "x", extra: 1 }, { name: 5 }, []]) {
+        const response = await adminRequest("POST", "/admin/v1/keys", { body });
+        expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([400, "invalid_request"]);
+      }
+      const text = await adminRequest("POST", "/admin/v1/keys", { body: JSON.stringify({ name: "x" }), contentType: "text/plain" });
+      expect([text.status, ((await text.json()) as { code: string }).code]).toEqual([415, "unsupported_media_type"]);
+      const large = await adminRequest("POST", "/admin/v1/keys", { body: JSON.stringify({ name: "x".repeat(70_000) }) });
+      expect([large.status, ((await large.json()) as { code: string }).code]).toEqual([413, "payload_too_large"]);
+    });
+
+    test("routes: 404 for an unknown path, 405 with Allow for a wrong method", async () => {
+      const unknown = await adminRequest("GET", "/admin/v1/nothing");
+      expect([unknown.status, ((await unknown.json()) as { code: string }).code]).toEqual([404, "not_found"]);
+      const wrong = await adminRequest("DELETE", "/admin/v1/keys");
+      expect(wrong.status).toBe(405);
+      expect(wrong.headers.get("allow")).toBe("GET, HEAD, POST");
+      expect(((await wrong.json()) as { code: string }).code).toBe("method_not_allowed");
+      expect(wrong.headers.get("x-request-id")).toBeTruthy();
+    });
+  });
+
+  describe("plans", () => {
+    test("GET /admin/v1/plans: every plan, null for unlimited", async () => {
+      const { status, body } = await adminJson<{ plans: unknown[] }>("GET", "/admin/v1/plans");
+      expect(status).toBe(200);
+      expect(body.plans).toContainEqual({ name: "free", max_batch_size: 100, monthly_units: 100_000, rate_limit: 10 });
+      expect(body.plans).toContainEqual({ name: "unlimited", max_batch_size: 10_000, monthly_units: null, rate_limit: null });
+    });
+
+    test("PUT /admin/v1/plans/{name}: creates a plan, then changes it; every thread applies it within a second", async () => {
+      const created = await adminJson("PUT", "/admin/v1/plans/gold", { max_batch_size: 2, monthly_units: 50, rate_limit: null });
+      expect(created).toEqual({ status: 200, body: { name: "gold", max_batch_size: 2, monthly_units: 50, rate_limit: null } });
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "golden", plan: "gold" });
+      expect((await batch(issued.key, ["1.1.1.1", "8.8.8.8", "9.9.9.9"])).status).toBe(413);
+      const changed = await adminJson("PUT", "/admin/v1/plans/gold", { max_batch_size: 3, monthly_units: null, rate_limit: 1000 });
+      expect(changed.body).toEqual({ name: "gold", max_batch_size: 3, monthly_units: null, rate_limit: 1000 });
+      await withinASecond(async () => (await batch(issued.key, ["1.1.1.1", "8.8.8.8", "9.9.9.9"])).status === 200);
+      expect((await usageOf(issued.key)).plan).toEqual({ name: "gold", max_batch_size: 3, monthly_units: null, rate_limit: 1000 });
+    });
+
+    test("PUT refuses bad values and names, changing nothing", async () => {
+      for (const body of [{ max_batch_size: 0, monthly_units: null, rate_limit: null }, { max_batch_size: 1, monthly_units: "5", rate_limit: null }, { max_batch_size: 1 }, { max_batch_size: 1.5, monthly_units: null, rate_limit: null }]) {
+        const response = await adminJson<{ code: string }>("PUT", "/admin/v1/plans/gold", body);
+        expect([response.status, response.body.code]).toEqual([400, "invalid_request"]);
+      }
+      const badName = await adminJson<{ code: string }>("PUT", "/admin/v1/plans/-bad", { max_batch_size: 1, monthly_units: null, rate_limit: null });
+      expect([badName.status, badName.body.code]).toEqual([400, "invalid_request"]);
+      expect((await adminJson<{ plans: { name: string }[] }>("GET", "/admin/v1/plans")).body.plans.map((plan) => plan.name)).not.toContain("-bad");
+    });
+  });
+
+  describe("usage", () => {
+    test("GET /admin/v1/usage: the last 30 days by default, zeros included, today's lookups counted; keys with use, most units first", async () => {
+      const { body: small } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "small-user", plan: "standard" });
+      const { body: big } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "big-user", plan: "standard" });
+      const before = (await adminJson<{ days: { date: string; requests: number; units: number }[] }>("GET", "/admin/v1/usage")).body.days.at(-1)!;
+      expect((await lookup(small.key)).status).toBe(200);
+      expect((await batch(big.key, ["1.1.1.1", "8.8.8.8", "9.9.9.9", "1.0.0.1", "8.8.4.4"])).status).toBe(200);
+      expect((await batch(big.key, ["1.1.1.1", "10.0.0.1"])).status).toBe(400);
+      // Neither /v1/me nor /v1/usage is a lookup.
+      expect((await fetch(`${server.url}/v1/me`, { headers: { authorization: `Bearer ${big.key}` } })).status).toBe(200);
+
+      const { status, body } = await adminJson<{ from: string; to: string; days: { date: string; requests: number; units: number }[]; keys: { id: string; name: string; requests: number; units: number }[] }>(
+        "GET",
+        "/admin/v1/usage",
+      );
+      expect(status).toBe(200);
+      expect(body.to).toBe(today());
+      expect(body.days).toHaveLength(30);
+      expect(body.days[0]!.date).toBe(body.from);
+      expect(body.days.at(-1)).toEqual({ date: today(), requests: before.requests + 2, units: before.units + 6 });
+      expect(body.days.slice(0, -1).every((day) => day.units === 0 && day.requests === 0)).toBe(true);
+      const units = body.keys.map((key) => key.units);
+      expect(units).toEqual([...units].sort((a, b) => b - a));
+      expect(body.keys).toContainEqual({ id: big.id, name: "big-user", requests: 1, units: 5 });
+      expect(body.keys).toContainEqual({ id: small.id, name: "small-user", requests: 1, units: 1 });
+
+      const one = await adminJson<{ days: { units: number }[]; keys: unknown[] }>("GET", `/admin/v1/usage?key=${big.id}`);
+      expect(one.body.days.at(-1)).toEqual({ date: today(), requests: 1, units: 5 });
+      expect(one.body.keys).toEqual([{ id: big.id, name: "big-user", requests: 1, units: 5 }]);
+
+      const span = await adminJson<{ days: { date: string }[] }>("GET", "/admin/v1/usage?from=2026-02-27&to=2026-03-02");
+      expect(span.body.days.map((day) => day.date)).toEqual(["2026-02-27", "2026-02-28", "2026-03-01", "2026-03-02"]);
+    });
+
+    test("bad spans are invalid_request; an unknown key is not_found", async () => {
+      for (const query of ["from=2026-13-01", "to=yesterday", "from=2026-11-05&to=2026-11-01", "from=2025-01-01&to=2026-12-31", "color=blue"]) {
+        const response = await adminJson<{ code: string }>("GET", `/admin/v1/usage?${query}`);
+        expect({ query, status: response.status, code: response.body.code }).toEqual({ query, status: 400, code: "invalid_request" });
+      }
+      expect((await adminJson("GET", "/admin/v1/usage?from=2025-01-01&to=2026-02-04")).status).toBe(200);
+      expect((await adminJson("GET", "/admin/v1/usage?key=key_aaaaaaaaaaaaaaaa")).status).toBe(404);
+    });
+  });
+
+  test("GET /admin/v1/status: version, uptime, workers and the data set's sources", async () => {
+    const { status, body } = await adminJson<{ version: string; uptime_seconds: number; workers: number; data: { data_version: string; built_at: string; sources: Record<string, unknown>[] } }>(
+      "GET",
+      "/admin/v1/status",
+    );
+    expect(status).toBe(200);
+    expect(Object.keys(body).sort()).toEqual(["data", "uptime_seconds", "version", "workers"]);
+    expect(body.workers).toBe(2);
+    expect(Number.isInteger(body.uptime_seconds)).toBe(true);
+    const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { data_version: string };
+    expect(body.data.data_version).toBe(ready.data_version);
+    expect(body.data.sources.map((source) => source.license)).toEqual(["CC BY 4.0", "CC0"]);
+    expect(body.data.sources[0]).toMatchObject({ origin: "@ip-location-db/asn", attribution: expect.stringContaining("RouteViews") });
+  });
+
+  test("the console and the admin OpenAPI document are served by the admin listener alone; the public port answers 404", async () => {
+    const page = await fetch(`${admin}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(page.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(await page.text()).toContain("/console/console.js");
+    for (const [path, type] of [["/console/console.js", "text/javascript"], ["/console/console.css", "text/css"], ["/console/favicon.svg", "image/svg+xml"], ["/admin/openapi.json", "application/json"]] as const) {
+      const response = await fetch(`${admin}${path}`);
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      expect(response.headers.get("content-type")).toStartWith(type);
+    }
+    for (const path of ["/admin/v1/keys", "/admin/v1/status", "/console", "/console/console.js", "/admin/openapi.json"]) {
+      const response = await fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
+      expect({ path, status: response.status }).toEqual({ path, status: 404 });
+      expect(((await response.json()) as { code: string }).code).toBe("not_found");
+    }
+    // And the admin listener serves nothing of the public API.
+    expect((await fetch(`${admin}/v1/me`)).status).toBe(404);
+  });
+
+  test("the access log names the admin token's id, never a secret", async () => {
+    await adminJson("GET", "/admin/v1/plans");
+    await Bun.sleep(100);
+    const lines = server.stderr().split("\n").filter((line) => line.includes('"admin request"'));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.some((line) => /"admin_token_id":"adm_[a-z2-7]{16}"/.test(line))).toBe(true);
+    expect(server.stderr()).not.toContain(token);
+    expect(server.stderr()).not.toMatch(/ipl_[A-Za-z0-9_-]{43}/);
+  });
+}
