@@ -1,5 +1,6 @@
 import type { Cidr } from "../address/cidr.ts";
 import type { LogLevel } from "../log/logger.ts";
+import { ConfigError } from "./config-error.ts";
 import { readSetting } from "./settings.ts";
 
 /** Everything `serve` needs to know, resolved from flags, environment and defaults. */
@@ -16,6 +17,8 @@ export interface ServeConfig {
   readonly adminHost: string;
   /** Null: no admin listener (`--admin-port off`). */
   readonly adminPort: number | null;
+  /** HTTPS on both listeners: the certificate and key files (both, or neither). */
+  readonly tls: { readonly certPath: string; readonly keyPath: string } | null;
 }
 
 export function readServeConfig(
@@ -34,5 +37,14 @@ export function readServeConfig(
     workers: readSetting("workers", flags, env),
     adminHost: readSetting("adminHost", flags, env),
     adminPort: readSetting("adminPort", flags, env),
+    tls: readTls(flags, env),
   };
+}
+
+function readTls(flags: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): ServeConfig["tls"] {
+  const certPath = readSetting("tlsCert", flags, env);
+  const keyPath = readSetting("tlsKey", flags, env);
+  if (certPath === null && keyPath === null) return null;
+  if (certPath === null || keyPath === null) throw new ConfigError("--tls-cert and --tls-key go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY)");
+  return { certPath, keyPath };
 }

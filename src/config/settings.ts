@@ -41,6 +41,11 @@ function parsePath(text: string, name: string): string {
   return absolutePath(parseNonEmpty(text, name));
 }
 
+/** A file path that has no default. */
+function parseOptionalPath(text: string, name: string): string | null {
+  return parsePath(text, name);
+}
+
 /** The admin listener's port, or `off` (null): no admin listener. */
 function parseAdminPort(text: string, name: string): number | null {
   return text === "off" ? null : parsePort(text, name);
@@ -60,6 +65,8 @@ export const SETTINGS = {
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
   logLevel: setting("log-level", "least severe log level written: debug, info, warn, error or silent", parseLogLevel, (): LogLevel => "info"),
   workers: setting("workers", "threads serving the port as one server", parsePositive, () => availableParallelism()),
+  tlsCert: setting("tls-cert", "PEM certificate (chain) for HTTPS on both listeners; with --tls-key", parseOptionalPath, (): string | null => null),
+  tlsKey: setting("tls-key", "PEM private key of --tls-cert", parseOptionalPath, (): string | null => null),
   adminHost: setting("admin-host", "address the admin API and console listen on", parseNonEmpty, () => "127.0.0.1"),
   adminPort: setting("admin-port", "TCP port of the admin API and console (0 picks a free one; off: none)", parseAdminPort, (): number | null => 8081),
 } as const;

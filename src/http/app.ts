@@ -77,7 +77,7 @@ export function createApp(deps: AppDeps) {
   // standardHostname: false, because Elysia otherwise looks for the path's first "/" from
   // the URL's 12th character on, which skips it for hosts shorter than "a.bc" ("ip",
   // "geo", a one-word service name behind a proxy) and answers 404. URLs here are always
-  // http: the server speaks no TLS.
+  // http: a TLS listener hands the app its requests under their http URL (server.ts).
   const gate = { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody };
   /** A request whose key had to be looked up in the store: refused, or run again from the top. */
   const afterKeyLookup = (lookup: Promise<void>, request: Request): Promise<Response> =>

@@ -9,8 +9,16 @@ import { attachContext, RequestContext } from "./request-context.ts";
 export interface ListenOptions {
   readonly host: string;
   readonly port: number;
-  /** Lets several processes listen on one port (SO_REUSEPORT), for `serve --workers`. */
+  /** Lets several listeners share the port (SO_REUSEPORT): the threads of `serve --workers`, and a listener replacing another. */
   readonly reusePort?: boolean;
+  /**
+   * While it returns true, every answer says `Connection: close`: a listener being
+   * replaced moves its clients' keep-alive connections to the new one at their next
+   * request, instead of closing them under a request on its way.
+   */
+  readonly closeConnections?: () => boolean;
+  /** HTTPS with this certificate and key (PEM). */
+  readonly tls?: { readonly cert: string; readonly key: string };
   readonly metrics: Metrics;
   readonly logger: Logger;
 }
@@ -22,6 +30,16 @@ function requestIds(): () => string {
   const prefix = crypto.randomUUID().slice(0, 8);
   let counter = 0;
   return () => `${prefix}-${(++counter).toString(36)}`;
+}
+
+/**
+ * The app finds a request's path from the URL's eighth character on (the first "/" after
+ * "http://"; see app.ts for why): an https URL's path starts one character later, so a
+ * TLS listener hands the app its requests under their http URL. The body is passed on,
+ * not read.
+ */
+function asHttp(request: Request): Request {
+  return new Request(`http${request.url.slice(5)}`, request);
 }
 
 /**
@@ -37,15 +55,17 @@ export function listen(app: App, options: ListenOptions) {
     hostname: options.host,
     port: options.port,
     reusePort: options.reusePort ?? false,
+    tls: options.tls,
     // Bodies past --max-body are refused by the app with a contract error, and the app
     // never buffers more than that; Bun's own limit only has to stay out of the way.
     maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    async fetch(request, server) {
+    async fetch(received, server) {
       const began = performance.now();
+      const request = options.tls ? asHttp(received) : received;
       const incomingId = request.headers.get("x-request-id");
       const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
       const context = new RequestContext(requestId, () => {
-        const peer = server.requestIP(request);
+        const peer = server.requestIP(received);
         return peer ? parseAddress(peer.address) : null;
       });
       attachContext(request, context);
@@ -60,6 +80,7 @@ export function listen(app: App, options: ListenOptions) {
       const route = context.route ?? "other";
       metrics.observeRequest(route, request.method, response.status, seconds);
       if (!context.requestIdWritten) response.headers.set("x-request-id", requestId);
+      if (options.closeConnections?.()) response.headers.set("connection", "close");
       // Bun dates every answer but those to HEAD, which carry GET's headers otherwise.
       if (request.method === "HEAD" && !response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
       if (logger.enabled("info")) logger.log("info", "request", {

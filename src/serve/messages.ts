@@ -1,6 +1,7 @@
 import type { ServeConfig } from "../config/serve-config.ts";
 import type { IndexImage } from "../index/range-index.ts";
 import type { MetricsTable } from "../metrics/metrics.ts";
+import type { TlsPair } from "./tls.ts";
 
 /**
  * What the threads of one server share: given to every serving thread at its start.
@@ -11,13 +12,13 @@ export interface ThreadSetup {
   readonly config: ServeConfig;
   /** The port every thread listens on (resolved when the configuration said 0). */
   readonly port: number;
-  /** Whether threads share the port (SO_REUSEPORT inside this process). */
-  readonly reusePort: boolean;
   readonly thread: number;
   readonly image: IndexImage;
   readonly metrics: MetricsTable;
   readonly rateTables: { readonly keys: SharedArrayBuffer; readonly failedKeys: SharedArrayBuffer };
   readonly version: string;
+  /** HTTPS: the certificate and key every listener uses; null for plain HTTP. */
+  readonly tls: TlsPair | null;
 }
 
 /** From the main thread to a worker thread. */
@@ -25,6 +26,8 @@ export type ToWorker =
   | { readonly type: "start"; readonly setup: ThreadSetup }
   /** A reloaded data set: answer from it from now on. */
   | { readonly type: "index"; readonly image: IndexImage }
+  /** A new certificate: listen with it from now on; connections open finish on the old one. */
+  | { readonly type: "tls"; readonly tls: TlsPair }
   /** Stop accepting, finish the requests in flight, commit their units, say "stopped". */
   | { readonly type: "stop" };
 

@@ -1,5 +1,6 @@
 import { startAdminListener, type AdminListener } from "../admin/admin-listener.ts";
 import type { ServeConfig } from "../config/serve-config.ts";
+import { ConfigError } from "../config/config-error.ts";
 import { LiveIndex } from "../index/live-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
 import { LogOutput } from "../log/log-output.ts";
@@ -8,6 +9,7 @@ import { Metrics } from "../metrics/metrics.ts";
 import { PUBLIC_ROUTES } from "../http/routes.ts";
 import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
 import { bindError, claimPort, listenableHost } from "./port.ts";
+import { loadTlsPair, type TlsPair } from "./tls.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
 
 /** How often the main thread looks for a replaced data file. */
@@ -42,8 +44,8 @@ export interface RunningServer {
   /** The active keys when the server started, for the start-up warning. */
   readonly keyCount: number;
   readonly index: LiveIndex;
-  /** Loads the data file again in every thread (what SIGHUP does). */
-  reload(): boolean;
+  /** What SIGHUP does: loads the data file again in every thread, and the TLS certificate. */
+  reload(): void;
   /** Resolves with a reason if a worker thread fails while serving; the server should stop. */
   readonly failed: Promise<string>;
   stop(): Promise<void>;
@@ -78,13 +80,15 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   // Loading read the data file whole and built the index from it: give that memory back
   // before serving rather than carry it as resident size.
   Bun.gc(true);
-  const shared = config.workers > 1;
+  let tls = config.tls && loadTls(config.tls);
   const setup: ThreadSetup = {
     config,
-    // With several threads on the port, it is first bound alone, once: a port in use by
-    // anything, another iplookup included, is refused here and never shared.
-    port: shared ? claimPort(config.host, config.port) : config.port,
-    reusePort: shared,
+    // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
+    // new certificate's listener joins before the old one leaves), so the port is first
+    // bound alone, once: a port in use by anything, another iplookup included, is
+    // refused here and never shared.
+    port: claimPort(config.host, config.port),
+    tls,
     thread: 0,
     image: index.current().image,
     metrics: metricsTable,
@@ -139,7 +143,22 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     keyCount: main.keys.size,
     index,
     failed,
-    reload: () => index.reload(),
+    reload() {
+      index.reload();
+      if (!config.tls) return;
+      let renewed: TlsPair;
+      try {
+        renewed = loadTlsPair(config.tls);
+      } catch (error) {
+        logger.log("error", "tls reload failed; still serving the certificate loaded before", { error: (error as Error).message });
+        return;
+      }
+      if (renewed.cert === tls?.cert && renewed.key === tls.key) return;
+      tls = renewed;
+      main.relisten(renewed);
+      for (const worker of workers) worker.post({ type: "tls", tls: renewed });
+      logger.log("info", "tls reloaded", { cert: config.tls.certPath });
+    },
     async stop() {
       index.stop();
       await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
@@ -147,6 +166,15 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       logLines.flush();
     },
   };
+}
+
+/** The certificate at start: one that cannot be used is a bad value (exit 2). */
+function loadTls(paths: NonNullable<ServeConfig["tls"]>): TlsPair {
+  try {
+    return loadTlsPair(paths);
+  } catch (error) {
+    throw new ConfigError(`--tls-cert/--tls-key: ${(error as Error).message}`);
+  }
 }
 
 interface WorkerThread {

@@ -8,6 +8,7 @@ import { Metrics } from "../metrics/metrics.ts";
 import { openStore } from "../store/open-store.ts";
 import type { Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
+import type { TlsPair } from "./tls.ts";
 
 /** How often a thread looks for key and plan changes made by other processes. */
 const KEY_POLL_MS = 250;
@@ -17,6 +18,8 @@ const KEY_POLL_MS = 250;
  * blocks meanwhile.
  */
 const LOCK_WAIT_MS = 2000;
+/** How long a listener replaced by a new certificate's keeps serving its connections, each told to close. */
+const RETIRE_MS = 1000;
 /** How long a stop waits for requests in flight before closing their connections. */
 const STOP_GRACE_MS = 10_000;
 
@@ -24,6 +27,11 @@ const STOP_GRACE_MS = 10_000;
 export interface ServingThread {
   readonly keys: KeyCache;
   readonly url: URL;
+  /**
+   * Listens with a new certificate: a new listener joins the port, then the old one stops
+   * accepting and finishes the requests on its connections, so none is dropped.
+   */
+  relisten(tls: TlsPair): void;
   /** Finishes the requests in flight (at most STOP_GRACE_MS), commits their units, closes the store. */
   stop(): Promise<void>;
 }
@@ -51,25 +59,53 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     version: setup.version,
     logger,
   });
-  let server: ReturnType<typeof listen>;
+  const open = (tls: TlsPair | null): Listener => {
+    const listener = { retiring: false } as Listener;
+    listener.server = listen(app, { host: config.host, port: setup.port, reusePort: true, tls: tls ?? undefined, closeConnections: () => listener.retiring, metrics, logger });
+    return listener;
+  };
+  let current: Listener;
   try {
-    server = listen(app, { host: config.host, port: setup.port, reusePort: setup.reusePort, metrics, logger });
+    current = open(setup.tls);
   } catch (error) {
     keys.stop();
     await store.close();
     throw error;
   }
+  /** Listeners replaced by a new certificate, finishing their connections. */
+  const draining = new Set<Promise<void>>();
+  const finish = (listener: Listener["server"]) => {
+    const forced = setTimeout(() => listener.stop(true), STOP_GRACE_MS);
+    const done = listener.stop().finally(() => clearTimeout(forced));
+    draining.add(done);
+    void done.finally(() => draining.delete(done));
+    return done;
+  };
   return {
     keys,
-    url: server.url,
+    url: current.server.url,
+    relisten(tls) {
+      const previous = current;
+      current = open(tls);
+      // The old listener tells its clients to reconnect, then stops: closing its idle
+      // keep-alive connections at once would fail a request a client sends on one just then.
+      previous.retiring = true;
+      const retired = Bun.sleep(RETIRE_MS).then(() => finish(previous.server));
+      draining.add(retired);
+      void retired.finally(() => draining.delete(retired));
+    },
     async stop() {
       keys.stop();
-      const forced = setTimeout(() => server.stop(true), STOP_GRACE_MS);
-      await server.stop();
-      clearTimeout(forced);
+      await Promise.all([finish(current.server), ...draining]);
       await store.close();
     },
   };
+}
+
+/** A listener on the port; `retiring` once a new certificate's listener replaced it. */
+interface Listener {
+  server: ReturnType<typeof listen>;
+  retiring: boolean;
 }
 
 /** The tables the threads of one server share, made once by the main thread. */

@@ -35,6 +35,9 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     case "index":
       index = RangeIndex.fromImage(message.image);
       return;
+    case "tls":
+      serving?.relisten(message.tls);
+      return;
     case "stop":
       try {
         await serving?.stop();

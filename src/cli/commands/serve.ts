@@ -2,6 +2,7 @@ import { BUILD_DATE, VERSION } from "../../build-info.ts";
 import { readServeConfig, type ServeConfig } from "../../config/serve-config.ts";
 import { isEmbedded } from "../../config/paths.ts";
 import { startServer, type RunningServer } from "../../serve/server.ts";
+import { redactUrl } from "../../store/redact-url.ts";
 import { openLiveIndex } from "../open-data.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
@@ -28,17 +29,18 @@ export function startServerFor(config: ServeConfig, context: CliContext): Promis
 function announce(config: ServeConfig, server: RunningServer, context: CliContext): void {
   const { logger } = server;
   if (server.keyCount === 0) {
-    logger.log("warn", `there are no API keys yet, so every /v1 request will get 401. Create one with: ${howToRun(context, `keys create --name NAME --state ${config.statePath}`)}`);
+    logger.log("warn", `there are no API keys yet, so every /v1 request will get 401. Create one with: ${howToRun(context, `keys create --name NAME --state ${redactUrl(config.statePath)}`)}`);
   }
   const info = server.index.current().info;
   logger.announce("iplookup serving", {
     listen: server.url,
     admin: server.adminUrl,
+    tls: config.tls ? { cert: config.tls.certPath, key: config.tls.keyPath } : null,
     workers: config.workers,
     version: VERSION,
     build_date: BUILD_DATE,
     pid: process.pid,
-    state: config.statePath,
+    state: redactUrl(config.statePath),
     data: isEmbedded(config.dataPath) ? `embedded (${info.version})` : config.dataPath,
     data_version: info.dataVersion,
     data_built_at: info.builtAt,
@@ -49,7 +51,7 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
   });
 }
 
-const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers", "adminHost", "adminPort"] as const;
+const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers", "adminHost", "adminPort", "tlsCert", "tlsKey"] as const;
 
 export const serveCommand: Command = {
   name: "serve",
@@ -57,6 +59,7 @@ export const serveCommand: Command = {
   help: `Usage: iplookup serve [--host ::] [--port 8080] [--state PATH] [--data PATH]
                       [--trust-proxy CIDR,...] [--max-body SIZE] [--log-level info] [--workers N]
                       [--admin-host 127.0.0.1] [--admin-port 8081|off]
+                      [--tls-cert PATH --tls-key PATH]
 
 Serves the lookup API. Every flag can also be set by its environment variable.
 
@@ -77,6 +80,10 @@ Serves the lookup API. Every flag can also be set by its environment variable.
                        or a TLS proxy, never expose it bare)
   --admin-port N|off   port of the admin API and console (env IPLOOKUP_ADMIN_PORT;
                        default 8081; 0 picks a free one; off: no admin listener)
+
+  --tls-cert PATH      HTTPS on both listeners with this PEM certificate (chain) and
+  --tls-key PATH       its key (env IPLOOKUP_TLS_CERT, IPLOOKUP_TLS_KEY); SIGHUP reads
+                       them again (a renewed certificate needs no restart)
 
 SIGHUP, or replacing the data file (by rename), reloads the data without a restart.
 SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`,
