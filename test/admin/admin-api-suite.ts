@@ -269,7 +269,7 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       expect(body.keys).toContainEqual({ id: big.id, name: "big-user", requests: 1, units: 5 });
       expect(body.keys).toContainEqual({ id: small.id, name: "small-user", requests: 1, units: 1 });
 
-      const one = await adminJson<{ days: { units: number }[]; keys: unknown[] }>("GET", `/admin/v1/usage?key=${big.id}`);
+      const one = await adminJson<{ days: { date: string; requests: number; units: number }[]; keys: unknown[] }>("GET", `/admin/v1/usage?key=${big.id}`);
       expect(one.body.days.at(-1)).toEqual({ date: today(), requests: 1, units: 5 });
       expect(one.body.keys).toEqual([{ id: big.id, name: "big-user", requests: 1, units: 5 }]);
 

@@ -66,7 +66,7 @@ describe("the public document", () => {
     ((operation.responses[status]?.content?.["application/problem+json"]?.schema as { allOf: { properties?: { code?: { enum: string[] } } }[] } | undefined)?.allOf[1]?.properties?.code?.enum ?? []);
 
   test("asn, max_batch_size, monthly_units, rate_limit and units.* are integers (or null)", () => {
-    const schemas = doc.components.schemas as Record<string, { properties: Record<string, unknown> }>;
+    const schemas = doc.components.schemas as unknown as Record<string, { properties: Record<string, unknown> }>;
     expect(schemas.LookupResult!.properties.asn).toEqual({ anyOf: [{ type: "integer" }, { type: "null" }] });
     const usage = schemas.Usage!.properties as Record<string, { properties: Record<string, unknown> }>;
     expect(usage.plan!.properties.max_batch_size).toEqual({ type: "integer" });

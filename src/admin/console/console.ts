@@ -95,7 +95,7 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
   const data: unknown = text === "" ? null : JSON.parse(text);
   if (!response.ok) {
     const problem = (data ?? { status: response.status, code: "error", detail: response.statusText }) as Problem;
-    if (response.status === 401) showSignIn(`The admin token was refused (${problem.code}). Sign in again.`);
+    if (response.status === 401) showSignIn(`The admin token was refused (${problem.code}): sign in with an active one.`);
     throw new ApiFailure(problem);
   }
   return data as T;
@@ -384,10 +384,11 @@ function renderChart(usage: Usage): void {
     height: 240,
     // Days are UTC days: the axis says so, whatever the browser's time zone.
     tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
-    scales: { x: { time: true }, y: { range: (_chart, _min, max) => [0, Math.max(10, Math.ceil(max * 1.15))] } },
+    // Half a day either side, so the first and last days' bars show whole.
+    scales: { x: { time: true, range: (_chart, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_chart, _min, max) => [0, Math.max(10, Math.ceil(max * 1.15))] } },
     axes: [{ stroke: "#6b7280", grid: { show: false } }, { stroke: "#6b7280", size: 60, grid: { stroke: "#eef0f3" }, values: (_chart, ticks) => ticks.map((tick) => numbers.format(tick)) }],
     series: [
-      { value: (_chart, seconds) => (seconds === null ? "" : new Date(seconds * 1000).toISOString().slice(0, 10)) },
+      { label: "Day", value: (_chart, seconds) => (seconds === null ? "" : new Date(seconds * 1000).toISOString().slice(0, 10)) },
       {
         label: "Units",
         stroke: "#1d4ed8",
