@@ -88,3 +88,24 @@ test("the binary imports an MMDB file into a data file of its own and answers fr
     "CC0",
   ]);
 });
+
+test("the binary serves the admin API and the console from its embedded files, its script the same bundle as from source", async () => {
+  const state = join(dir, "admin.db");
+  const created = run(["admin", "create", "--name", "ops", "--json", "--state", state]);
+  expect(created.code).toBe(0);
+  const { token } = JSON.parse(created.stdout) as { token: string };
+  server = await startServerProcess(["--state", state, "--admin-port", "0"], { command: [binary], env: bareEnv });
+  const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!;
+  const page = await fetch(`${admin}console`);
+  expect(page.status).toBe(200);
+  expect(await page.text()).toContain('<script src="/console/console.js"');
+  const { SCRIPT, STYLE, ICON } = await import("../../src/admin/console-bundle.ts");
+  expect(await (await fetch(`${admin}console/console.js`)).text()).toBe(SCRIPT);
+  expect(await (await fetch(`${admin}console/console.css`)).text()).toBe(STYLE);
+  expect(await (await fetch(`${admin}console/favicon.svg`)).text()).toBe(ICON);
+  expect(SCRIPT).toContain("u-legend");
+  const status = await fetch(`${admin}admin/v1/status`, { headers: { authorization: `Bearer ${token}` } });
+  expect(((await status.json()) as { version: string }).version).toMatch(/^\d+\.\d+\.\d+$/);
+  expect(await server.stop("SIGTERM")).toBe(0);
+  server = undefined;
+}, 60_000);
