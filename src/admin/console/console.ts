@@ -104,6 +104,8 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
 // ---- formatting -------------------------------------------------------------------
 
 const numbers = new Intl.NumberFormat("en-US");
+/** `1.2M`, `350K`: the chart's axis, where full numbers would not fit. */
+const compact = new Intl.NumberFormat("en-US", { notation: "compact", maximumFractionDigits: 1 });
 const relative = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
 
 function formatCount(value: number | null): string {
@@ -386,7 +388,7 @@ function renderChart(usage: Usage): void {
     tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
     // Half a day either side, so the first and last days' bars show whole.
     scales: { x: { time: true, range: (_chart, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_chart, _min, max) => [0, Math.max(10, Math.ceil(max * 1.15))] } },
-    axes: [{ stroke: "#6b7280", grid: { show: false } }, { stroke: "#6b7280", size: 60, grid: { stroke: "#eef0f3" }, values: (_chart, ticks) => ticks.map((tick) => numbers.format(tick)) }],
+    axes: [{ stroke: "#6b7280", grid: { show: false } }, { stroke: "#6b7280", size: 56, grid: { stroke: "#eef0f3" }, values: (_chart, ticks) => ticks.map((tick) => compact.format(tick)) }],
     series: [
       { label: "Day", value: (_chart, seconds) => (seconds === null ? "" : new Date(seconds * 1000).toISOString().slice(0, 10)) },
       {
