@@ -96,6 +96,20 @@ const MIGRATIONS: readonly string[] = [
     revoked_at timestamptz
   );
   `,
+  // 3: the rate-limit token bucket of each key, shared by every server (see
+  // PostgresStore.leaseTokens): `tokens` at `updated_at` (the database's clock), and what
+  // the last lease took. UNLOGGED: it is the state of the last second or so, not worth a
+  // WAL flush on every lease; a database that crashes starts every bucket full again
+  // (one burst), and a standby does not carry it. No foreign key and no trigger: a
+  // bucket says nothing about keys, and a lease must not move the change counter.
+  `
+  CREATE UNLOGGED TABLE rate_buckets (
+    key_id text PRIMARY KEY,
+    tokens double precision NOT NULL,
+    granted integer NOT NULL,
+    updated_at timestamptz NOT NULL
+  );
+  `,
 ];
 
 /** The schema version this code writes. */

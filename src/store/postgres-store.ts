@@ -30,6 +30,7 @@ import {
   type PlanChanges,
   type StateSnapshot,
   type Store,
+  type TokenLease,
   type UsageRecord,
 } from "./store.ts";
 
@@ -91,6 +92,23 @@ const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at";
 /** Active keys with their plans; a WHERE clause follows. */
 const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
   FROM keys k JOIN plans p ON p.name = k.plan`;
+/**
+ * PostgresStore.leaseTokens: $1 the key, $2 its rate (and burst), $3 the tokens wanted.
+ * The SET's values come from one sub-select, so that `clock_timestamp()` is read once,
+ * and read when the row is locked (rather than at the start of the statement, as now()
+ * is, which a wait for the lock would make stale).
+ */
+const LEASE_TOKENS = `INSERT INTO rate_buckets AS b (key_id, tokens, granted, updated_at)
+  SELECT $1::text, $2::float8 - t.taken, t.taken, clock_timestamp() FROM (SELECT least($3::int4, floor($2::float8))::int4 AS taken) t
+  ON CONFLICT (key_id) DO UPDATE SET (tokens, granted, updated_at) = (
+    SELECT r.available - r.taken, r.taken, r.at FROM (
+      SELECT a.available, least($3::int4, floor(a.available))::int4 AS taken, a.at FROM (
+        SELECT least($2::float8, b.tokens + $2::float8 * greatest(0, extract(epoch FROM c.at - b.updated_at)::float8)) AS available, c.at
+        FROM (SELECT clock_timestamp() AS at) c
+      ) a
+    ) r
+  )
+  RETURNING granted, tokens`;
 /** Rows a statement of importState carries (each column is one array parameter). */
 const IMPORT_CHUNK = 5000;
 /** The most charges one transaction carries; more wait for the next. */
@@ -418,6 +436,21 @@ export class PostgresStore implements Store {
   async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
     const [row] = await this.read(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]), true);
     return row ? toActiveKey(row) : null;
+  }
+
+  /**
+   * One statement, so one round trip and one row lock: the key's bucket is refilled by
+   * the time since its last lease (on the database's clock, read once, after the row is
+   * locked, so that every server's leases are measured on one clock and in the order
+   * they took the lock) and capped at one second's worth, then up to `wanted` whole
+   * tokens are taken. A missing bucket starts full. A clock that stepped back refills
+   * nothing. A bounded read of the request path (readTimeoutMs), tried once more on a
+   * broken connection: a lease taken twice only leaves the key fewer tokens, never more.
+   */
+  async leaseTokens(keyId: string, ratePerSecond: number, wanted: number): Promise<TokenLease> {
+    if (!(ratePerSecond > 0) || !Number.isSafeInteger(wanted) || wanted < 0) throw new RangeError(`cannot lease ${wanted} tokens at ${ratePerSecond} a second`);
+    const [row] = await this.read(() => this.sql.unsafe<{ granted: number; tokens: number }[]>(LEASE_TOKENS, [keyId, ratePerSecond, wanted]), true);
+    return { granted: Number(row!.granted), available: Number(row!.tokens) };
   }
 
   charge(charge: Charge): Promise<ChargeOutcome> {

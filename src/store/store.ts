@@ -173,6 +173,14 @@ export interface ChargeOutcome {
   readonly used: number;
 }
 
+/** What a lease of rate-limit tokens got (see Store.leaseTokens). */
+export interface TokenLease {
+  /** Tokens taken for the caller: from 0 to what it wanted. */
+  readonly granted: number;
+  /** Tokens left in the shared bucket afterwards (a fraction of one when it ran dry). */
+  readonly available: number;
+}
+
 export interface Store {
   createKey(name: string, plan: string): Promise<IssuedKey>;
   listKeys(): Promise<ApiKey[]>;
@@ -247,6 +255,17 @@ export interface Store {
    * `options.replace`. Moves the change counter, so running servers reload their keys.
    */
   importState(snapshot: StateSnapshot, options?: ImportOptions): Promise<void>;
+
+  /**
+   * For stores that several servers share (PostgreSQL): takes up to `wanted` tokens from
+   * the key's one rate-limit bucket, which holds one second's worth (`ratePerSecond`, the
+   * burst) and refills continuously at that rate on the store's clock, as one atomic step
+   * whichever server asks. The caller spends them locally and must drop what it has not
+   * spent shortly after (see LeaseLimiter), which is what bounds a key's rate across
+   * servers. Rejects with StoreUnavailableError when the store cannot be reached. Left
+   * out by stores of one host (SQLite), whose servers share buckets in memory.
+   */
+  leaseTokens?(keyId: string, ratePerSecond: number, wanted: number): Promise<TokenLease>;
 
   close(): Promise<void>;
 }
