@@ -5,10 +5,11 @@
  * the first start must be 0, so there always is one.
  */
 
-/** Index of the last start ≤ value among IPv4 starts. */
-export function lastStartAtOrBelow32(starts: Uint32Array, value: number): number {
-  let low = 0;
-  let high = starts.length - 1;
+/**
+ * Index of the last start ≤ value among IPv4 starts; with `low` and `high`, among those
+ * indexes only (the caller knows the answer lies there).
+ */
+export function lastStartAtOrBelow32(starts: Uint32Array, value: number, low = 0, high = starts.length - 1): number {
   while (low < high) {
     const mid = (low + high + 1) >>> 1;
     if ((starts[mid] as number) <= value) low = mid;
@@ -17,10 +18,8 @@ export function lastStartAtOrBelow32(starts: Uint32Array, value: number): number
   return low;
 }
 
-/** Index (in addresses, not words) of the last start ≤ words among IPv6 starts. */
-export function lastStartAtOrBelow128(starts: Uint32Array, words: readonly number[]): number {
-  let low = 0;
-  let high = starts.length / 4 - 1;
+/** Index (in addresses, not words) of the last start ≤ words among IPv6 starts; `low`/`high` as above. */
+export function lastStartAtOrBelow128(starts: Uint32Array, words: readonly number[], low = 0, high = starts.length / 4 - 1): number {
   while (low < high) {
     const mid = (low + high + 1) >>> 1;
     if (compareAt(starts, mid * 4, words) <= 0) low = mid;

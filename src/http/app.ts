@@ -1,6 +1,8 @@
 import { Elysia } from "elysia";
 import type { Cidr } from "../address/cidr.ts";
 import type { KeyCache } from "../access/key-cache.ts";
+import type { LeaseLimiter } from "../access/lease-limiter.ts";
+import type { StoreHealth } from "../access/store-health.ts";
 import { Meter, type Metered } from "../access/meter.ts";
 import { monotonicMs, RateLimiter } from "../access/rate-limiter.ts";
 import { usageReport } from "../access/usage-report.ts";
@@ -54,6 +56,10 @@ export interface AppDeps {
   readonly version?: string;
   /** Where unhandled errors are logged (default: errors to stderr). */
   readonly logger?: Logger;
+  /** On a store several servers share: a key's rate across all of them (see LeaseLimiter). */
+  readonly leases?: LeaseLimiter;
+  /** Whether the store can be reached; /readyz answers 503 while it cannot. Always, by default. */
+  readonly storeHealth?: StoreHealth;
 }
 
 const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
@@ -78,8 +84,8 @@ export function createApp(deps: AppDeps) {
   // the URL's 12th character on, which skips it for hosts shorter than "a.bc" ("ip",
   // "geo", a one-word service name behind a proxy) and answers 404. URLs here are always
   // http: a TLS listener hands the app its requests under their http URL (server.ts).
-  const gate = { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody };
-  /** A request whose key had to be looked up in the store: refused, or run again from the top. */
+  const gate = { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody, leases: deps.leases };
+  /** A request whose key had to be looked up in the store, or that waited for its rate's token: refused, or run again from the top. */
   const afterKeyLookup = (lookup: Promise<void>, request: Request): Promise<Response> =>
     lookup.then(
       (): Promise<Response> => app.handle(request),
@@ -96,7 +102,11 @@ export function createApp(deps: AppDeps) {
     .onParse(({ request }) => readJsonBody(request, maxBody))
     .onError(({ error, code }) => errorResponse(error, code, logger))
     .get("/healthz", () => json({ status: "ok" }))
-    .get("/readyz", () => json({ status: "ready", data_version: deps.index().info.dataVersion, data_built_at: deps.index().info.builtAt }))
+    .get("/readyz", () =>
+      deps.storeHealth?.reachable === false
+        ? json({ status: "unavailable", reason: "the state store cannot be reached" }, 503)
+        : json({ status: "ready", data_version: deps.index().info.dataVersion, data_built_at: deps.index().info.builtAt }),
+    )
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       const info = deps.index().info;
@@ -151,8 +161,8 @@ export type App = ReturnType<typeof createApp>;
  * A JSON answer. Every JSON answer says `application/json` alone: RFC 8259 defines no
  * charset parameter (JSON is UTF-8), and a client comparing the header sees one value.
  */
-function json(value: unknown): Response {
-  return new Response(JSON.stringify(value), { headers: { "content-type": "application/json" } });
+function json(value: unknown, status = 200): Response {
+  return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
 }
 
 /** A lookup's answer: JSON written by the lookup service, with the unit, data-version and request-id headers. */
@@ -166,6 +176,7 @@ function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered
   // Built in, rather than set by the server afterwards: setting a header on a built
   // Response costs more than building it with the header.
   const context = contextOf(request);
+  context.units = metered.consumed;
   if (context.requestId !== undefined) {
     headers["x-request-id"] = context.requestId;
     context.requestIdWritten = true;

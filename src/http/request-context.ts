@@ -12,8 +12,15 @@ export class RequestContext {
   caller: ActiveKey | undefined;
   /** The route the gate matched (its path), or undefined when none did. */
   route: string | undefined;
+  /**
+   * The request's token of its key's rate is taken: set when it had to wait for one (a
+   * lease, see LeaseLimiter), so that the gate, run again afterwards, takes no second.
+   */
+  rateTaken = false;
   /** Whether the response was built with the request id among its headers. */
   requestIdWritten = false;
+  /** Units the answer charged (its X-Units-Consumed), for the access log. */
+  units = 0;
   private peer: Address | null | undefined;
 
   /**

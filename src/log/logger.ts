@@ -12,6 +12,12 @@ export interface Logger {
   log(level: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>): void;
   /** A line written at any level but `silent`: the start-up configuration. */
   announce(msg: string, fields?: Record<string, unknown>): void;
+  /**
+   * A line of `level` that its caller formats from the logger's time text, for the one
+   * written on every request (see access-line.ts): it must be one JSON object with the
+   * same `time`, `level` and `msg` members a `log` line has.
+   */
+  logFormatted(level: Exclude<LogLevel, "silent">, format: (time: string) => string): void;
 }
 
 export function createLogger(minimum: LogLevel, write: (line: string) => void, now: () => Date = () => new Date()): Logger {
@@ -36,6 +42,9 @@ export function createLogger(minimum: LogLevel, write: (line: string) => void, n
     },
     announce(msg, fields = {}) {
       if (minimum !== "silent") line("info", msg, fields);
+    },
+    logFormatted(level, format) {
+      if (LOG_LEVELS.indexOf(level) >= threshold) write(format(timeText()));
     },
   };
 }

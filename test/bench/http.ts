@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchAddresses } from "./addresses.ts";
 import { startProcess, type BenchProcess } from "./processes.ts";
+import { startServe } from "./serve-process.ts";
 import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
 
 export interface Scenario {
@@ -28,7 +29,10 @@ export interface Comparison {
 }
 
 export interface HttpFigures {
+  /** `iplookup serve` at its default settings (access log on, to a file), one worker, against bare Bun.serve. */
   vsBare: Comparison[];
+  /** Single lookups with the access log on (subject) against off (`--log-level warn`): what the log costs. */
+  accessLog: Comparison;
   /** A minimal Elysia app (see framework-floor-server.ts) against the bare reference, single lookups. */
   frameworkFloor: Comparison;
   /**
@@ -114,7 +118,7 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
   const started: BenchProcess[] = [];
   try {
     const list = scenarios();
-    const real = await iplookupServer(join(work, "state.db"));
+    const real = await startServe({ state: join(work, "state.db"), logFile: join(work, "access.log"), core: SERVER_CORE });
     started.push(real);
     const realKey = String(real.info.key);
     // The bare server answers each path with a body of the size iplookup answers it with.
@@ -153,11 +157,19 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     await minimum.stop();
     for (const scenario of list) await bare[scenario.addresses]!.stop();
 
+    const quiet = await startServe({ state: join(work, "quiet.db"), logFile: join(work, "quiet.log"), logLevel: "warn", core: SERVER_CORE });
+    started.push(quiet);
+    const [accessLog] = compare(work, [single], { url: urlOf(real), key: realKey }, { url: urlOf(quiet), key: String(quiet.info.key) }, options);
+    await quiet.stop();
+
+    // Units committed to a file against memory: the app alone (bench-server.ts), both at warn.
+    const file = await iplookupServer(join(work, "accounting.db"));
+    started.push(file);
     const memory = await iplookupServer(":memory:");
     started.push(memory);
-    const accounting = compare(work, list, { url: urlOf(real), key: realKey }, { url: urlOf(memory), key: String(memory.info.key) }, options);
-    const requestsServed = [...vsBare, ...accounting].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
-    return { vsBare, frameworkFloor: frameworkFloor!, contractMinimum: contractMinimum!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed };
+    const accounting = compare(work, list, { url: urlOf(file), key: String(file.info.key) }, { url: urlOf(memory), key: String(memory.info.key) }, options);
+    const requestsByReal = [...vsBare, accessLog!].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
+    return { vsBare, accessLog: accessLog!, frameworkFloor: frameworkFloor!, contractMinimum: contractMinimum!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed: requestsByReal };
   } finally {
     await Promise.all(started.map((process) => process.stop().catch(() => {})));
     rmSync(work, { recursive: true, force: true });

@@ -1,0 +1,30 @@
+/** What the access log says of one answered request. */
+export interface AccessEntry {
+  readonly requestId: string;
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly keyId: string | null;
+  readonly units: number;
+  readonly durationMs: number;
+  readonly peer: string | null;
+}
+
+/** Methods written as they are; any other is written through JSON.stringify. */
+const PLAIN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]);
+
+/**
+ * One access-log line, the JSON object `{time, level, msg, request_id, method, route,
+ * status, key_id, units, duration_ms, peer}`, built as text: every value but the
+ * method is known to need no escaping (request ids are checked against a character
+ * class of letters, digits and `._:-` before use, routes are the app's own patterns or
+ * "other", key ids are `key_` and base32, peers are address text), and the method is
+ * escaped unless it is a common one. A test holds this equal to JSON.stringify of the
+ * same object; building it this way costs a fraction of stringifying one.
+ */
+export function accessLine(time: string, entry: AccessEntry): string {
+  const method = PLAIN_METHODS.has(entry.method) ? `"${entry.method}"` : JSON.stringify(entry.method);
+  const keyId = entry.keyId === null ? "null" : `"${entry.keyId}"`;
+  const peer = entry.peer === null ? "null" : `"${entry.peer}"`;
+  return `{"time":"${time}","level":"info","msg":"request","request_id":"${entry.requestId}","method":${method},"route":"${entry.route}","status":${entry.status},"key_id":${keyId},"units":${entry.units},"duration_ms":${entry.durationMs},"peer":${peer}}`;
+}

@@ -1,0 +1,43 @@
+import { expect, test } from "bun:test";
+import { accessLine, type AccessEntry } from "../../src/log/access-line.ts";
+
+const entry: AccessEntry = {
+  requestId: "3f2a9c1e-1b",
+  method: "POST",
+  route: "/v1/lookup",
+  status: 200,
+  keyId: "key_abcdefghijklmnop",
+  units: 1,
+  durationMs: 0.42,
+  peer: "2001:db8::1",
+};
+
+function asJson(time: string, e: AccessEntry): string {
+  return JSON.stringify({
+    time,
+    level: "info",
+    msg: "request",
+    request_id: e.requestId,
+    method: e.method,
+    route: e.route,
+    status: e.status,
+    key_id: e.keyId,
+    units: e.units,
+    duration_ms: e.durationMs,
+    peer: e.peer,
+  });
+}
+
+test("an access line is the JSON of its entry, byte for byte", () => {
+  const time = "2026-11-23T06:00:00.123Z";
+  for (const e of [
+    entry,
+    { ...entry, keyId: null, peer: null, status: 401, units: 0 },
+    { ...entry, method: "HEAD", route: "other", durationMs: 12 },
+    // An unusual method is escaped as JSON asks.
+    { ...entry, method: 'BR"EW\\' },
+  ]) {
+    expect(accessLine(time, e)).toBe(asJson(time, e));
+    JSON.parse(accessLine(time, e));
+  }
+});
