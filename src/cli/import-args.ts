@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { ConfigError } from "../config/config-error.ts";
 import type { SourceDescription } from "../index/network-record.ts";
 import { SOURCE_FORMATS, type SourceFormat } from "../importer/detect-format.ts";
+import { isSha256Hex } from "../importer/fetch/checksum.ts";
+import { isUrl, redactSecrets } from "../importer/fetch/locations.ts";
 import type { SourceSpec } from "../importer/source.ts";
 
 /** Source options: each applies to the FILE that follows it. */
@@ -25,11 +27,12 @@ export interface ImportArgs {
 /**
  * Parses `data import`'s arguments: command flags anywhere, source options before the
  * FILE they describe (like a compiler's per-file options), FILEs in precedence order,
- * `FILE + FILE` for two files of one source (its IPv4 and IPv6 halves).
+ * `FILE + FILE` for two files of one source (its IPv4 and IPv6 halves). A FILE may be an
+ * http(s) URL; messages never quote its credentials.
  */
 export function parseImportArgs(argv: readonly string[]): ImportArgs {
   const sources: SourceSpec[] = [];
-  let pending: { format?: SourceFormat; family?: 4 | 6; describe: Partial<Record<keyof SourceDescription, string>> } = { describe: {} };
+  let pending: { format?: SourceFormat; family?: 4 | 6; sha256?: string; describe: Partial<Record<keyof SourceDescription, string>> } = { describe: {} };
   let pendingFlags: string[] = [];
   let data: string | undefined;
   let json = false;
@@ -62,6 +65,11 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       if (family !== "4" && family !== "6") throw new ConfigError(`--family must be 4 or 6 (got "${family}")`);
       pending.family = Number(family) as 4 | 6;
       pendingFlags.push(flag);
+    } else if (flag === "--sha256") {
+      const sha256 = value();
+      if (!isSha256Hex(sha256) && !isUrl(sha256)) throw new ConfigError(`--sha256 must be a SHA-256 in hex (64 digits) or the http(s) URL of a checksum file (got "${redactSecrets(sha256)}")`);
+      pending.sha256 = sha256;
+      pendingFlags.push(flag);
     } else if (flag in DESCRIBING) {
       const text = value();
       if (text.trim() === "") throw new ConfigError(`${flag} must not be empty`);
@@ -70,11 +78,15 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
     } else if (flag.startsWith("-") && flag !== "-") {
       throw new ConfigError(`unknown option "${flag}"`);
     } else {
-      if (!existsSync(arg)) throw new ConfigError(`${arg}: no such file`);
-      const file = { path: arg, format: pending.format, family: pending.family };
+      if (isUrl(arg)) {
+        if (!URL.canParse(arg)) throw new ConfigError(`${redactSecrets(arg)}: not a URL`);
+      } else if (!existsSync(arg)) {
+        throw new ConfigError(`${redactSecrets(arg)}: no such file`);
+      }
+      const file = { path: arg, format: pending.format, family: pending.family, sha256: pending.sha256 };
       const previous = sources[sources.length - 1];
       if (joinNext && previous) {
-        if (Object.keys(pending.describe).length > 0) throw new ConfigError(`describe a joined source before its first FILE, not before ${arg}`);
+        if (Object.keys(pending.describe).length > 0) throw new ConfigError(`describe a joined source before its first FILE, not before ${redactSecrets(arg)}`);
         sources[sources.length - 1] = { ...previous, files: [...previous.files, file] };
       } else {
         sources.push({ files: [file], describe: pending.describe });

@@ -6,8 +6,10 @@
  *                         sources' names), data_version (build time + table hash, see
  *                         dataVersionOf), fields (JSON array: the result fields after
  *                         `network`, in order), built_by ("default": `bun run data:default`;
- *                         "import": `data import`), checksums (see checksums.ts; files
- *                         written before it was added have none)
+ *                         "import": `data import`), recipe (how to build it again: see
+ *                         recipe.ts; only files made by `data import` since it was
+ *                         added have one), checksums (see checksums.ts; files written
+ *                         before it was added have none)
  *   sources(position, name, origin, version, built_at, license, attribution, url,
  *           format, fields, rows_v4, rows_v6, ranges_v4, ranges_v6)   position = precedence
  *   blobs(name, bytes)    packed little-endian arrays and text:

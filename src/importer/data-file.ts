@@ -2,6 +2,7 @@ import { Database } from "bun:sqlite";
 import { renameSync, rmSync } from "node:fs";
 import { checksumsOf, CHECKSUMS_KEY } from "../data-file/checksums.ts";
 import { blobNames, DATA_FORMAT, dataVersionOf, recordBlobs, SCHEMA, SEGMENT_BLOBS, TablesHash, u32Bytes } from "../data-file/layout.ts";
+import { RECIPE_KEY, recipeText, type Recipe } from "../data-file/recipe.ts";
 import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
 import type { RecordField } from "../index/record-fields.ts";
 import type { PackedSegments } from "./merge.ts";
@@ -17,6 +18,8 @@ export interface DataFileContents {
   readonly records: readonly NetworkRecord[];
   readonly v4: PackedSegments;
   readonly v6: PackedSegments;
+  /** How to build it again (`data update`); none for the default data. */
+  readonly recipe?: Recipe;
 }
 
 /**
@@ -74,6 +77,7 @@ function fill(db: Database, contents: DataFileContents): string {
   meta.run("data_version", dataVersion);
   meta.run("fields", JSON.stringify(contents.fields));
   meta.run("built_by", contents.builtBy);
+  if (contents.recipe !== undefined) meta.run(RECIPE_KEY, recipeText(contents.recipe));
   meta.run(CHECKSUMS_KEY, checksumsOf(db, blobs)); // last: it covers every row above
   return dataVersion;
 }

@@ -4,7 +4,7 @@
  */
 export interface Progress {
   line(message: string): void;
-  /** The step `label` has done `done` of `total`. */
+  /** The step `label` has done `done` of `total` (0: not known, `label` alone is shown). */
   update(label: string, done: number, total: number): void;
 }
 
@@ -24,11 +24,11 @@ export function streamProgress(stream: { write(text: string): unknown; isTTY?: b
     },
     update(label, done, total) {
       if (!stream.isTTY) return;
-      const percent = total > 0 ? Math.min(100, Math.floor((done / total) * 100)) : 0;
+      const percent = total > 0 ? Math.min(100, Math.floor((done / total) * 100)) : -1;
       if (percent === lastPercent && label === lastLabel) return;
       lastPercent = percent;
       lastLabel = label;
-      stream.write(`\r\x1b[K${label} ${percent}%`);
+      stream.write(`\r\x1b[K${label}${percent >= 0 ? ` ${percent}%` : ""}`);
       drawn = true;
     },
   };

@@ -4,10 +4,22 @@ import type { Family } from "./ranges.ts";
 
 /** A file of a source. What is not given is found out from the file itself. */
 export interface SourceFile {
+  /**
+   * A file path, or (as the operator gives it, before fetch/acquire.ts has fetched it)
+   * an `http(s)://` URL, maybe holding credentials; either may be compressed.
+   */
   readonly path: string;
   readonly format?: SourceFormat;
   /** For delimited files with integer addresses whose name does not say the family. */
   readonly family?: Family;
+  /** `--sha256`: the SHA-256 (hex) the file must have, or the URL of a checksum file. */
+  readonly sha256?: string;
+  /**
+   * How messages name the file when `path` is not what the operator gave (a download or
+   * a file unpacked from an archive): the source's location (without credentials) and
+   * the file's name in the archive.
+   */
+  readonly label?: string;
 }
 
 /**

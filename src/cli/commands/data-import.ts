@@ -1,14 +1,10 @@
-import { mkdirSync, statSync } from "node:fs";
-import { dirname } from "node:path";
+import { statSync } from "node:fs";
 import { ConfigError } from "../../config/config-error.ts";
 import { isEmbedded } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
-import type { DataSetInfo } from "../../index/network-record.ts";
-import { RangeIndex } from "../../index/range-index.ts";
-import { buildDataSet } from "../../importer/build.ts";
-import { writeDataFile } from "../../importer/data-file.ts";
 import { delimitedFormatHelp } from "../../importer/delimited/formats.ts";
 import { LICENSE_NOT_STATED } from "../../importer/describe-source.ts";
+import { importDataSet } from "../../importer/install.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
 import { dataInfoJson } from "../data-info-json.ts";
 import { parseImportArgs } from "../import-args.ts";
@@ -17,13 +13,20 @@ import { EXIT_OK } from "../io.ts";
 
 export const importCommand: Command = {
   name: "import",
-  summary: "build a data file from MMDB, CSV or TSV files and install it",
+  summary: "build a data file from MMDB, CSV or TSV files or URLs and install it",
   help: `Usage: iplookup data import [--data PATH] [--json] [--with-default] [SOURCE OPTIONS] FILE [+ FILE] [[SOURCE OPTIONS] FILE [+ FILE]]...
 
 Builds a new data file from the FILEs and installs it at --data in one step (written
 beside it, checked, then renamed into place). A server reading that file picks the new
 data up within a second, without a restart; a file that cannot be read stops the import
 with the reason, and the installed data stays as it was.
+
+A FILE may be an http:// or https:// URL (downloaded beside --data, with progress on a
+terminal), and may be compressed: .gz, .tar.gz/.tgz or .zip, the data file inside found
+by its format. Credentials: https://USER:PASSWORD@host/..., or IPLOOKUP_DOWNLOAD_AUTH
+(USER:PASSWORD, or HOST=USER:PASSWORD ...), sent as HTTP Basic authentication; they are
+never shown or stored. A URL's {YYYY} and {MM} are this month's (UTC). The data file
+records how it was built, so that 'data update' can build it again.
 
 FILEs come in precedence order: each field of a result comes from the first source
 that has a value for it at that address. "FILE + FILE" makes two files one source
@@ -50,7 +53,10 @@ Source options, each for the FILE that follows it:
   --license TEXT       its licence (known data sets are recognised)
   --attribution TEXT   the attribution its licence asks for
   --url URL            where it comes from
-  --source-version V   its version (default: its package version or build date)`,
+  --source-version V   its version (default: its package version or build date)
+  --sha256 HEX|URL     the SHA-256 the FILE must have, or a checksum file's URL
+                       (without it, a download's URL.sha256 is checked when the
+                       publisher has one, as MaxMind does); a mismatch refuses`,
   async run(argv, context) {
     const args = parseImportArgs(argv);
     const path = readSetting("data", args.data === undefined ? {} : { data: args.data }, context.env, context.defaultDataPath);
@@ -59,15 +65,12 @@ Source options, each for the FILE that follows it:
     }
     const began = performance.now();
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
-    const contents = await buildDataSet(args.sources, context.now(), progress, { base: args.withDefault ? context.defaultDataPath : undefined });
-    mkdirSync(dirname(path), { recursive: true });
-    const writeBegan = performance.now();
-    let info: DataSetInfo | undefined;
-    writeDataFile(path, contents, (written) => {
-      info = RangeIndex.open(written).info;
+    const info = await importDataSet(path, args.sources, {
+      now: context.now(),
+      progress,
+      env: context.env,
+      base: args.withDefault ? context.defaultDataPath : undefined,
     });
-    if (!info) throw new Error("the written data file was not checked");
-    progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
     const seconds = (performance.now() - began) / 1000;
     if (args.json) {
       context.io.out(JSON.stringify({ path, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...dataInfoJson(info) }));

@@ -6,7 +6,9 @@ import { DATA_FLAG_HELP } from "../flag-help.ts";
 import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
+import { recipeForInfo, recipeJson, recipeLines } from "../recipe-text.ts";
 import { importCommand } from "./data-import.ts";
+import { updateCommand } from "./data-update.ts";
 
 const info: Command = {
   name: "info",
@@ -25,7 +27,7 @@ ${DATA_FLAG_HELP}`,
     const dataInfo = openIndex(path).info;
     if (flags.json) {
       const embedded = isEmbedded(path);
-      context.io.out(JSON.stringify({ path: embedded ? null : path, embedded, ...dataInfoJson(dataInfo) }));
+      context.io.out(JSON.stringify({ path: embedded ? null : path, embedded, ...dataInfoJson(dataInfo), recipe: recipeJson(recipeForInfo(path)) }));
       return EXIT_OK;
     }
     const count = (n: number) => n.toLocaleString("en-US");
@@ -51,9 +53,10 @@ ${DATA_FLAG_HELP}`,
         "",
       );
     });
+    lines.push(...recipeLines(recipeForInfo(path)));
     context.io.out(lines.join("\n").trimEnd());
     return EXIT_OK;
   },
 };
 
-export const DATA_COMMANDS: readonly Command[] = [info, importCommand];
+export const DATA_COMMANDS: readonly Command[] = [info, importCommand, updateCommand];

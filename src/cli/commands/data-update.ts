@@ -1,0 +1,89 @@
+import { existsSync, statSync } from "node:fs";
+import { ConfigError } from "../../config/config-error.ts";
+import { isEmbedded } from "../../config/paths.ts";
+import { readSetting } from "../../config/settings.ts";
+import { readRecipe, type Recipe } from "../../data-file/recipe.ts";
+import { redactSecrets } from "../../importer/fetch/locations.ts";
+import { lineProgress, streamProgress } from "../../importer/progress.ts";
+import { updateDataFile, type UpdateOutcome } from "../../importer/update.ts";
+import { parseCommandArgs } from "../args.ts";
+import { howToRun } from "../command-name.ts";
+import { CommandFailed, type Command } from "../command.ts";
+import { dataInfoJson } from "../data-info-json.ts";
+import { DATA_FLAG_HELP } from "../flag-help.ts";
+import { EXIT_OK } from "../io.ts";
+
+export const updateCommand: Command = {
+  name: "update",
+  summary: "build the data file again from the sources it records, if any changed",
+  help: `Usage: iplookup data update [--data PATH] [--json]
+
+Builds the data file again from the sources 'data import' recorded in it: each URL is
+asked whether it changed (If-None-Match, If-Modified-Since), each local file compared
+by size, time and SHA-256. When nothing changed, says so and leaves the file as it is
+(exit 0). Otherwise imports again and installs the new file as 'data import' does: a
+server reading it swaps it in within a second, no request failing.
+
+Checksums are checked as at the import (--sha256, or the publisher's URL.sha256). Any
+failure (network, HTTP status, checksum, a file that cannot be read) leaves the
+installed file as it was and exits 1, naming the source and the reason.
+
+Credentials are never stored: a source downloaded with them needs
+IPLOOKUP_DOWNLOAD_AUTH (USER:PASSWORD, or HOST=USER:PASSWORD ...).
+
+  --json           print the outcome as JSON: {"changed":false,...} or the new data set
+${DATA_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
+    const path = readSetting("data", flags, context.env, context.defaultDataPath);
+    if (isEmbedded(path)) {
+      throw new ConfigError("the data embedded in the binary cannot be updated; import data into a file with 'data import --data PATH …' (and serve with the same --data)");
+    }
+    if (!existsSync(path)) throw new ConfigError(`--data: there is no data file at ${path}`);
+    const recipe = recipeOf(path, context);
+    const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
+    const began = performance.now();
+    let outcome: UpdateOutcome;
+    try {
+      outcome = await updateDataFile(path, recipe, { now: context.now(), progress, env: context.env, base: context.defaultDataPath });
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      throw new CommandFailed(`data update failed: ${redactSecrets((error as Error)?.message ?? String(error))}; ${path} is left as it was`);
+    }
+    const seconds = (performance.now() - began) / 1000;
+    if (!outcome.changed) {
+      if (flags.json) context.io.out(JSON.stringify({ changed: false, path, checked: outcome.checked }));
+      else context.io.out(`No source of ${path} changed (${outcome.checked} checked); the file is left as it was.`);
+      return EXIT_OK;
+    }
+    const { info, changes } = outcome;
+    if (flags.json) {
+      context.io.out(JSON.stringify({ changed: true, path, changes, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...dataInfoJson(info) }));
+      return EXIT_OK;
+    }
+    context.io.out(
+      [
+        `Updated ${path} (${(statSync(path).size / 2 ** 20).toFixed(1)} MiB) in ${seconds.toFixed(1)} s; data version ${info.dataVersion}.`,
+        "Changed:",
+        ...changes.map((change) => `  ${change}`),
+        `Segments: ${info.segmentsV4.toLocaleString("en-US")} IPv4, ${info.segmentsV6.toLocaleString("en-US")} IPv6; ${info.records.toLocaleString("en-US")} distinct records.`,
+      ].join("\n"),
+    );
+    return EXIT_OK;
+  },
+};
+
+function recipeOf(path: string, context: Parameters<Command["run"]>[1]): Recipe {
+  let recipe: Recipe | null;
+  try {
+    recipe = readRecipe(path);
+  } catch (error) {
+    throw new CommandFailed((error as Error).message);
+  }
+  if (recipe === null) {
+    throw new CommandFailed(
+      `${path} does not record the sources it was built from (it was built by 'bun run data:default', or by an iplookup that did not record them), so it cannot be updated; build it once with '${howToRun(context, `data import --data ${path} …`)}', then update it`,
+    );
+  }
+  return recipe;
+}

@@ -1,0 +1,263 @@
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
+import type { FetchedRecord, RecipeFile, RecipeSource } from "../../data-file/recipe.ts";
+import type { SourceFormat } from "../detect-format.ts";
+import type { Progress } from "../progress.ts";
+import type { SourceFile, SourceSpec } from "../source.ts";
+import { checksumFor, fetchChecksum, isSha256Hex } from "./checksum.ts";
+import { download, DownloadError, type Downloaded } from "./download.ts";
+import { DownloadAuth, expandTemplate, hasCredentials, isTemplate, isUrl, redactSecrets, storedUrl, userInfoOf } from "./locations.ts";
+import { unpack, UnpackError } from "./unpack.ts";
+
+/**
+ * Getting a source's files onto this machine, ready to read: downloads (conditional
+ * when there is a copy to compare with), checksums, unpacking, and what the data file's
+ * recipe records of each. Everything lands in `workDir`, a folder beside the data file
+ * the caller removes afterwards.
+ */
+export interface AcquireContext {
+  readonly workDir: string;
+  readonly auth: DownloadAuth;
+  readonly now: Date;
+  readonly progress?: Progress;
+  /** How long a download may go without a byte (download.ts's default otherwise). */
+  readonly idleMs?: number;
+}
+
+/** A file of a source as it is to be fetched: given on the command line, or from a recipe. */
+export interface FileRequest {
+  /** A path, or a URL (with any credentials it was given with: never stored). */
+  readonly location: string;
+  readonly format?: SourceFormat;
+  readonly family?: 4 | 6;
+  /** `--sha256 HEX|URL`. */
+  readonly sha256?: string;
+  /** The recipe says the download needed credentials. */
+  readonly credentials?: boolean;
+}
+
+/** A fetched file: its data files on disk and the recipe's record of it. */
+export interface Acquired {
+  readonly files: readonly SourceFile[];
+  readonly record: RecipeFile;
+}
+
+/**
+ * A source that could not be fetched, checked or unpacked. The message names it without
+ * credentials: `source 2 (https://host/x.mmdb.gz): HTTP 500 Internal Server Error` once
+ * inSource has said which source it is.
+ */
+export class SourceError extends Error {
+  override readonly name = "SourceError";
+
+  constructor(
+    readonly reason: string,
+    /** The location as shown (credentials hidden), once known. */
+    readonly where?: string,
+    /** The source's position (1-based), once known. */
+    readonly source?: number,
+  ) {
+    super(where === undefined ? reason : source === undefined ? `${where}: ${reason}` : `source ${source} (${where}): ${reason}`);
+  }
+}
+
+/** How a location is named in messages: credentials hidden. */
+export function displayLocation(location: string): string {
+  return redactSecrets(location);
+}
+
+let folders = 0;
+
+/**
+ * Fetches one file. With `previous` (the recipe's record of it), asks whether it
+ * changed: a download conditionally (If-None-Match, If-Modified-Since; a 304 or the
+ * same SHA-256 as before means unchanged), a local file by size and modification time,
+ * then by SHA-256. Returns null when unchanged and nothing was fetched; otherwise what
+ * was fetched and whether its content differs from `previous`.
+ */
+export async function acquireFile(request: FileRequest, context: AcquireContext, previous?: RecipeFile): Promise<{ changed: boolean; acquired: Acquired } | null> {
+  const folder = join(context.workDir, String(++folders));
+  mkdirSync(folder, { recursive: true });
+  try {
+    if (isUrl(request.location)) return await acquireUrl(request, folder, context, previous);
+    return await acquireLocal(request, folder, context, previous);
+  } catch (error) {
+    if (error instanceof SourceError) throw new SourceError(error.reason, displayLocation(request.location));
+    if (error instanceof DownloadError || error instanceof UnpackError) throw new SourceError(error.message, displayLocation(request.location));
+    throw error;
+  }
+}
+
+async function acquireUrl(request: FileRequest, folder: string, context: AcquireContext, previous?: RecipeFile): Promise<{ changed: boolean; acquired: Acquired } | null> {
+  const template = isTemplate(request.location);
+  let outcome: Downloaded | undefined;
+  let url = "";
+  // A URL naming the month may not exist yet early in a month: then last month's is used.
+  for (let monthsBack = 0; monthsBack <= (template ? 1 : 0); monthsBack++) {
+    url = expandTemplate(request.location, context.now, monthsBack);
+    const parsed = new URL(url);
+    const credentials = userInfoOf(parsed) ?? context.auth.for(parsed);
+    if (request.credentials && credentials === undefined && !hasCredentials(parsed)) {
+      throw new SourceError(
+        `it was downloaded with credentials, which iplookup does not keep: set IPLOOKUP_DOWNLOAD_AUTH to USER:PASSWORD (or ${parsed.hostname}=USER:PASSWORD)`,
+      );
+    }
+    const same = previous?.fetched.url === storedUrl(url);
+    const result = await download(
+      { url, credentials, etag: same ? previous?.fetched.etag : undefined, lastModified: same ? previous?.fetched.lastModified : undefined },
+      folder,
+      { progress: context.progress, idleMs: context.idleMs, label: displayLocation(url), missingOk: template && monthsBack === 0 ? "404" : undefined },
+    );
+    if (result.kind === "not-modified") {
+      context.progress?.line(`${displayLocation(url)}: not modified`);
+      return null;
+    }
+    if (result.kind === "downloaded") {
+      outcome = result;
+      break;
+    }
+    context.progress?.line(`${displayLocation(url)}: HTTP ${result.status}; trying the month before`);
+  }
+  const downloaded = outcome as Downloaded;
+  const credentials = userInfoOf(new URL(url)) ?? context.auth.for(new URL(url));
+  context.progress?.line(`downloaded ${displayLocation(url)} (${(downloaded.size / 2 ** 20).toFixed(1)} MiB, SHA-256 ${downloaded.sha256.slice(0, 12)}…)`);
+  const changed = previous === undefined || previous.fetched.sha256 !== downloaded.sha256;
+  const expected = await expectedChecksum(request.sha256, downloaded.name, folder, context, credentials);
+  const published = expected ?? (await fetchChecksum(`${url}.sha256`, downloaded.name, join(folder, "sha256"), { credentials, published: true, idleMs: context.idleMs }));
+  checkSha256(downloaded.sha256, published, expected !== undefined ? "--sha256" : `${displayLocation(url)}.sha256`);
+  const fetched: FetchedRecord = {
+    url: storedUrl(url),
+    ...(downloaded.etag !== undefined ? { etag: downloaded.etag } : {}),
+    ...(downloaded.lastModified !== undefined ? { lastModified: downloaded.lastModified } : {}),
+    size: downloaded.size,
+    sha256: downloaded.sha256,
+  };
+  const usedCredentials = hasCredentials(new URL(request.location)) || request.credentials === true || credentials !== undefined;
+  const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, request, fetched, usedCredentials, context.progress);
+  return { changed, acquired };
+}
+
+async function acquireLocal(request: FileRequest, folder: string, context: AcquireContext, previous?: RecipeFile): Promise<{ changed: boolean; acquired: Acquired } | null> {
+  const path = resolve(request.location);
+  if (!existsSync(path)) throw new SourceError("no such file");
+  const stat = statSync(path);
+  if (!stat.isFile()) throw new SourceError("not a file");
+  const mtime = stat.mtime.toISOString();
+  if (previous !== undefined && previous.fetched.size === stat.size && previous.fetched.mtime === mtime) return null;
+  const sha256 = await sha256OfFile(path);
+  if (previous !== undefined && previous.fetched.sha256 === sha256) return null;
+  const expected = await expectedChecksum(request.sha256, basename(path), folder, context, undefined);
+  // A checksum file saved beside it (as publishers put URL.sha256 beside a download).
+  const beside = expected ?? (existsSync(`${path}.sha256`) ? checksumFor(readFileSync(`${path}.sha256`, "latin1"), basename(path)) : undefined);
+  checkSha256(sha256, beside, expected !== undefined ? "--sha256" : `${path}.sha256`);
+  const fetched: FetchedRecord = { size: stat.size, mtime, sha256 };
+  return { changed: true, acquired: await unpacked(path, basename(path), path, folder, request, fetched, false, context.progress) };
+}
+
+async function unpacked(
+  file: string,
+  name: string,
+  display: string,
+  folder: string,
+  request: FileRequest,
+  fetched: FetchedRecord,
+  credentials: boolean,
+  progress: Progress | undefined,
+): Promise<Acquired> {
+  const result = await unpack(file, name, join(folder, "unpacked"), request.format);
+  const files = result.files.map((unpackedFile): SourceFile => ({
+    path: unpackedFile.path,
+    format: request.format,
+    family: request.family,
+    // Messages name the source as the operator gave it, and the file's name inside it.
+    label: unpackedFile.member !== undefined ? `${display}: ${unpackedFile.member}` : display,
+  }));
+  const members = result.files.flatMap((unpackedFile) => (unpackedFile.member !== undefined ? [unpackedFile.member] : []));
+  const record: RecipeFile = {
+    location: isUrl(request.location) ? storedUrl(request.location) : resolve(request.location),
+    ...(request.format !== undefined ? { format: request.format } : {}),
+    ...(request.family !== undefined ? { family: request.family } : {}),
+    ...(request.sha256 !== undefined ? { sha256: isUrl(request.sha256) ? storedUrl(request.sha256) : request.sha256.toLowerCase() } : {}),
+    ...(credentials ? { credentials: true } : {}),
+    fetched,
+    ...(members.length > 0 ? { members } : {}),
+  };
+  if (result.container !== null) {
+    progress?.line(`unpacked ${display} (${result.container})${members.length > 0 ? `: ${members.join(", ")}` : ""}`);
+  }
+  return { files, record };
+}
+
+/** The checksum the operator gave (`--sha256 HEX`, or fetched from `--sha256 URL`). */
+async function expectedChecksum(option: string | undefined, name: string, folder: string, context: AcquireContext, credentials: ReturnType<DownloadAuth["for"]>): Promise<string | undefined> {
+  if (option === undefined) return undefined;
+  if (isSha256Hex(option)) return option.toLowerCase();
+  const url = new URL(option);
+  return fetchChecksum(option, name, join(folder, "sha256"), { credentials: userInfoOf(url) ?? context.auth.for(url) ?? credentials, published: false, idleMs: context.idleMs });
+}
+
+function checkSha256(actual: string, expected: string | undefined, from: string): void {
+  if (expected === undefined || expected === actual) return;
+  throw new SourceError(`its SHA-256 is ${actual}, but ${displayLocation(from)} says ${expected}: refused`);
+}
+
+async function sha256OfFile(path: string): Promise<string> {
+  const hash = new Bun.CryptoHasher("sha256");
+  for await (const chunk of Bun.file(path).stream()) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+/**
+ * Fetches every source of an import: returns the sources as local files, ready for
+ * buildDataSet, and the recipe of each. A failure names the source by its position and
+ * location.
+ */
+export async function acquireSources(specs: readonly SourceSpec[], context: AcquireContext): Promise<{ specs: SourceSpec[]; recipe: RecipeSource[] }> {
+  const local: SourceSpec[] = [];
+  const recipe: RecipeSource[] = [];
+  for (const [i, spec] of specs.entries()) {
+    const files: SourceFile[] = [];
+    const records: RecipeFile[] = [];
+    for (const file of spec.files) {
+      const acquired = await inSource(i, () => fetchWhole(requestOf(file), context));
+      files.push(...acquired.files);
+      records.push(acquired.record);
+    }
+    local.push({ files, describe: spec.describe });
+    recipe.push({ describe: describeOptions(spec), files: records });
+  }
+  return { specs: local, recipe };
+}
+
+/** Fetches a file whole, however it compares with any copy before. */
+export async function fetchWhole(request: FileRequest, context: AcquireContext): Promise<Acquired> {
+  const result = await acquireFile(request, context);
+  // Only a conditional request may be answered "not modified".
+  if (result === null) throw new SourceError("the server answered 304 Not Modified to a request that was not conditional", displayLocation(request.location));
+  return result.acquired;
+}
+
+/** Runs a step of source `i` (0-based), its failure naming the source. */
+export async function inSource<T>(i: number, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (error) {
+    if (error instanceof SourceError && error.source === undefined) throw new SourceError(error.reason, error.where, i + 1);
+    throw error;
+  }
+}
+
+export function requestOf(file: SourceFile): FileRequest {
+  return { location: file.path, format: file.format, family: file.family, sha256: file.sha256 };
+}
+
+/** The description options given for a source, as the recipe keeps them. */
+function describeOptions(spec: SourceSpec): RecipeSource["describe"] {
+  const given = spec.describe ?? {};
+  const out: Record<string, string> = {};
+  for (const key of ["name", "version", "license", "attribution", "url"] as const) {
+    const value = given[key];
+    if (value !== undefined) out[key] = value;
+  }
+  return out;
+}

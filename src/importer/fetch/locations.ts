@@ -1,0 +1,113 @@
+import { redactUrl } from "../../store/redact-url.ts";
+
+/**
+ * Where a source comes from: a file path or an `http(s)://` URL. A URL may carry
+ * credentials (`https://USER:PASSWORD@host/…`, or a secret in its query such as IPinfo's
+ * `?token=`); they are used for the download and never shown, logged or stored:
+ * messages show `redactSecrets(text)`, the data file's recipe `storedUrl(url)`.
+ */
+
+/** Whether a FILE argument names a download. */
+export function isUrl(text: string): boolean {
+  return /^https?:\/\//i.test(text);
+}
+
+/** Query parameters that carry a secret: tokens, licence keys, passwords. */
+const SECRET_PARAM = /^(token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)$/i;
+const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)[^&#\s]*/gi;
+/** `http(s)://userinfo@`: the user name may itself be a secret (IPinfo's token as a Basic user). */
+const HTTP_USERINFO = /\b(https?:\/\/)[^\s/?#@]*@/gi;
+
+/**
+ * `text` with every credential in a URL in it hidden: user info of http(s) URLs
+ * (`https://***@host/…`), passwords of any URL (redactUrl: `postgres://user:***@…`) and
+ * secret query parameters (`?token=***`).
+ */
+export function redactSecrets(text: string): string {
+  return redactUrl(text).replace(HTTP_USERINFO, "$1***@").replace(SECRET_PARAM_IN_TEXT, "$1***");
+}
+
+/** Whether a URL carries credentials: user info, or a secret query parameter. */
+export function hasCredentials(url: URL): boolean {
+  if (url.username !== "" || url.password !== "") return true;
+  for (const name of url.searchParams.keys()) if (SECRET_PARAM.test(name)) return true;
+  return false;
+}
+
+/** A URL as the recipe stores it: without user info and without secret query parameters. */
+export function storedUrl(text: string): string {
+  const url = new URL(text);
+  url.username = "";
+  url.password = "";
+  for (const name of [...url.searchParams.keys()]) if (SECRET_PARAM.test(name)) url.searchParams.delete(name);
+  // Placeholders ({YYYY}) are percent-encoded by URL's setters: keep them readable.
+  return url.href.replaceAll("%7B", "{").replaceAll("%7D", "}");
+}
+
+/** Basic credentials, from a URL's user info or IPLOOKUP_DOWNLOAD_AUTH. */
+export interface Credentials {
+  readonly user: string;
+  readonly password: string;
+}
+
+export function basicAuthorization(credentials: Credentials): string {
+  return `Basic ${Buffer.from(`${credentials.user}:${credentials.password}`).toString("base64")}`;
+}
+
+/** The user info of a URL, decoded; undefined when it has none. */
+export function userInfoOf(url: URL): Credentials | undefined {
+  if (url.username === "" && url.password === "") return undefined;
+  return { user: decodeURIComponent(url.username), password: decodeURIComponent(url.password) };
+}
+
+/**
+ * IPLOOKUP_DOWNLOAD_AUTH: one or more entries, separated by white space, each
+ * `USER:PASSWORD` (for every host that has no entry of its own) or
+ * `HOST=USER:PASSWORD` (for downloads from HOST). Sent as HTTP Basic authentication to
+ * the host the download starts at, never after a redirect to another origin.
+ */
+export class DownloadAuth {
+  private constructor(
+    private readonly byHost: ReadonlyMap<string, Credentials>,
+    private readonly fallback: Credentials | undefined,
+  ) {}
+
+  static none(): DownloadAuth {
+    return new DownloadAuth(new Map(), undefined);
+  }
+
+  /** Parses the variable; throws an Error that never quotes the value. */
+  static parse(text: string | undefined): DownloadAuth {
+    const byHost = new Map<string, Credentials>();
+    let fallback: Credentials | undefined;
+    for (const entry of (text ?? "").split(/\s+/).filter((part) => part !== "")) {
+      const hostMatch = /^([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d+)?=(.*)$/.exec(entry);
+      const [host, pair] = hostMatch ? [(hostMatch[1] as string).toLowerCase().replace(/^\[|\]$/g, ""), hostMatch[2] as string] : [undefined, entry];
+      const colon = pair.indexOf(":");
+      if (colon <= 0) throw new Error("IPLOOKUP_DOWNLOAD_AUTH: each entry must be USER:PASSWORD or HOST=USER:PASSWORD");
+      const credentials = { user: pair.slice(0, colon), password: pair.slice(colon + 1) };
+      if (host === undefined) fallback = credentials;
+      else byHost.set(host, credentials);
+    }
+    return new DownloadAuth(byHost, fallback);
+  }
+
+  /** The credentials for a download from `url`'s host, if any. */
+  for(url: URL): Credentials | undefined {
+    return this.byHost.get(url.hostname.toLowerCase().replace(/^\[|\]$/g, "")) ?? this.fallback;
+  }
+}
+
+/**
+ * A location's month placeholders filled in: `{YYYY}` and `{MM}` (UTC), for publishers
+ * whose URL names the month (DB-IP lite: `dbip-city-lite-{YYYY}-{MM}.mmdb.gz`).
+ * `monthsBack` 1 gives the month before.
+ */
+export function expandTemplate(location: string, now: Date, monthsBack = 0): string {
+  const date = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() - monthsBack, 1));
+  return location.replaceAll("{YYYY}", String(date.getUTCFullYear())).replaceAll("{MM}", String(date.getUTCMonth() + 1).padStart(2, "0"));
+}
+
+export function isTemplate(location: string): boolean {
+  return location.includes("{YYYY}") || location.includes("{MM}");
+}

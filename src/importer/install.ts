@@ -1,0 +1,83 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
+import { ConfigError } from "../config/config-error.ts";
+import { RECIPE_VERSION, type Recipe, type RecipeSource } from "../data-file/recipe.ts";
+import type { DataSetInfo } from "../index/network-record.ts";
+import { RangeIndex } from "../index/range-index.ts";
+import { buildDataSet } from "./build.ts";
+import { writeDataFile } from "./data-file.ts";
+import { acquireSources, type AcquireContext } from "./fetch/acquire.ts";
+import { DownloadAuth } from "./fetch/locations.ts";
+import type { Progress } from "./progress.ts";
+import type { SourceSpec } from "./source.ts";
+
+/** What importing or updating a data file runs with. */
+export interface InstallOptions {
+  readonly now: Date;
+  readonly progress: Progress;
+  /** The environment: IPLOOKUP_DOWNLOAD_AUTH. */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** An iplookup data file put after the sources (`--with-default`: the default data set). */
+  readonly base?: string;
+  /** How long a download may go without a byte. */
+  readonly idleMs?: number;
+}
+
+/**
+ * `data import`: fetches the sources (downloads, unpacking), builds the data set and
+ * installs it at `path` (see buildAndInstall), recording how it was built. Downloads and
+ * unpacked files go to a folder beside `path`, removed afterwards whatever happens.
+ */
+export async function importDataSet(path: string, sources: readonly SourceSpec[], options: InstallOptions): Promise<DataSetInfo> {
+  return withWorkDir(path, options, async (context) => {
+    const { specs, recipe } = await acquireSources(sources, context);
+    return buildAndInstall(path, specs, recipe, options);
+  });
+}
+
+/**
+ * Runs `work` with a fetching context whose folder lies beside `path` (same file system:
+ * downloads never land in a small /tmp, and nothing of them stays).
+ */
+export async function withWorkDir<T>(path: string, options: InstallOptions, work: (context: AcquireContext) => Promise<T>): Promise<T> {
+  const auth = downloadAuth(options.env);
+  mkdirSync(dirname(path), { recursive: true });
+  const workDir = mkdtempSync(join(dirname(path), `.${basename(path)}.sources-`));
+  try {
+    return await work({ workDir, auth, now: options.now, progress: options.progress, idleMs: options.idleMs });
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** IPLOOKUP_DOWNLOAD_AUTH, read; a malformed value is a configuration error (exit 2). */
+export function downloadAuth(env: Readonly<Record<string, string | undefined>>): DownloadAuth {
+  try {
+    return DownloadAuth.parse(env.IPLOOKUP_DOWNLOAD_AUTH);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+}
+
+/**
+ * Builds the data set from sources on disk and installs it at `path` as every import
+ * does: written beside it under a temporary name, loaded once to check it, renamed into
+ * place (a server watching the file swaps it in; a reader sees the old file or the new
+ * one). The recipe is stored with it.
+ */
+export async function buildAndInstall(path: string, specs: readonly SourceSpec[], recipeSources: readonly RecipeSource[], options: InstallOptions): Promise<DataSetInfo> {
+  const contents = await buildDataSet(specs, options.now, options.progress, { base: options.base });
+  const recipe: Recipe = {
+    version: RECIPE_VERSION,
+    base: options.base === undefined ? null : { dataVersion: RangeIndex.open(options.base).info.dataVersion },
+    sources: recipeSources,
+  };
+  const writeBegan = performance.now();
+  let info: DataSetInfo | undefined;
+  writeDataFile(path, { ...contents, recipe }, (written) => {
+    info = RangeIndex.open(written).info;
+  });
+  if (!info) throw new Error("the written data file was not checked");
+  options.progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
+  return info;
+}
