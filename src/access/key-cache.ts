@@ -71,10 +71,17 @@ export class KeyCache {
     }
   }
 
-  /** Starts polling the store; the timer never keeps the process alive by itself. */
-  watch(pollMs: number, onError: (error: unknown) => void): void {
+  /**
+   * Starts polling the store; the timer never keeps the process alive by itself. A poll
+   * that fails changes nothing (the keys known stay) and calls `onError`; one that
+   * succeeds calls `onSuccess`, which tells that the store can be reached.
+   */
+  watch(pollMs: number, onError: (error: unknown) => void, onSuccess: () => void = () => {}): void {
     this.stop();
-    this.timer = setInterval(() => this.refresh().catch(onError), pollMs);
+    // A tick while a poll still waits for the store (a database gone silent) starts none.
+    this.timer = setInterval(() => {
+      if (!this.refreshing) this.refresh().then(onSuccess, onError);
+    }, pollMs);
     this.timer.unref?.();
   }
 

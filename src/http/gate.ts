@@ -1,4 +1,5 @@
 import type { KeyCache } from "../access/key-cache.ts";
+import type { LeaseLimiter } from "../access/lease-limiter.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey } from "../store/store.ts";
@@ -17,6 +18,8 @@ export interface GateOptions {
   /** Failed key attempts, by peer address. */
   readonly failedKeys: RateLimiter;
   readonly maxBody: number;
+  /** A key's rate across every server on a shared store (PostgreSQL); none on SQLite. */
+  readonly leases?: LeaseLimiter;
 }
 
 /**
@@ -37,8 +40,11 @@ const REALM = 'Bearer realm="iplookup"';
  * A secret the key cache does not know is looked up in the store: then the gate returns
  * that lookup, which rejects with `invalid_key` when no active key has the secret, and
  * resolves once the cache holds the key; the caller then runs the request again, and
- * this time every check runs here, in order. Every other request is checked
- * synchronously (the common case costs no promise).
+ * this time every check runs here, in order. The same for a request whose key's rate
+ * needs tokens leased from a shared store (`leases`): the promise rejects with
+ * `rate_limited` or store_unavailable, or resolves once the request holds its token,
+ * and the run again takes no second one. Every other request is checked synchronously
+ * (the common case costs no promise).
  */
 export function checkGate(request: Request, options: GateOptions): Promise<void> | undefined {
   const path = pathOf(request.url);
@@ -53,9 +59,19 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
 
   const caller = authenticate(request, context, options);
   if (caller instanceof Promise) return caller;
-  const wait = options.rates.take(caller.key.id, caller.plan.rateLimit);
-  if (wait > 0) {
-    throw new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
+  if (!context.rateTaken) {
+    // This server's share first (no store involved), then, on a shared store, the key's
+    // rate across all servers.
+    const wait = options.rates.take(caller.key.id, caller.plan.rateLimit);
+    if (wait > 0) throw rateLimited(caller, wait);
+    const leased = options.leases?.take(caller.key.id, caller.plan.rateLimit);
+    if (leased instanceof Promise) {
+      return leased.then((after) => {
+        if (after > 0) throw rateLimited(caller, after);
+        context.rateTaken = true;
+      });
+    }
+    if (leased) throw rateLimited(caller, leased);
   }
   if (request.method === "POST") {
     if (!isJsonMediaType(request.headers.get("content-type"))) {
@@ -66,6 +82,10 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
   }
   context.caller = caller;
   return undefined;
+}
+
+function rateLimited(caller: ActiveKey, wait: number): ApiError {
+  return new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
 }
 
 function authenticate(request: Request, context: RequestContext, options: GateOptions): ActiveKey | Promise<void> {

@@ -61,7 +61,7 @@ export function openApiDocument(version: string) {
           summary: "The data is loaded (and the state store reachable)",
           responses: {
             "200": { description: "ready", headers: requestId, content: json("Ready") },
-            "503": { description: "not ready: the data is not loaded, or the state store cannot be reached", headers: requestId },
+            "503": { description: "not ready: the data is not loaded, or the state store cannot be reached", headers: requestId, content: json("NotReady") },
             ...METHOD_NOT_ALLOWED(),
           },
         },
@@ -86,6 +86,11 @@ export function openApiDocument(version: string) {
           type: "object",
           required: ["status", "data_version", "data_built_at"],
           properties: { status: { const: "ready" }, data_version: { type: "string" }, data_built_at: { type: "string", format: "date-time" } },
+        },
+        NotReady: {
+          type: "object",
+          required: ["status", "reason"],
+          properties: { status: { const: "unavailable" }, reason: { type: "string" } },
         },
         Problem: ProblemSchema,
       },

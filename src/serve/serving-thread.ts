@@ -1,12 +1,14 @@
 import { KeyCache } from "../access/key-cache.ts";
+import { LeaseLimiter } from "../access/lease-limiter.ts";
 import { RateLimiter } from "../access/rate-limiter.ts";
+import { StoreHealth } from "../access/store-health.ts";
 import { createApp } from "../http/app.ts";
 import { listen } from "../http/server.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
-import { openStore } from "../store/open-store.ts";
-import type { Store } from "../store/store.ts";
+import { openStore, redactUrl } from "../store/open-store.ts";
+import { StoreUnavailableError, type Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
 import type { TlsPair } from "./tls.ts";
 
@@ -44,8 +46,20 @@ export interface ServingThread {
 export async function startServingThread(setup: ThreadSetup, index: () => RangeIndex, logger: Logger, now: () => Date): Promise<ServingThread> {
   const { config } = setup;
   const store: Store = await openStore(config.statePath, { lockWaitMs: LOCK_WAIT_MS });
+  // One line when the store goes away and one when it is back, not one every poll.
+  const health = new StoreHealth((reachable, error) => {
+    if (reachable) logger.log("warn", "the state store can be reached again", { thread: setup.thread });
+    else logger.log("error", "the state store cannot be reached; /v1 answers 503 store_unavailable until it can", { thread: setup.thread, error: redactUrl(String(error)) });
+  });
   const keys = await KeyCache.load(store);
-  keys.watch(KEY_POLL_MS, (error) => logger.log("error", "reloading keys failed", { error: String(error) }));
+  keys.watch(
+    KEY_POLL_MS,
+    (error) => {
+      if (error instanceof StoreUnavailableError) health.markUnreachable(error);
+      else logger.log("error", "reloading keys failed", { error: redactUrl(String(error)) });
+    },
+    () => health.markReachable(),
+  );
   const metrics = new Metrics(setup.metrics, setup.thread);
   const app = createApp({
     store,
@@ -58,6 +72,10 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     rateLimits: { keys: new RateLimiter(undefined, setup.rateTables.keys), failedKeys: new RateLimiter(undefined, setup.rateTables.failedKeys) },
     version: setup.version,
     logger,
+    // A store that several servers share (PostgreSQL) holds each key's rate for all of
+    // them; the shared buckets above hold it for this server's threads.
+    leases: store.leaseTokens ? new LeaseLimiter(store.leaseTokens.bind(store), health) : undefined,
+    storeHealth: health,
   });
   const open = (tls: TlsPair | null): Listener => {
     const listener = { retiring: false } as Listener;
