@@ -16,7 +16,8 @@ export async function startSocketServer(flags: Record<string, string> = {}): Pro
   const dir = mkdtempSync(join(tmpdir(), "iplookup-socket-"));
   const statePath = join(dir, "state.db");
   const logs: string[] = [];
-  const config = readServeConfig({ host: "127.0.0.1", port: "0", state: statePath, "log-level": "warn", ...flags }, {});
+  // No admin listener unless asked: servers side by side would fight over its default port.
+  const config = readServeConfig({ host: "127.0.0.1", port: "0", state: statePath, "log-level": "warn", "admin-port": "off", ...flags }, {});
   const server = await startServerFor(config, {
     env: {},
     io: { out: (line) => logs.push(line), err: (line) => logs.push(line) },
