@@ -17,6 +17,8 @@ export class KeyCache {
   private bySecret = new Map<string, ActiveKey>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing = false;
+  /** Lookups in the store in flight, by secret. */
+  private readonly lookups = new Map<string, Promise<ActiveKey | null>>();
 
   private constructor(
     private readonly store: Store,
@@ -41,14 +43,29 @@ export class KeyCache {
   /**
    * Looks a secret the cache does not know up in the store, and keeps the key found. The
    * caller bounds how often this may happen (the gate's throttle of failed keys per peer).
+   * Requests that bring the same secret while it is being looked up share that one read
+   * (a client's first requests with a new key, on many connections at once).
    */
-  async lookUp(secret: string): Promise<ActiveKey | null> {
-    const cache = this.bySecret;
-    const active = await this.store.findActiveKey(hashSecret(secret));
-    // A snapshot loaded meanwhile started a new cache: what was read before it may be
-    // stale (revoked since), and the new snapshot has the key if it is still active.
-    if (active && cache === this.bySecret) cache.set(secret, active);
-    return active;
+  lookUp(secret: string): Promise<ActiveKey | null> {
+    let pending = this.lookups.get(secret);
+    if (!pending) {
+      const cache = this.bySecret;
+      pending = this.store.findActiveKey(hashSecret(secret)).then((active) => {
+        // A snapshot loaded meanwhile started a new cache: what was read before it may be
+        // stale (revoked since), and the new snapshot has the key if it is still active.
+        if (active && cache === this.bySecret) cache.set(secret, active);
+        return active;
+      });
+      this.lookups.set(secret, pending);
+      const done = () => this.lookups.delete(secret);
+      pending.then(done, done);
+    }
+    return pending;
+  }
+
+  /** Whether this secret is being looked up in the store now (see lookUp). */
+  isLookingUp(secret: string): boolean {
+    return this.lookups.has(secret);
   }
 
   /** How many active keys there are. */

@@ -97,9 +97,12 @@ function authenticate(request: Request, context: RequestContext, options: GateOp
   const caller = options.keys.authenticate(token);
   if (caller) return caller;
   // Only a secret the cache does not know makes the store look, and no more often than
-  // the failed-key throttle allows from one address.
+  // the failed-key throttle allows from one address. A request whose secret is being
+  // looked up already joins that lookup: it makes the store look no more, and costs no
+  // token (a client's first requests with a new key, sent on many connections at once,
+  // are not throttled as guesses).
   const peer = context.findPeer();
-  const wait = peer ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
+  const wait = peer && !options.keys.isLookingUp(token) ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
   if (wait > 0) {
     throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });
   }
