@@ -73,11 +73,16 @@ function parseIPv4Value(text: string, start: number, end: number): number {
   return i === end ? value : -1;
 }
 
+/** The value of each hex digit character, by char code below 128; -1 for any other. */
+const HEX_VALUES = (() => {
+  const values = new Int8Array(128).fill(-1);
+  for (let d = 0; d < 10; d++) values[ZERO + d] = d;
+  for (let d = 0; d < 6; d++) values[65 + d] = values[97 + d] = 10 + d;
+  return values;
+})();
+
 function hexValue(c: number): number {
-  if (c >= ZERO && c <= NINE) return c - ZERO;
-  const lower = c | 0x20;
-  if (lower >= 97 && lower <= 102) return lower - 87;
-  return -1;
+  return c < 128 ? (HEX_VALUES[c] as number) : -1;
 }
 
 /** Lower-case hex of 0…255, without and with a leading zero. */
