@@ -29,7 +29,8 @@ test("with stderr never read, memory stays flat, the server answers, and dropped
   const fifo = join(dir, "stderr.fifo");
   expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
   const pipe = openSync(fifo, constants.O_RDWR);
-  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "2", "--state", state, "--log-level", "info"], {
+  // --admin-port off: Bun.spawn without env does not pass on the preload's IPLOOKUP_ADMIN_PORT.
+  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "2", "--admin-port", "off", "--state", state, "--log-level", "info"], {
     stdout: "ignore",
     stderr: pipe,
   });

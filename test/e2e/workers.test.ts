@@ -158,7 +158,8 @@ describe("the port", () => {
     const { secret } = await keyOn(state, "unlimited");
     const port = new URL(server.url).port;
     const began = performance.now();
-    const second = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", port, "--workers", "2", "--state", join(dir, "second.db")], {
+    // --admin-port off: Bun.spawn without env does not pass on the preload's IPLOOKUP_ADMIN_PORT.
+    const second = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", port, "--workers", "2", "--admin-port", "off", "--state", join(dir, "second.db")], {
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -195,7 +196,8 @@ test("by default the server listens on IPv4 and IPv6", async () => {
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);
-  const child = Bun.spawn([process.execPath, MAIN, "serve", "--port", String(port), "--workers", "2", "--state", join(dir, "dual.db")], { stdout: "pipe", stderr: "pipe" });
+  // --admin-port off: Bun.spawn without env does not pass on the preload's IPLOOKUP_ADMIN_PORT.
+  const child = Bun.spawn([process.execPath, MAIN, "serve", "--port", String(port), "--workers", "2", "--admin-port", "off", "--state", join(dir, "dual.db")], { stdout: "pipe", stderr: "pipe" });
   try {
     let answered: number[] = [];
     const deadline = Date.now() + 10_000;
