@@ -76,7 +76,7 @@ function average(runs: WrkFigures[]): WrkFigures {
  * Runs each scenario against two servers in alternation (subject, reference, subject,
  * reference, …), so drift on a shared machine falls on both alike.
  */
-function compare(
+export function compare(
   work: string,
   list: Scenario[],
   subject: { url: string; key: string },

@@ -12,6 +12,7 @@ import { parseArgs } from "node:util";
 import { measureHttp, type Comparison, type HttpFigures } from "./http.ts";
 import { measureImport, type ImportFigures } from "./import.ts";
 import { measureInProcess } from "./in-process.ts";
+import { measureStateStores, type StateStoreFigures } from "./state-stores.ts";
 import { binaryPath, measureStartup, type StartupFigures } from "./startup.ts";
 import { haveWrk } from "./wrk.ts";
 import { measureWorkersMemory, type WorkersMemoryFigures } from "./workers-memory.ts";
@@ -31,6 +32,13 @@ else {
   // Many short paired runs rather than a few long ones: this machine's speed drifts by
   // ±15% from one second to the next, and the median of 15 paired ratios moves far less.
   http = await measureHttp(values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 15, seconds: 1, connections: 32 });
+}
+
+let stateStores: StateStoreFigures | null = null;
+if (http) {
+  console.error("HTTP: keys and units in PostgreSQL against a SQLite state file…");
+  stateStores = await measureStateStores(values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 7, seconds: 1, connections: 32 });
+  if (!stateStores) console.error("PostgreSQL: skipped, not reachable (IPLOOKUP_BENCH_POSTGRES, default 127.0.0.1:5432)");
 }
 
 console.error("start-up…");
@@ -120,6 +128,20 @@ if (http) {
       `cost ≤ 5%: ${verdict(c.ratio >= 0.95)}`,
     ]);
   }
+  if (stateStores) {
+    const { groups, items } = stateStores.commits;
+    for (const c of stateStores.comparisons) {
+      const rate = (figures: Comparison["subject"]) =>
+        c.addressesPerRequest === 1 ? `${fmt(figures.requestsPerSecond)} req/s` : `${fmt(figures.requestsPerSecond)} req/s (${fmt(figures.requestsPerSecond * c.addressesPerRequest)} addresses/s)`;
+      rows.push([
+        `state on PostgreSQL (same host, unpinned), ${c.scenario} (p50 ${fmt(c.subject.p50Ms, 2)} ms, p99 ${fmt(c.subject.p99Ms, 2)} ms)`,
+        rate(c.subject),
+        `SQLite state file ${rate(c.reference)}`,
+        `${fmt(c.ratio, 2)} (${fmt(c.ratioRange[0], 2)}–${fmt(c.ratioRange[1], 2)})`,
+        `— (${fmt(items / groups, 1)} charges a PostgreSQL commit over the run: ${fmt(items)} in ${fmt(groups)})`,
+      ]);
+    }
+  }
   rows.push([`RSS after ${fmt(http.requestsServed)} requests`, `${fmt(http.rssAfterLoadMiB)} MiB`, "", "", `≤ 150 MB: ${verdict(http.rssAfterLoadMiB * 1.048576 <= 150)}`]);
 }
 for (const figure of startup) {
@@ -162,5 +184,5 @@ const table = [
 const results = join(import.meta.dir, "results");
 mkdirSync(results, { recursive: true });
 writeFileSync(join(results, "latest.md"), `${table}\n`);
-writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, startup, imports, workersMemory }, null, 2));
+writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, stateStores, startup, imports, workersMemory }, null, 2));
 console.log(table);

@@ -1,0 +1,69 @@
+/**
+ * The state store's share of throughput: the same app (state-bench-server.ts) with its
+ * keys and units in PostgreSQL (subject) and in a SQLite file (reference), single lookups
+ * and batches, paired runs as in http.ts; and how many charges a PostgreSQL transaction
+ * carried (PostgresStore's group commit counts them). PostgreSQL is the one on
+ * 127.0.0.1:5432 (or IPLOOKUP_BENCH_POSTGRES), in a database made for the run and
+ * dropped after it; unreachable, the rows are skipped.
+ */
+import { SQL } from "bun";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compare, scenarios, type Comparison } from "./http.ts";
+import { startProcess, type BenchProcess } from "./processes.ts";
+import { pinned } from "./wrk.ts";
+
+const ADMIN_URL = process.env.IPLOOKUP_BENCH_POSTGRES || "postgres://postgres@127.0.0.1:5432/test";
+const SERVER_CORE = 0;
+
+export interface StateStoreFigures {
+  /** PostgreSQL (subject) against the SQLite file (reference). */
+  comparisons: Comparison[];
+  /** Charges committed on PostgreSQL over the whole run, and the transactions that carried them. */
+  commits: { groups: number; items: number };
+}
+
+async function reachable(): Promise<boolean> {
+  const sql = new SQL(ADMIN_URL, { max: 1, connectionTimeout: 2 });
+  try {
+    await sql`SELECT 1`;
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await sql.close({ timeout: 0 });
+  }
+}
+
+/** Null when PostgreSQL cannot be reached. */
+export async function measureStateStores(options: { rounds: number; seconds: number; connections: number }): Promise<StateStoreFigures | null> {
+  if (!(await reachable())) return null;
+  const database = `iplookup_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const admin = new SQL(ADMIN_URL, { max: 1 });
+  const work = mkdtempSync(join(tmpdir(), "iplookup-bench-state-"));
+  const started: BenchProcess[] = [];
+  await admin.unsafe(`CREATE DATABASE ${database}`);
+  try {
+    const url = new URL(ADMIN_URL);
+    url.pathname = `/${database}`;
+    const server = async (state: string, stats: string) => {
+      const process_ = await startProcess(pinned(SERVER_CORE, [process.execPath, join(import.meta.dir, "state-bench-server.ts"), "0", state, stats]));
+      started.push(process_);
+      return process_;
+    };
+    const postgresStats = join(work, "postgres-stats.json");
+    const postgres = await server(url.href, postgresStats);
+    const sqlite = await server(join(work, "state.db"), join(work, "sqlite-stats.json"));
+    const endpoint = (p: BenchProcess) => ({ url: `http://127.0.0.1:${p.info.port}/`, key: String(p.info.key) });
+    const comparisons = compare(work, scenarios(), endpoint(postgres), endpoint(sqlite), options);
+    await postgres.stop();
+    const commits = JSON.parse(readFileSync(postgresStats, "utf8")) as { groups: number; items: number };
+    return { comparisons, commits };
+  } finally {
+    await Promise.all(started.map((p) => p.stop().catch(() => {})));
+    await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await admin.close();
+    rmSync(work, { recursive: true, force: true });
+  }
+}
