@@ -1,11 +1,14 @@
 import { BUILD_DATE, VERSION } from "../../build-info.ts";
+import { formatDuration } from "../../config/duration.ts";
 import { readServeConfig, type ServeConfig } from "../../config/serve-config.ts";
 import { isEmbedded } from "../../config/paths.ts";
+import { checkUpdatable, startDataUpdates } from "../../serve/data-updates.ts";
 import { startServer, type RunningServer } from "../../serve/server.ts";
 import { redactUrl } from "../../store/redact-url.ts";
 import { openLiveIndex } from "../open-data.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
+import { takeStartupSignals } from "../startup-signals.ts";
 import type { CliContext, Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 
@@ -48,10 +51,11 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
     max_body: config.maxBody,
     log_level: config.logLevel,
     active_keys: server.keyCount,
+    update_every: config.updateEvery === null ? null : formatDuration(config.updateEvery),
   });
 }
 
-const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers", "adminHost", "adminPort", "tlsCert", "tlsKey"] as const;
+const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers", "adminHost", "adminPort", "tlsCert", "tlsKey", "updateEvery"] as const;
 
 export const serveCommand: Command = {
   name: "serve",
@@ -59,7 +63,7 @@ export const serveCommand: Command = {
   help: `Usage: iplookup serve [--host ::] [--port 8080] [--state PATH] [--data PATH]
                       [--trust-proxy CIDR,...] [--max-body SIZE] [--log-level info] [--workers N]
                       [--admin-host 127.0.0.1] [--admin-port 8081|off]
-                      [--tls-cert PATH --tls-key PATH]
+                      [--tls-cert PATH --tls-key PATH] [--update-every DURATION]
 
 Serves the lookup API. Every flag can also be set by its environment variable.
 
@@ -84,12 +88,16 @@ Serves the lookup API. Every flag can also be set by its environment variable.
   --tls-cert PATH      HTTPS on both listeners with this PEM certificate (chain) and
   --tls-key PATH       its key (env IPLOOKUP_TLS_CERT, IPLOOKUP_TLS_KEY); SIGHUP reads
                        them again (a renewed certificate needs no restart)
+  --update-every D     run 'data update' on the --data file this often, in the
+                       background (24h, 6h, 30m; at least 1s; env IPLOOKUP_UPDATE_EVERY;
+                       default off): a file made by 'data import', not the embedded data
 
 SIGHUP, or replacing the data file (by rename), reloads the data without a restart.
 SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTINGS });
     const config = readServeConfig(flags, context.env, { dataPath: context.defaultDataPath });
+    if (config.updateEvery !== null) checkUpdatable(config.dataPath);
     // Listen for the signals before anything else: a stop sent while the server starts
     // ends it with 0 as soon as it can; a SIGHUP before there is data to reload is ignored.
     // A terminal's Ctrl-C may arrive twice: the second must not cut the graceful stop short.
@@ -107,11 +115,26 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     process.on("SIGHUP", onHangup);
     process.on("SIGTERM", onStop);
     process.on("SIGINT", onStop);
+    // A stop that came while the program loaded counts; a SIGHUP then had nothing to reload.
+    if (takeStartupSignals().some((signal) => signal !== "SIGHUP")) return EXIT_OK;
     server = await startServerFor(config, context);
     if (!stopping) announce(config, server, context);
+    const updates =
+      config.updateEvery !== null && !stopping
+        ? startDataUpdates({
+            every: config.updateEvery,
+            dataPath: config.dataPath,
+            command: context.selfCommand,
+            env: context.env,
+            logger: server.logger,
+            metrics: server.metrics,
+            dataBuiltAt: server.index.current().info.builtAt,
+          })
+        : null;
     const reason = await Promise.race([stopRequested, server.failed]);
     stopping = true;
     if (reason !== "stop") server.logger.log("error", `${reason}; stopping`);
+    await updates?.stop();
     await server.stop();
     // The handlers stay until the process has exited: a late copy of the stop signal
     // must not kill a process that is only writing its last log lines.
