@@ -3,6 +3,7 @@ import { problemResponse } from "../http/problem.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
 import type { Logger } from "../log/logger.ts";
 import { bindError } from "../serve/port.ts";
+import type { TlsPair } from "../serve/tls.ts";
 import { openStore } from "../store/open-store.ts";
 import { adminRequestInfo, createAdminApp } from "./admin-app.ts";
 
@@ -17,13 +18,22 @@ export interface AdminListenerOptions {
   /** Threads serving the public port, for /admin/v1/status. */
   readonly workers: number;
   readonly dataInfo: () => DataSetInfo;
+  /** Serve HTTPS with this certificate and key (serve's --tls-cert, --tls-key). */
+  readonly tls?: TlsPair;
 }
 
 export interface AdminListener {
   readonly url: URL;
+  /**
+   * Listens with a renewed certificate: a new socket joins the port (SO_REUSEPORT) before
+   * the old one stops accepting and finishes its requests, so no admin request fails.
+   */
+  relisten(tls: TlsPair): void;
   /** Finishes the admin requests in flight, then closes the listener's store connection. */
   stop(): Promise<void>;
 }
+
+const ADMIN_FLAGS = { port: "--admin-port", host: "--admin-host" } as const;
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -51,13 +61,19 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
   });
   const prefix = `admin-${crypto.randomUUID().slice(0, 8)}`;
   let counter = 0;
-  let server: ReturnType<typeof Bun.serve>;
-  try {
-    server = Bun.serve({
+  const listen = (port: number, tls: TlsPair | undefined) =>
+    Bun.serve({
       hostname: options.host,
-      port: options.port,
-      async fetch(request, socket) {
+      port,
+      // Only for relisten: the port is first bound alone (claimAlone), so it is never
+      // shared with another program, another iplookup included.
+      reusePort: true,
+      tls,
+      async fetch(received, socket) {
         const began = performance.now();
+        // The app finds the path from the URL's eighth character on, as the public app
+        // does (see createApp): an https request is handed over under its http URL.
+        const request = received.url.startsWith("https:") ? new Request(`http${received.url.slice(5)}`, received) : received;
         const incoming = request.headers.get("x-request-id");
         const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : `${prefix}-${(++counter).toString(36)}`;
         let response: Response;
@@ -78,21 +94,44 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
             status: response.status,
             admin_token_id: info?.token?.id ?? null,
             duration_ms: Math.round(performance.now() - began),
-            peer: socket.requestIP(request)?.address ?? null,
+            peer: socket.requestIP(received)?.address ?? null,
           });
         }
         return response;
       },
     });
+  let port: number;
+  let server: ReturnType<typeof listen>;
+  try {
+    port = claimAlone(options.host, options.port);
+    server = listen(port, options.tls);
   } catch (error) {
     await store.close();
-    throw bindError(error, options.host, options.port, { port: "--admin-port", host: "--admin-host" });
+    throw bindError(error, options.host, options.port, ADMIN_FLAGS);
   }
+  let retired: Promise<void>[] = [];
   return {
     url: server.url,
+    relisten(tls) {
+      const old = server;
+      server = listen(port, tls);
+      retired.push(old.stop());
+    },
     async stop() {
-      await server.stop();
+      await Promise.all([server.stop(), ...retired]);
+      retired = [];
       await store.close();
     },
   };
+}
+
+/**
+ * Binds the port alone for a moment (without SO_REUSEPORT) and gives it back: that fails
+ * if anything listens there. Returns the port (the system's choice for 0).
+ */
+function claimAlone(host: string, port: number): number {
+  const probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
+  const claimed = probe.port;
+  probe.stop(true);
+  return claimed;
 }

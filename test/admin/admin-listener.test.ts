@@ -1,0 +1,79 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startAdminListener } from "../../src/admin/admin-listener.ts";
+import { createLogger } from "../../src/log/logger.ts";
+import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { defaultIndex } from "../support/default-data.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-admin-listener-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A self-signed certificate for 127.0.0.1 whose subject names `label`. */
+function certificate(label: string): { cert: string; key: string } {
+  const cert = join(dir, `${label}.crt`);
+  const key = join(dir, `${label}.key`);
+  const made = Bun.spawnSync(
+    ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", `/CN=${label}`, "-addext", "subjectAltName=IP:127.0.0.1"],
+    { stdout: "pipe", stderr: "pipe" },
+  );
+  expect(made.exitCode).toBe(0);
+  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
+}
+
+async function servedSubject(port: string): Promise<string> {
+  const client = Bun.spawn(["openssl", "s_client", "-connect", `127.0.0.1:${port}`], { stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+  client.stdin.end();
+  const out = await new Response(client.stdout).text();
+  await client.exited;
+  return /subject=.*CN\s*=\s*([\w-]+)/.exec(out)?.[1] ?? "none";
+}
+
+test("with TLS the admin listener serves HTTPS; a renewed certificate is taken with no failed request; a port in use is refused", async () => {
+  const state = join(dir, "state.db");
+  const store = SqliteStore.open(state);
+  const { secret } = await store.createAdminToken("ops");
+  await store.close();
+  const index = defaultIndex();
+  const listener = await startAdminListener({
+    host: "127.0.0.1",
+    port: 0,
+    statePath: state,
+    logger: createLogger("silent", () => {}),
+    now: () => new Date(),
+    version: "t",
+    workers: 1,
+    dataInfo: () => index.info,
+    tls: certificate("first-admin"),
+  });
+  try {
+    expect(listener.url.protocol).toBe("https:");
+    const port = listener.url.port;
+    const get = () => fetch(`https://127.0.0.1:${port}/admin/v1/plans`, { headers: { authorization: `Bearer ${secret}` }, tls: { rejectUnauthorized: false } });
+    expect((await get()).status).toBe(200);
+    expect(await servedSubject(port)).toBe("first-admin");
+
+    // Requests keep coming while the certificate changes: none fails.
+    let stop = false;
+    const statuses: number[] = [];
+    const load = (async () => {
+      while (!stop) statuses.push(await get().then((response) => response.status, () => 0));
+    })();
+    await Bun.sleep(100);
+    listener.relisten(certificate("second-admin"));
+    await Bun.sleep(200);
+    stop = true;
+    await load;
+    expect(statuses.length).toBeGreaterThan(5);
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    expect(await servedSubject(port)).toBe("second-admin");
+
+    // The port stays claimed: another listener cannot share it.
+    await expect(
+      startAdminListener({ host: "127.0.0.1", port: Number(port), statePath: state, logger: createLogger("silent", () => {}), now: () => new Date(), version: "t", workers: 1, dataInfo: () => index.info }),
+    ).rejects.toThrow(/in use.*--admin-port/);
+  } finally {
+    await listener.stop();
+  }
+});
