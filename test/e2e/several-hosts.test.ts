@@ -246,6 +246,7 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL database", ()
     // Every answered unit is stored; only a charge whose commit was on its way at the
     // moment of the cut (one a client at most) may be stored and yet answered 503.
     const stored = await store.unitsUsed(key.id, PERIOD);
+    console.log(`database cut: ${answered} units answered, ${stored} stored`);
     expect(stored).toBeGreaterThanOrEqual(answered);
     expect(stored).toBeLessThanOrEqual(answered + 6);
   }, 20_000);
@@ -288,9 +289,13 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL database", ()
     expect(stored).toBeLessThanOrEqual(sent);
   });
 
-  test("no server ever wrote the database's password", () => {
+  test("no server ever wrote the database's password, nor shows it in /metrics", async () => {
     const text = logs.map((log) => log()).join("\n");
     expect(text).toContain("postgres://postgres:***@");
+    expect(text).toContain("the state store cannot be reached");
     expect(text).not.toContain(PASSWORD);
+    const metrics = await (await fetch(`${servers[1]!.url}/metrics`)).text();
+    expect(metrics).toContain("iplookup_http_requests_total");
+    expect(metrics).not.toContain(PASSWORD);
   });
 });
