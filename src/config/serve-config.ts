@@ -17,6 +17,8 @@ export interface ServeConfig {
   readonly adminHost: string;
   /** Null: no admin listener (`--admin-port off`). */
   readonly adminPort: number | null;
+  /** `--update-every`: how often the main thread runs `data update` (ms), or null. */
+  readonly updateEvery: number | null;
   /** HTTPS on both listeners: the certificate and key files (both, or neither). */
   readonly tls: { readonly certPath: string; readonly keyPath: string } | null;
 }
@@ -37,6 +39,7 @@ export function readServeConfig(
     workers: readSetting("workers", flags, env),
     adminHost: readSetting("adminHost", flags, env),
     adminPort: readSetting("adminPort", flags, env),
+    updateEvery: readSetting("updateEvery", flags, env),
     tls: readTls(flags, env),
   };
 }

@@ -2,6 +2,7 @@ import { parseCidr, type Cidr } from "../address/cidr.ts";
 import { ConfigError } from "./config-error.ts";
 import { availableParallelism } from "node:os";
 import { LOG_LEVELS, type LogLevel } from "../log/logger.ts";
+import { parseUpdateEvery } from "./duration.ts";
 import { parseByteSize, parseNonEmpty, parsePort, parsePositive } from "./options.ts";
 import { absolutePath, defaultDataPath, defaultStatePath } from "./paths.ts";
 
@@ -69,6 +70,7 @@ export const SETTINGS = {
   tlsKey: setting("tls-key", "PEM private key of --tls-cert", parseOptionalPath, (): string | null => null),
   adminHost: setting("admin-host", "address the admin API and console listen on", parseNonEmpty, () => "127.0.0.1"),
   adminPort: setting("admin-port", "TCP port of the admin API and console (0 picks a free one; off: none)", parseAdminPort, (): number | null => 8081),
+  updateEvery: setting("update-every", "run data update on the data file this often (24h, 6h, 30m; off)", parseUpdateEvery, (): number | null => null),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;

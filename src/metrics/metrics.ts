@@ -44,8 +44,8 @@ export interface MetricsTable {
  *
  * A region holds, as float64: a request counter per route, method and status; per route
  * the histogram's bucket counts (each observation counted once, in the first bucket it
- * fits; cumulated when written), its sum and its count; then addresses, units and
- * dropped log lines.
+ * fits; cumulated when written), its sum and its count; then addresses, units, dropped
+ * log lines, failed data updates and the time of the last successful one.
  */
 export class Metrics {
   private readonly region: Float64Array;
@@ -105,6 +105,20 @@ export class Metrics {
     this.region[this.totalsAt + 2]! += count;
   }
 
+  /** A background data update (`serve --update-every`) that failed; counted by the main thread. */
+  addDataUpdateFailure(): void {
+    this.region[this.totalsAt + 3]! += 1;
+  }
+
+  /**
+   * When a background data update last succeeded (Unix seconds). Only the main thread
+   * sets it, in its own region; every other region keeps 0, so the sum of the regions
+   * is the value.
+   */
+  setDataUpdateSuccess(unixSeconds: number): void {
+    this.region[this.totalsAt + 4] = unixSeconds;
+  }
+
   /** Every thread's region added up. */
   private totals(): Float64Array {
     const size = this.region.length;
@@ -152,6 +166,10 @@ export class Metrics {
     metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${totals[this.totalsAt]}`]);
     metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this server.", [`iplookup_units_consumed_total ${totals[this.totalsAt + 1]}`]);
     metric("iplookup_log_lines_dropped_total", "counter", "Log lines dropped because the log's reader did not keep up.", [`iplookup_log_lines_dropped_total ${totals[this.totalsAt + 2]}`]);
+    metric("iplookup_data_update_last_success_timestamp_seconds", "gauge", "When a background data update (--update-every) last succeeded (Unix time; 0: not yet).", [
+      `iplookup_data_update_last_success_timestamp_seconds ${totals[this.totalsAt + 4]}`,
+    ]);
+    metric("iplookup_data_update_failures_total", "counter", "Background data updates (--update-every) that failed.", [`iplookup_data_update_failures_total ${totals[this.totalsAt + 3]}`]);
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
@@ -172,7 +190,7 @@ const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
 
 /** Numbers in one thread's region, for `routes` named routes and "other". */
 function regionSize(routes: number): number {
-  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 3;
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 5;
 }
 
 function methodIndex(method: string): number {

@@ -44,6 +44,8 @@ export interface RunningServer {
   /** The active keys when the server started, for the start-up warning. */
   readonly keyCount: number;
   readonly index: LiveIndex;
+  /** The main thread's metrics (its region of the shared table). */
+  readonly metrics: Metrics;
   /** What SIGHUP does: loads the data file again in every thread, and the TLS certificate. */
   reload(): void;
   /** Resolves with a reason if a worker thread fails while serving; the server should stop. */
@@ -142,6 +144,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     logger,
     keyCount: main.keys.size,
     index,
+    metrics: mainMetrics,
     failed,
     reload() {
       index.reload();

@@ -1,0 +1,204 @@
+import { existsSync } from "node:fs";
+import { ConfigError } from "../config/config-error.ts";
+import { formatDuration } from "../config/duration.ts";
+import { isEmbedded } from "../config/paths.ts";
+import { readRecipe } from "../data-file/recipe.ts";
+import { redactSecrets } from "../importer/fetch/locations.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+
+/**
+ * `serve --update-every DURATION`: the main thread runs `data update --data PATH` now
+ * and then, in a child process started the way the user started iplookup (the server's
+ * memory never carries an import: a city data set's takes a gigabyte and more). The
+ * child only installs the new file; the server swaps it in as it does any replaced
+ * data file (LiveIndex's watch). Each outcome is logged and counted in /metrics.
+ *
+ * When: the first check comes when the loaded data is DURATION old (a server restarted
+ * daily with `--update-every 24h` still checks), but not before a minute after start
+ * (or DURATION, if shorter); then every DURATION. Each wait varies by ±10% at random, so
+ * that many servers started together do not ask a publisher at the same moment. One
+ * update runs at a time; one still running when the next is due makes that one wait.
+ */
+
+/** How much each wait varies, either way. */
+const JITTER = 0.1;
+/** The first check waits at least this long after start (or the interval, if shorter). */
+const FIRST_CHECK_AFTER_MS = 60_000;
+/** An update still running after this long is stopped (downloads stop by themselves when they stall). */
+const MAX_RUN_MS = 2 * 3_600_000;
+/** How much of a child's output is kept, to log its last line. */
+const KEEP_OUTPUT = 64 * 1024;
+/** setTimeout's longest wait; longer ones are waited in steps. */
+const LONGEST_TIMER_MS = 2 ** 30;
+
+/**
+ * Refuses, as a bad flag (exit 2), what cannot be updated: the data embedded in the
+ * binary, and a data file that records no sources.
+ */
+export function checkUpdatable(dataPath: string): void {
+  if (isEmbedded(dataPath)) {
+    throw new ConfigError(
+      "--update-every: the data embedded in the binary cannot be updated; import data into a file ('data import --data PATH …') and serve it with --data PATH",
+    );
+  }
+  if (!existsSync(dataPath)) return; // the server's own start says that there is no data file
+  let recipe;
+  try {
+    recipe = readRecipe(dataPath);
+  } catch (error) {
+    throw new ConfigError(`--update-every: ${(error as Error).message}`);
+  }
+  if (recipe === null) {
+    throw new ConfigError(
+      `--update-every: ${dataPath} records no sources to update from (it was built by 'bun run data:default', or before data files recorded them); build it with 'data import --data ${dataPath} …' first`,
+    );
+  }
+}
+
+export interface DataUpdatesOptions {
+  /** The interval (ms). */
+  readonly every: number;
+  readonly dataPath: string;
+  /** The command that starts iplookup (CliContext.selfCommand). */
+  readonly command: readonly string[];
+  /** The child's environment (IPLOOKUP_DOWNLOAD_AUTH comes with it). */
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger;
+  /** The main thread's metrics. */
+  readonly metrics: Metrics;
+  /** When the loaded data was built (ISO 8601). */
+  readonly dataBuiltAt: string;
+  readonly now?: () => Date;
+  readonly random?: () => number;
+}
+
+export interface DataUpdates {
+  /** Stops the schedule; an update under way is stopped too. */
+  stop(): Promise<void>;
+}
+
+export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
+  const now = options.now ?? (() => new Date());
+  const random = options.random ?? Math.random;
+  const jittered = (ms: number) => Math.max(0, Math.round(ms * (1 + JITTER * (2 * random() - 1))));
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+  let child: ReturnType<typeof Bun.spawn> | undefined;
+  let running: Promise<void> | undefined;
+
+  const schedule = (ms: number) => {
+    if (stopped) return;
+    const dueAt = Date.now() + ms;
+    const step = () => {
+      const left = dueAt - Date.now();
+      if (left > 0) {
+        timer = setTimeout(step, Math.min(left, LONGEST_TIMER_MS));
+        timer.unref?.();
+        return;
+      }
+      running = runOnce().finally(() => {
+        running = undefined;
+        schedule(jittered(options.every));
+      });
+    };
+    step();
+  };
+
+  const runOnce = async () => {
+    const began = performance.now();
+    const args = [...options.command, "data", "update", "--data", options.dataPath, "--json"];
+    try {
+      child = Bun.spawn(args, { env: { ...options.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    } catch (error) {
+      return failed(`cannot start '${args.join(" ")}': ${(error as Error).message}`, null);
+    }
+    const proc = child;
+    const limit = setTimeout(() => proc.kill("SIGKILL"), MAX_RUN_MS);
+    limit.unref?.();
+    const [stdout, stderr, code] = await Promise.all([tail(proc.stdout as ReadableStream<Uint8Array>), tail(proc.stderr as ReadableStream<Uint8Array>), proc.exited]);
+    clearTimeout(limit);
+    child = undefined;
+    if (stopped) return;
+    const seconds = Number(((performance.now() - began) / 1000).toFixed(1));
+    if (code !== 0) {
+      const reason = lastLine(stderr).replace(/^iplookup: /, "") || `exited with ${code ?? proc.signalCode}`;
+      return failed(reason, code);
+    }
+    options.metrics.setDataUpdateSuccess(Math.floor(now().getTime() / 1000));
+    let result: { changed?: boolean; data_version?: string; changes?: string[] } = {};
+    try {
+      result = JSON.parse(lastLine(stdout)) as typeof result;
+    } catch {
+      // an exit 0 is a success whatever it printed
+    }
+    if (result.changed) {
+      options.logger.log("info", "data updated; the server loads it within a second", {
+        data: options.dataPath,
+        data_version: result.data_version,
+        changes: (result.changes ?? []).map(redactSecrets),
+        seconds,
+      });
+    } else {
+      options.logger.log("info", "data update: no source changed", { data: options.dataPath, seconds });
+    }
+  };
+
+  const failed = (reason: string, code: number | null) => {
+    options.metrics.addDataUpdateFailure();
+    options.logger.log("error", "data update failed; still serving the data loaded before", {
+      data: options.dataPath,
+      error: redactSecrets(reason),
+      exit_code: code,
+    });
+  };
+
+  const firstWait = () => {
+    const builtAt = Date.parse(options.dataBuiltAt);
+    const dueIn = Number.isNaN(builtAt) ? options.every : builtAt + options.every - now().getTime();
+    return jittered(Math.max(dueIn, Math.min(options.every, FIRST_CHECK_AFTER_MS)));
+  };
+  const first = firstWait();
+  options.logger.log("info", "data updates scheduled", {
+    data: options.dataPath,
+    every: formatDuration(options.every),
+    first_check_in_seconds: Math.round(first / 1000),
+  });
+  schedule(first);
+
+  return {
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      const proc = child;
+      if (proc) {
+        proc.kill("SIGTERM");
+        const ended = await Promise.race([proc.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
+        if (!ended) proc.kill("SIGKILL");
+      }
+      await running;
+    },
+  };
+}
+
+/** Reads a stream to its end, keeping its last KEEP_OUTPUT bytes. */
+async function tail(stream: ReadableStream<Uint8Array>): Promise<string> {
+  let kept = new Uint8Array(0);
+  for await (const chunk of stream) {
+    const joined = new Uint8Array(kept.byteLength + chunk.byteLength);
+    joined.set(kept);
+    joined.set(chunk, kept.byteLength);
+    kept = joined.byteLength > KEEP_OUTPUT ? joined.slice(joined.byteLength - KEEP_OUTPUT) : joined;
+  }
+  return new TextDecoder().decode(kept);
+}
+
+function lastLine(text: string): string {
+  return (
+    text
+      .split("\n")
+      .map((line) => line.trim())
+      .filter((line) => line !== "")
+      .pop() ?? ""
+  );
+}
