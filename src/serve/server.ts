@@ -129,6 +129,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
         version: environment.version,
         workers: config.workers,
         dataInfo: () => index.current().info,
+        tls: tls || undefined,
       });
     } catch (error) {
       await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
@@ -159,6 +160,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       if (renewed.cert === tls?.cert && renewed.key === tls.key) return;
       tls = renewed;
       main.relisten(renewed);
+      admin?.relisten(renewed);
       for (const worker of workers) worker.post({ type: "tls", tls: renewed });
       logger.log("info", "tls reloaded", { cert: config.tls.certPath });
     },

@@ -77,3 +77,36 @@ test("with TLS the admin listener serves HTTPS; a renewed certificate is taken w
     await listener.stop();
   }
 });
+
+test("serve --tls-cert --tls-key: the admin listener speaks HTTPS too, and SIGHUP renews its certificate", async () => {
+  const { startServerProcess } = await import("../support/server-process.ts");
+  const { writeFileSync } = await import("node:fs");
+  const state = join(dir, "served.db");
+  const store = SqliteStore.open(state);
+  const { secret } = await store.createAdminToken("ops");
+  await store.close();
+  const certPath = join(dir, "live.crt");
+  const keyPath = join(dir, "live.key");
+  const first = certificate("served-first");
+  writeFileSync(certPath, first.cert);
+  writeFileSync(keyPath, first.key);
+  const server = await startServerProcess(["--state", state, "--workers", "2", "--admin-port", "0", "--tls-cert", certPath, "--tls-key", keyPath, "--log-level", "warn"]);
+  try {
+    const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!;
+    expect(admin).toStartWith("https://127.0.0.1:");
+    const port = new URL(admin).port;
+    const status = await fetch(`${admin}admin/v1/status`, { headers: { authorization: `Bearer ${secret}` }, tls: { rejectUnauthorized: false } });
+    expect(status.status).toBe(200);
+    expect((await fetch(`${admin}console`, { tls: { rejectUnauthorized: false } })).status).toBe(200);
+    expect(await servedSubject(port)).toBe("served-first");
+    const second = certificate("served-second");
+    writeFileSync(certPath, second.cert);
+    writeFileSync(keyPath, second.key);
+    server.process.kill("SIGHUP");
+    const deadline = Date.now() + 3000;
+    while ((await servedSubject(port)) !== "served-second" && Date.now() < deadline) await Bun.sleep(100);
+    expect(await servedSubject(port)).toBe("served-second");
+  } finally {
+    expect(await server.stop()).toBe(0);
+  }
+}, 30_000);
