@@ -58,7 +58,7 @@ export function sha256(bytes: Uint8Array): string {
 }
 
 export function gzip(bytes: Uint8Array | string): Uint8Array {
-  return gzipSync(typeof bytes === "string" ? new TextEncoder().encode(bytes) : bytes);
+  return gzipSync(typeof bytes === "string" ? new TextEncoder().encode(bytes) : new Uint8Array(bytes));
 }
 
 export function zip(files: Record<string, Uint8Array | string>): Uint8Array {

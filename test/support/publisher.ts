@@ -96,3 +96,16 @@ export function startTruncatingServer(declared: number, sent: number): { url: st
   });
   return { url: `http://127.0.0.1:${listener.port}`, stop: () => listener.stop(true) };
 }
+
+/**
+ * Runs the CLI as a separate process without blocking this one (cli() in
+ * server-process.ts waits synchronously, so a publisher in this process could not
+ * answer it): `bun src/main.ts ARGS`.
+ */
+export async function cliAsync(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = Bun.spawn([process.execPath, MAIN, ...args], { env: { ...process.env, ...env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { code, stdout, stderr };
+}
+
+const MAIN = new URL("../../src/main.ts", import.meta.url).pathname;
