@@ -109,3 +109,27 @@ test("the binary serves the admin API and the console from its embedded files, i
   expect(await server.stop("SIGTERM")).toBe(0);
   server = undefined;
 }, 60_000);
+
+test("the binary updates a data file of its own in the background, starting itself for it; its embedded data cannot be updated", async () => {
+  const refused = run(["serve", "--port", "0", "--update-every", "1h"]);
+  expect(refused.code).toBe(2);
+  expect(refused.stderr).toContain("--update-every: the data embedded in the binary cannot be updated");
+  expect(run(["data", "update"]).code).toBe(2);
+
+  // A compressed file: the binary carries the unpackers.
+  const gz = join(dir, "asn-ipv4.csv.gz");
+  await Bun.write(gz, Bun.gzipSync(new TextEncoder().encode("1.0.0.0,1.0.0.255,13335,Cloudflare\n")));
+  const data = join(dir, "updated.db");
+  expect(run(["data", "import", "--data", data, gz]).code).toBe(0);
+  server = await startServerProcess(["--data", data, "--state", join(dir, "update-state.db"), "--update-every", "1s"], { command: [binary], env: bareEnv });
+  let succeeded = false;
+  for (let i = 0; i < 100 && !succeeded; i++) {
+    await Bun.sleep(100);
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    succeeded = /^iplookup_data_update_last_success_timestamp_seconds [1-9]/m.test(metrics);
+  }
+  expect(succeeded).toBe(true);
+  expect(server.stderr()).toContain('"msg":"data update: no source changed"');
+  expect(await server.stop("SIGTERM")).toBe(0);
+  server = undefined;
+}, 60_000);
