@@ -23,7 +23,7 @@ export async function measureStartup(label: string, command: string[], runs = 5)
     for (let run = 0; run < runs; run++) {
       const port = 20_000 + Math.floor(Math.random() * 20_000);
       const began = performance.now();
-      const child = Bun.spawn([...command, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--state", state, "--log-level", "silent"], {
+      const child = Bun.spawn([...command, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--admin-port", "off", "--state", state, "--log-level", "silent"], {
         stdout: "ignore",
         stderr: "ignore",
       });

@@ -32,7 +32,7 @@ async function serveAndMeasure(dataPath: string, workers: number, dir: string): 
   const created = Bun.spawnSync([process.execPath, MAIN, "keys", "create", "--name", "bench", "--plan", "unlimited", "--json", "--state", state], { stdout: "pipe" });
   const { key } = JSON.parse(created.stdout.toString()) as { key: string };
   const child = Bun.spawn(
-    [process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", String(workers), "--data", dataPath, "--state", state, "--log-level", "warn"],
+    [process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--workers", String(workers), "--admin-port", "off", "--data", dataPath, "--state", state, "--log-level", "warn"],
     { stdout: "ignore", stderr: "pipe" },
   );
   try {
