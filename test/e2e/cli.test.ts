@@ -15,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe("the command line", () => {
   test("--help everywhere, exit 0", () => {
-    for (const args of [["--help"], ["serve", "--help"], ["keys", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["keys", "rotate", "--help"], ["keys", "set-plan", "--help"], ["plans", "list", "--help"], ["plans", "set", "--help"], ["usage", "--help"], ["lookup", "--help"], ["backup", "--help"], ["data", "info", "--help"], ["data", "import", "--help"]]) {
+    for (const args of [["--help"], ["serve", "--help"], ["keys", "--help"], ["keys", "create", "--help"], ["keys", "list", "--help"], ["keys", "revoke", "--help"], ["keys", "rotate", "--help"], ["keys", "set-plan", "--help"], ["plans", "list", "--help"], ["plans", "set", "--help"], ["usage", "--help"], ["lookup", "--help"], ["backup", "--help"], ["data", "info", "--help"], ["data", "import", "--help"], ["data", "update", "--help"]]) {
       const result = cli(args, env);
       expect(result.code).toBe(0);
       expect(result.stdout).toContain("Usage: iplookup");
