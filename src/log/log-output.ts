@@ -7,10 +7,14 @@
 export class LogOutput {
   private pending = 0;
 
+  /**
+   * @param onBacklog told what waits for the reader whenever that changes
+   */
   constructor(
     private readonly output: (text: string, written: () => void) => void,
     private readonly onDropped: (lines: number) => void,
     private readonly maxPendingBytes = 1024 * 1024,
+    private readonly onBacklog: (bytes: number) => void = () => {},
   ) {}
 
   /** Writes a batch of lines (joined by newlines, without the last one). */
@@ -21,8 +25,10 @@ export class LogOutput {
     }
     const size = text.length;
     this.pending += size;
+    this.onBacklog(this.pending);
     this.output(text, () => {
       this.pending -= size;
+      this.onBacklog(this.pending);
     });
   };
 

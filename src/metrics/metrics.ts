@@ -45,7 +45,8 @@ export interface MetricsTable {
  * A region holds, as float64: a request counter per route, method and status; per route
  * the histogram's bucket counts (each observation counted once, in the first bucket it
  * fits; cumulated when written), its sum and its count; then addresses, units, dropped
- * log lines, failed data updates and the time of the last successful one.
+ * log lines, failed data updates, the time of the last successful one, and the log's
+ * backlog.
  */
 export class Metrics {
   private readonly region: Float64Array;
@@ -103,6 +104,14 @@ export class Metrics {
   /** Log lines dropped because the log's reader did not keep up. */
   addDroppedLogLines(count: number): void {
     this.region[this.totalsAt + 2]! += count;
+  }
+
+  /**
+   * Log text handed to the log's reader and not yet taken (bytes). Only the main thread,
+   * which writes the logs, sets it, in its own region; the others keep 0.
+   */
+  setLogBacklog(bytes: number): void {
+    this.region[this.totalsAt + 5] = bytes;
   }
 
   /** A background data update (`serve --update-every`) that failed; counted by the main thread. */
@@ -166,6 +175,7 @@ export class Metrics {
     metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${totals[this.totalsAt]}`]);
     metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this server.", [`iplookup_units_consumed_total ${totals[this.totalsAt + 1]}`]);
     metric("iplookup_log_lines_dropped_total", "counter", "Log lines dropped because the log's reader did not keep up.", [`iplookup_log_lines_dropped_total ${totals[this.totalsAt + 2]}`]);
+    metric("iplookup_log_backlog_bytes", "gauge", "Log text waiting for the log's reader (at most 1 MiB; past it, lines are dropped).", [`iplookup_log_backlog_bytes ${totals[this.totalsAt + 5]}`]);
     metric("iplookup_data_update_last_success_timestamp_seconds", "gauge", "When a background data update (--update-every) last succeeded (Unix time; 0: not yet).", [
       `iplookup_data_update_last_success_timestamp_seconds ${totals[this.totalsAt + 4]}`,
     ]);
@@ -190,7 +200,7 @@ const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
 
 /** Numbers in one thread's region, for `routes` named routes and "other". */
 function regionSize(routes: number): number {
-  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 5;
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 6;
 }
 
 function methodIndex(method: string): number {

@@ -67,7 +67,12 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   const metricsTable = Metrics.table(PUBLIC_ROUTES, config.workers);
   // The main thread writes every thread's log lines; it counts what it drops in its own slot.
   const mainMetrics = new Metrics(metricsTable, 0);
-  const output = new LogOutput(environment.writeLog, (lines) => mainMetrics.addDroppedLogLines(lines));
+  const output = new LogOutput(
+    environment.writeLog,
+    (lines) => mainMetrics.addDroppedLogLines(lines),
+    undefined,
+    (bytes) => mainMetrics.setLogBacklog(bytes),
+  );
   const logLines = lineBuffer(output.write);
   const logger = createLogger(config.logLevel, logLines.write, environment.now);
   const workers: WorkerThread[] = [];
