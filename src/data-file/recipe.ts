@@ -12,6 +12,7 @@ import { Database } from "bun:sqlite";
  *                "files":[{"location":"https://…" | "/abs/path",
  *                          "format":…, "family":4|6, "sha256":"HEX|URL",   as given
  *                          "credentials":true,  the download needed credentials
+ *                          "secretParams":["token"],  taken out of the URL's query
  *                          "fetched":{"url","etag","lastModified","size","mtime","sha256"},
  *                          "members":["GeoLite2-City_…/GeoLite2-City.mmdb"]}]}]}
  *
@@ -45,6 +46,11 @@ export interface RecipeFile {
   readonly sha256?: string;
   /** The download was made with credentials, which are not stored. */
   readonly credentials?: boolean;
+  /**
+   * Query parameters that carried a secret (IPinfo's `token`), taken out of `location`:
+   * `data update` puts them back from IPLOOKUP_DOWNLOAD_AUTH.
+   */
+  readonly secretParams?: readonly string[];
   readonly fetched: FetchedRecord;
   /** The data files used from inside an archive, by their names in it. */
   readonly members?: readonly string[];
@@ -122,8 +128,9 @@ export function parseRecipe(text: string, path: string): Recipe {
       for (const key of ["format", "sha256"]) {
         if (file[key] !== undefined && typeof file[key] !== "string") throw bad(`the file ${file.location} is malformed`);
       }
-      if (file.members !== undefined && !(Array.isArray(file.members) && file.members.every((member) => typeof member === "string"))) {
-        throw bad(`the file ${file.location} is malformed`);
+      for (const key of ["members", "secretParams"]) {
+        const list = file[key];
+        if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === "string"))) throw bad(`the file ${file.location} is malformed`);
       }
     }
   }

@@ -70,6 +70,7 @@ function requestOf(file: RecipeFile): FileRequest {
     family: file.family,
     sha256: file.sha256,
     credentials: file.credentials,
+    secretParams: file.secretParams,
   };
 }
 

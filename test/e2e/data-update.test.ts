@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
-import { dbipCountryMmdb, geoLite2AsnMmdb, gzip, iptoasnTsv, maxmindTarGz, sha256File } from "../support/download-fixtures.ts";
+import { dbipCountryMmdb, geoLite2AsnMmdb, gzip, ipinfoLiteMmdb, iptoasnTsv, maxmindTarGz, sha256File } from "../support/download-fixtures.ts";
 import { cliAsync as cli, startPublisher, startTruncatingServer } from "../support/publisher.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-data-update-"));
@@ -115,7 +115,7 @@ describe("data import from URLs", () => {
     expect(readdirSync(dir).filter((name) => name.startsWith("failed.db") || name.startsWith(".failed.db"))).toEqual([]);
   });
 
-  test("--sha256 HEX before a source: a mismatch refuses the import", async () => {
+  test("--sha256 HEX or URL before a source: a mismatch refuses the import, and later updates", async () => {
     publishIptoasn(13335);
     const path = join(dir, "sha.db");
     const wrong = await cli(["data", "import", "--data", path, "--sha256", "0".repeat(64), `${publisher.url}/data/ip2asn-combined.tsv.gz`]);
@@ -124,6 +124,20 @@ describe("data import from URLs", () => {
     const right = new Bun.CryptoHasher("sha256").update(gzip(iptoasnTsv(13335))).digest("hex");
     expect((await cli(["data", "import", "--data", path, "--sha256", right, `${publisher.url}/data/ip2asn-combined.tsv.gz`])).code).toBe(0);
     expect((await cli(["data", "import", "--data", path, "--sha256", "nothex", `${publisher.url}/data/ip2asn-combined.tsv.gz`])).code).toBe(2);
+    // A checksum file's URL: the line naming the download counts.
+    publisher.publish("/sums/SHA256SUMS", { body: `${"1".repeat(64)}  other.tsv.gz
+${right}  ip2asn-combined.tsv.gz
+` });
+    const fromUrl = await cli(["data", "import", "--data", path, "--sha256", `${publisher.url}/sums/SHA256SUMS`, `${publisher.url}/data/ip2asn-combined.tsv.gz`]);
+    expect(fromUrl.code).toBe(0);
+    expect(JSON.parse((await cli(["data", "info", "--json", "--data", path])).stdout).recipe.sources[0].files[0].sha256).toBe(`${publisher.url}/sums/SHA256SUMS`);
+    publisher.publish("/sums/SHA256SUMS", { body: `${"1".repeat(64)}  ip2asn-combined.tsv.gz
+` });
+    expect((await cli(["data", "update", "--data", path])).stdout).toStartWith("No source");
+    publishIptoasn(64500);
+    const mismatch = await cli(["data", "update", "--data", path]);
+    expect(mismatch.code).toBe(1);
+    expect(mismatch.stderr).toMatch(/its SHA-256 is [0-9a-f]{64}, but --sha256 says 1{64}: refused/);
   });
 });
 
@@ -207,6 +221,29 @@ describe("data update", () => {
     expect(identity(path)).toEqual(before);
     expect(readdirSync(dir).filter((name) => name.startsWith(".failing.db") || name.startsWith("failing.db."))).toEqual([]);
     expect((await update()).code).toBe(0);
+  });
+
+  test("IPinfo's token in the query: kept out of the recipe, put back from IPLOOKUP_DOWNLOAD_AUTH by data update", async () => {
+    publisher.publish(`/data/ipinfo_lite.mmdb?token=${TOKEN}`, { body: ipinfoLiteMmdb(13335) });
+    const path = join(dir, "ipinfo.db");
+    const imported = await cli(["data", "import", "--data", path, `${publisher.url}/data/ipinfo_lite.mmdb?token=${TOKEN}`]);
+    expect(imported.code).toBe(0);
+    expect(lookup(path, "1.0.0.1")).toMatchObject({ asn: 13335, country_code: "AU" });
+    const info = JSON.parse((await cli(["data", "info", "--json", "--data", path])).stdout);
+    expect(info.sources[0].license).toBe("CC BY-SA 4.0");
+    expect(info.recipe.sources[0].files[0]).toMatchObject({ location: `${publisher.url}/data/ipinfo_lite.mmdb`, credentials: true, secret_params: ["token"] });
+    expect(readFileSync(path).toString("latin1")).not.toContain(TOKEN);
+
+    const without = await cli(["data", "update", "--data", path], { IPLOOKUP_DOWNLOAD_AUTH: "" });
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain("set IPLOOKUP_DOWNLOAD_AUTH");
+    const withToken = await cli(["data", "update", "--data", path], { IPLOOKUP_DOWNLOAD_AUTH: `127.0.0.1=${TOKEN}:` });
+    expect(withToken.stdout).toStartWith("No source");
+    publisher.publish(`/data/ipinfo_lite.mmdb?token=${TOKEN}`, { body: ipinfoLiteMmdb(64500) });
+    const changed = await cli(["data", "update", "--data", path], { IPLOOKUP_DOWNLOAD_AUTH: `127.0.0.1=${TOKEN}:` });
+    expect(changed.code).toBe(0);
+    expect(lookup(path, "1.0.0.1")).toMatchObject({ asn: 64500 });
+    for (const result of [imported, without, withToken, changed]) expect(result.stdout + result.stderr).not.toContain(TOKEN);
   });
 
   test("DB-IP's month not published yet: last month's file is used", async () => {

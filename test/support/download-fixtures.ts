@@ -35,6 +35,15 @@ export function dbipCountryMmdb(country = "AU"): Uint8Array {
   }).bytes;
 }
 
+/** An IPinfo lite MMDB (flat records: `asn` as "AS13335", `as_name`, `country_code`). */
+export function ipinfoLiteMmdb(asn = 13335): Uint8Array {
+  return writeMmdb({
+    ipVersion: 6,
+    databaseType: "ipinfo lite.mmdb",
+    networks: [{ network: "1.0.0.0/24", value: { asn: `AS${asn}`, as_name: "Cloudflare, Inc.", country_code: "AU", continent_code: "OC" } }],
+  }).bytes;
+}
+
 /** MaxMind's download: `EDITION_DATE/` holding COPYRIGHT.txt, LICENSE.txt and EDITION.mmdb, tar'd and gzipped. */
 export async function maxmindTarGz(edition: string, date: string, mmdb: Uint8Array): Promise<Uint8Array> {
   const folder = `${edition}_${date}`;

@@ -6,7 +6,7 @@ import type { Progress } from "../progress.ts";
 import type { SourceFile, SourceSpec } from "../source.ts";
 import { checksumFor, fetchChecksum, isSha256Hex } from "./checksum.ts";
 import { download, DownloadError, type Downloaded } from "./download.ts";
-import { DownloadAuth, expandTemplate, hasCredentials, isTemplate, isUrl, redactSecrets, storedUrl, userInfoOf } from "./locations.ts";
+import { DownloadAuth, expandTemplate, hasCredentials, isTemplate, isUrl, redactSecrets, secretParamNames, storedUrl, userInfoOf } from "./locations.ts";
 import { unpack, UnpackError } from "./unpack.ts";
 
 /**
@@ -34,6 +34,8 @@ export interface FileRequest {
   readonly sha256?: string;
   /** The recipe says the download needed credentials. */
   readonly credentials?: boolean;
+  /** Secret query parameters the recipe took out of the URL, to be put back from IPLOOKUP_DOWNLOAD_AUTH. */
+  readonly secretParams?: readonly string[];
 }
 
 /** A fetched file: its data files on disk and the recipe's record of it. */
@@ -102,6 +104,14 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
         `it was downloaded with credentials, which iplookup does not keep: set IPLOOKUP_DOWNLOAD_AUTH to USER:PASSWORD (or ${parsed.hostname}=USER:PASSWORD)`,
       );
     }
+    // A token that was in the query goes back there: the password, or the user name when
+    // there is none (IPinfo: IPLOOKUP_DOWNLOAD_AUTH=ipinfo.io=TOKEN:).
+    if (credentials !== undefined) {
+      for (const name of request.secretParams ?? []) {
+        if (!parsed.searchParams.has(name)) parsed.searchParams.set(name, credentials.password || credentials.user);
+      }
+      url = parsed.href;
+    }
     const same = previous?.fetched.url === storedUrl(url);
     const result = await download(
       { url, credentials, etag: same ? previous?.fetched.etag : undefined, lastModified: same ? previous?.fetched.lastModified : undefined },
@@ -133,7 +143,8 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     sha256: downloaded.sha256,
   };
   const usedCredentials = hasCredentials(new URL(request.location)) || request.credentials === true || credentials !== undefined;
-  const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, request, fetched, usedCredentials, context.progress);
+  const secretParams = [...new Set([...(request.secretParams ?? []), ...secretParamNames(new URL(request.location))])];
+  const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, { ...request, secretParams }, fetched, usedCredentials, context.progress);
   return { changed, acquired };
 }
 
@@ -179,6 +190,7 @@ async function unpacked(
     ...(request.family !== undefined ? { family: request.family } : {}),
     ...(request.sha256 !== undefined ? { sha256: isUrl(request.sha256) ? storedUrl(request.sha256) : request.sha256.toLowerCase() } : {}),
     ...(credentials ? { credentials: true } : {}),
+    ...(request.secretParams !== undefined && request.secretParams.length > 0 ? { secretParams: request.secretParams } : {}),
     fetched,
     ...(members.length > 0 ? { members } : {}),
   };

@@ -34,6 +34,11 @@ export function hasCredentials(url: URL): boolean {
   return false;
 }
 
+/** The names of a URL's query parameters that carry secrets (`token`, `license_key`, …). */
+export function secretParamNames(url: URL): string[] {
+  return [...new Set([...url.searchParams.keys()].filter((name) => SECRET_PARAM.test(name)))];
+}
+
 /** A URL as the recipe stores it: without user info and without secret query parameters. */
 export function storedUrl(text: string): string {
   const url = new URL(text);
