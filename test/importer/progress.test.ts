@@ -28,3 +28,11 @@ test("elsewhere (a log, a pipe), only the lines", () => {
   logged.line("done");
   expect(lines).toEqual(["done"]);
 });
+
+test("a step whose size is not known (a download without Content-Length) shows its label alone", () => {
+  const out = stream(true);
+  const progress = streamProgress(out);
+  progress.update("downloading x.mmdb.gz 1.0 MiB", 1, 0);
+  progress.update("downloading x.mmdb.gz 2.0 MiB", 2, 0);
+  expect(out.written).toEqual(["\r\x1b[Kdownloading x.mmdb.gz 1.0 MiB", "\r\x1b[Kdownloading x.mmdb.gz 2.0 MiB"]);
+});
