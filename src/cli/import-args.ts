@@ -67,7 +67,7 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       pendingFlags.push(flag);
     } else if (flag === "--sha256") {
       const sha256 = value();
-      if (!isSha256Hex(sha256) && !isUrl(sha256)) throw new ConfigError(`--sha256 must be a SHA-256 in hex (64 digits) or the http(s) URL of a checksum file (got "${redactSecrets(sha256)}")`);
+      if (!isSha256Hex(sha256) && !(isUrl(sha256) && URL.canParse(sha256))) throw new ConfigError(`--sha256 must be a SHA-256 in hex (64 digits) or the http(s) URL of a checksum file (got "${redactSecrets(sha256)}")`);
       pending.sha256 = sha256;
       pendingFlags.push(flag);
     } else if (flag in DESCRIBING) {

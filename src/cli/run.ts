@@ -1,6 +1,6 @@
 import { BUILD_DATE, VERSION } from "../build-info.ts";
 import { ConfigError } from "../config/config-error.ts";
-import { redactUrl } from "../store/redact-url.ts";
+import { redactSecrets } from "../importer/fetch/locations.ts";
 import { StateNotFoundError, StoreError } from "../store/store.ts";
 import { howToRun } from "./command-name.ts";
 import { CommandFailed, type CliContext, type Command } from "./command.ts";
@@ -84,31 +84,31 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
   try {
     return await command.run(args, context);
   } catch (error) {
-    // Every message below goes through redactUrl: one may quote a --state URL, and a
-    // password in it is never shown.
+    // Every message below goes through redactSecrets: one may quote a --state URL or a
+    // download's URL, and no password or token in them is ever shown.
     if (error instanceof ConfigError) return usageError(error.message, context);
     if (error instanceof CommandFailed) {
-      context.io.err(`iplookup: ${redactUrl(error.message)}`);
+      context.io.err(`iplookup: ${redactSecrets(error.message)}`);
       return EXIT_FAILED;
     }
     // Before StoreError, which it is: a missing state is not a bad value but a wrong place.
     if (error instanceof StateNotFoundError) {
       context.io.err(
-        `iplookup: ${redactUrl(error.message)}; check --state or IPLOOKUP_STATE (a new state file is made by '${howToRun(context, "keys create --name NAME")}')`,
+        `iplookup: ${redactSecrets(error.message)}; check --state or IPLOOKUP_STATE (a new state file is made by '${howToRun(context, "keys create --name NAME")}')`,
       );
       return EXIT_FAILED;
     }
     if (error instanceof StoreError) {
-      context.io.err(`iplookup: ${redactUrl(error.message)}`);
+      context.io.err(`iplookup: ${redactSecrets(error.message)}`);
       return EXIT_USAGE;
     }
-    context.io.err(`iplookup: ${redactUrl((error as Error)?.message ?? String(error))}`);
+    context.io.err(`iplookup: ${redactSecrets((error as Error)?.message ?? String(error))}`);
     return EXIT_FAILED;
   }
 }
 
 function usageError(message: string, context: CliContext): number {
-  context.io.err(`iplookup: ${redactUrl(message)}`);
+  context.io.err(`iplookup: ${redactSecrets(message)}`);
   return EXIT_USAGE;
 }
 

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
 import { RECIPE_VERSION, type Recipe, type RecipeSource } from "../data-file/recipe.ts";
@@ -42,12 +42,39 @@ export async function importDataSet(path: string, sources: readonly SourceSpec[]
 export async function withWorkDir<T>(path: string, options: InstallOptions, work: (context: AcquireContext) => Promise<T>): Promise<T> {
   const auth = downloadAuth(options.env);
   mkdirSync(dirname(path), { recursive: true });
+  removeLeftovers(path);
   const workDir = mkdtempSync(join(dirname(path), `.${basename(path)}.sources-`));
   try {
     return await work({ workDir, auth, now: options.now, progress: options.progress, idleMs: options.idleMs });
   } finally {
     rmSync(workDir, { recursive: true, force: true });
   }
+}
+
+/** No import or update runs this long (downloads that stall stop after a minute). */
+const LEFTOVER_AFTER_MS = 24 * 3_600_000;
+
+/**
+ * What an import or update killed on its way left beside `path` (a server stopping
+ * ends the update it started): its folder of downloads, and its data file written
+ * under a temporary name (importer/data-file.ts), once a day old.
+ */
+function removeLeftovers(path: string): void {
+  const name = basename(path);
+  const pattern = new RegExp(`^(\\.${escapeRegExp(name)}\\.sources-.+|${escapeRegExp(name)}\\.\\d+\\.tmp)$`);
+  for (const entry of readdirSync(dirname(path))) {
+    if (!pattern.test(entry)) continue;
+    const leftover = join(dirname(path), entry);
+    try {
+      if (Date.now() - statSync(leftover).mtimeMs > LEFTOVER_AFTER_MS) rmSync(leftover, { recursive: true, force: true });
+    } catch {
+      // gone meanwhile
+    }
+  }
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** IPLOOKUP_DOWNLOAD_AUTH, read; a malformed value is a configuration error (exit 2). */

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
@@ -270,8 +270,15 @@ describe("data update", () => {
     expect((await cli(["data", "update", "--data", path])).stdout).toStartWith("No source");
     expect(identity(path)).toEqual(before);
     writeFileSync(csv, "1.0.0.0,1.0.0.255,64500,Example\n");
+    // What an update stopped on its way left: removed once a day old, not before.
+    const old = new Date(Date.now() - 2 * 86_400_000);
+    for (const leftover of [".local.db.sources-old", ".local.db.sources-new", "local.db.4242.tmp"]) {
+      mkdirSync(join(dir, leftover));
+      if (!leftover.endsWith("new")) utimesSync(join(dir, leftover), old, old);
+    }
     expect((await cli(["data", "update", "--data", path])).code).toBe(0);
     expect(lookup(path, "1.0.0.1")).toMatchObject({ asn: 64500 });
+    expect(readdirSync(dir).filter((name) => name.includes("local.db.")).sort()).toEqual([".local.db.sources-new"]);
   });
 
   test("a data file that records no sources cannot be updated: exit 1 saying so; a missing one is a bad --data", async () => {

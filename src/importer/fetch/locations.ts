@@ -14,7 +14,11 @@ export function isUrl(text: string): boolean {
 
 /** Query parameters that carry a secret: tokens, licence keys, passwords. */
 const SECRET_PARAM = /^(token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)$/i;
-const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)[^&#\s]*/gi;
+/**
+ * The same in text: the value runs over the characters a query value is made of (and
+ * `*`, so that text already redacted stays as it is), not over a `)` or `:` after it.
+ */
+const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)[A-Za-z0-9._~%+=*!$'-]*/gi;
 /** `http(s)://userinfo@`: the user name may itself be a secret (IPinfo's token as a Basic user). */
 const HTTP_USERINFO = /\b(https?:\/\/)[^\s/?#@]*@/gi;
 

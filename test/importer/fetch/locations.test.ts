@@ -38,3 +38,9 @@ test("month placeholders: this month, or the one before (UTC)", () => {
   expect(expandTemplate("https://x/dbip-city-lite-{YYYY}-{MM}.mmdb.gz", now)).toBe("https://x/dbip-city-lite-2026-01.mmdb.gz");
   expect(expandTemplate("https://x/dbip-city-lite-{YYYY}-{MM}.mmdb.gz", now, 1)).toBe("https://x/dbip-city-lite-2025-12.mmdb.gz");
 });
+
+test("redacting twice changes nothing more", () => {
+  const once = redactSecrets("source 1 (https://user:pw@host.example/x.mmdb?token=abc-DEF_1.2~3%2B): HTTP 404 Not Found");
+  expect(once).toBe("source 1 (https://***@host.example/x.mmdb?token=***): HTTP 404 Not Found");
+  expect(redactSecrets(once)).toBe(once);
+});
