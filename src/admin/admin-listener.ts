@@ -1,8 +1,7 @@
-import { ApiError } from "../errors/api-error.ts";
-import { problemResponse } from "../http/problem.ts";
+import { asHttp, dateHeadAnswer, requestIds, unhandled } from "../http/server.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
 import type { Logger } from "../log/logger.ts";
-import { bindError } from "../serve/port.ts";
+import { bindError, claimPort } from "../serve/port.ts";
 import type { TlsPair } from "../serve/tls.ts";
 import { openStore } from "../store/open-store.ts";
 import { adminRequestInfo, createAdminApp } from "./admin-app.ts";
@@ -35,8 +34,6 @@ export interface AdminListener {
 
 const ADMIN_FLAGS = { port: "--admin-port", host: "--admin-host" } as const;
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /**
  * The admin listener (`serve --admin-host --admin-port`): the admin app on a socket of
  * its own, on the main thread only. Admin traffic is light, and what it changes reaches
@@ -59,13 +56,12 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
     dataInfo: options.dataInfo,
     logger,
   });
-  const prefix = `admin-${crypto.randomUUID().slice(0, 8)}`;
-  let counter = 0;
+  const requestIdOf = requestIds("admin-");
   const listen = (port: number, tls: TlsPair | undefined) =>
     Bun.serve({
       hostname: options.host,
       port,
-      // Only for relisten: the port is first bound alone (claimAlone), so it is never
+      // Only for relisten: the port is first bound alone (claimPort), so it is never
       // shared with another program, another iplookup included.
       reusePort: true,
       tls,
@@ -73,18 +69,16 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
         const began = performance.now();
         // The app finds the path from the URL's eighth character on, as the public app
         // does (see createApp): an https request is handed over under its http URL.
-        const request = received.url.startsWith("https:") ? new Request(`http${received.url.slice(5)}`, received) : received;
-        const incoming = request.headers.get("x-request-id");
-        const requestId = incoming && REQUEST_ID.test(incoming) ? incoming : `${prefix}-${(++counter).toString(36)}`;
+        const request = tls ? asHttp(received) : received;
+        const requestId = requestIdOf(request);
         let response: Response;
         try {
           response = await app.handle(request);
         } catch (error) {
-          logger.log("error", "unhandled error", { request_id: requestId, error: String(error) });
-          response = problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+          response = unhandled(logger, requestId, error);
         }
         response.headers.set("x-request-id", requestId);
-        if (request.method === "HEAD" && !response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
+        dateHeadAnswer(request, response);
         if (logger.enabled("info")) {
           const info = adminRequestInfo(request);
           logger.log("info", "admin request", {
@@ -103,7 +97,7 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
   let port: number;
   let server: ReturnType<typeof listen>;
   try {
-    port = claimAlone(options.host, options.port);
+    port = claimPort(options.host, options.port, ADMIN_FLAGS);
     server = listen(port, options.tls);
   } catch (error) {
     await store.close();
@@ -123,15 +117,4 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
       await store.close();
     },
   };
-}
-
-/**
- * Binds the port alone for a moment (without SO_REUSEPORT) and gives it back: that fails
- * if anything listens there. Returns the port (the system's choice for 0).
- */
-function claimAlone(host: string, port: number): number {
-  const probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
-  const claimed = probe.port;
-  probe.stop(true);
-  return claimed;
 }

@@ -25,13 +25,31 @@ export interface ListenOptions {
   readonly logger: Logger;
 }
 
+/** A request id a proxy may hand on: short, and only characters that need no escaping in a log line. */
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Request ids: this process's random prefix and a counter, unique and cheap. */
-function requestIds(): () => string {
-  const prefix = crypto.randomUUID().slice(0, 8);
+/**
+ * Request ids for one listener: the proxy's X-Request-Id when it sent a sane one, else
+ * a random prefix (after `label`, if any) and a counter, unique and cheap.
+ */
+export function requestIds(label = ""): (request: Request) => string {
+  const prefix = `${label}${crypto.randomUUID().slice(0, 8)}`;
   let counter = 0;
-  return () => `${prefix}-${(++counter).toString(36)}`;
+  return (request) => {
+    const incoming = request.headers.get("x-request-id");
+    return incoming && REQUEST_ID.test(incoming) ? incoming : `${prefix}-${(++counter).toString(36)}`;
+  };
+}
+
+/** Bun dates every answer but those to HEAD, which carry GET's headers otherwise: date them too. */
+export function dateHeadAnswer(request: Request, response: Response): void {
+  if (request.method === "HEAD" && !response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
+}
+
+/** What an app answers for a request it threw on: a bug, told without internals. */
+export function unhandled(logger: Logger, requestId: string, error: unknown): Response {
+  logger.log("error", "unhandled error", { request_id: requestId, error: String(error) });
+  return problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
 }
 
 /**
@@ -50,7 +68,7 @@ function peerAddress(text: string): Address | null {
  * TLS listener hands the app its requests under their http URL. The body is passed on,
  * not read.
  */
-function asHttp(request: Request): Request {
+export function asHttp(request: Request): Request {
   return new Request(`http${request.url.slice(5)}`, request);
 }
 
@@ -81,12 +99,11 @@ export interface PeerSource {
 /** The handler `listen` serves with: everything it does around the app, for one request. */
 export function requestHandler(app: App, options: Pick<ListenOptions, "tls" | "closeConnections" | "metrics" | "logger">) {
   const { metrics, logger } = options;
-  const nextRequestId = requestIds();
+  const requestIdOf = requestIds();
   return async function fetch(received: Request, server: PeerSource): Promise<Response> {
       const began = performance.now();
       const request = options.tls ? asHttp(received) : received;
-      const incomingId = request.headers.get("x-request-id");
-      const requestId = incomingId && REQUEST_ID.test(incomingId) ? incomingId : nextRequestId();
+      const requestId = requestIdOf(request);
       const context = new RequestContext(requestId, () => {
         const peer = server.requestIP(received);
         return peer ? peerAddress(peer.address) : null;
@@ -96,16 +113,14 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "tls" | "c
       try {
         response = await app.fetch(request);
       } catch (error) {
-        logger.log("error", "unhandled error", { request_id: requestId, error: String(error) });
-        response = problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+        response = unhandled(logger, requestId, error);
       }
       const seconds = (performance.now() - began) / 1000;
       const route = context.route ?? "other";
       metrics.observeRequest(route, request.method, response.status, seconds);
       if (!context.requestIdWritten) response.headers.set("x-request-id", requestId);
       if (options.closeConnections?.()) response.headers.set("connection", "close");
-      // Bun dates every answer but those to HEAD, which carry GET's headers otherwise.
-      if (request.method === "HEAD" && !response.headers.has("date")) response.headers.set("date", new Date().toUTCString());
+      dateHeadAnswer(request, response);
       if (logger.enabled("info")) {
         const entry: AccessEntry = {
           requestId,

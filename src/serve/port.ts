@@ -4,12 +4,12 @@
  * which only lets sockets that all set it share a port). Returns the port, chosen by
  * the system when `port` is 0. The caller binds it again at once, with SO_REUSEPORT.
  */
-export function claimPort(host: string, port: number): number {
+export function claimPort(host: string, port: number, flags?: ListenFlags): number {
   let probe: Bun.TCPSocketListener<undefined>;
   try {
     probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
   } catch (error) {
-    throw bindError(error, host, port);
+    throw bindError(error, host, port, flags);
   }
   const claimed = probe.port;
   probe.stop(true);
@@ -34,7 +34,7 @@ export function listenableHost(host: string): string {
  * A failure to listen, as the message an operator sees: a port in use says so plainly.
  * `flags` name the settings to change (the admin listener's are --admin-port, --admin-host).
  */
-export function bindError(error: unknown, host: string, port: number, flags: { readonly port: string; readonly host: string } = { port: "--port", host: "--host" }): Error {
+export function bindError(error: unknown, host: string, port: number, flags: ListenFlags = PUBLIC_FLAGS): Error {
   const code = (error as { code?: string })?.code;
   const message = String((error as Error)?.message ?? error);
   if (code === "EADDRINUSE" || /in use/i.test(message)) {
@@ -44,6 +44,14 @@ export function bindError(error: unknown, host: string, port: number, flags: { r
   if (code === "EADDRNOTAVAIL") return new Error(`cannot listen on ${hostPort(host, port)}: no such address on this machine (${flags.host})`);
   return error instanceof Error ? error : new Error(message);
 }
+
+/** The settings an operator changes to listen elsewhere, as a message names them. */
+export interface ListenFlags {
+  readonly port: string;
+  readonly host: string;
+}
+
+const PUBLIC_FLAGS: ListenFlags = { port: "--port", host: "--host" };
 
 function hostPort(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
