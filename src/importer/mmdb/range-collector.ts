@@ -1,4 +1,4 @@
-import type { PackedLayer } from "../packed-layer.ts";
+import { LayerBuilder, type PackedLayer } from "../packed-layer.ts";
 
 /**
  * Turns the leaves of a search tree, given in address order, into packed ranges, merging
@@ -14,10 +14,10 @@ import type { PackedLayer } from "../packed-layer.ts";
 export class RangeCollector {
   /** Leaves seen, before merging. */
   rows = 0;
-  private count = 0;
-  private starts: Uint32Array;
-  private ends: Uint32Array;
-  private values: Int32Array;
+  private readonly ranges: LayerBuilder;
+  /** The range being emitted: its first and last address, in `words` words. */
+  private readonly start: Uint32Array;
+  private readonly end: Uint32Array;
   private open = false;
   private adjacent = false;
   private value = -1;
@@ -32,14 +32,14 @@ export class RangeCollector {
   private endLength = 0;
 
   constructor(readonly words: 1 | 4) {
-    this.starts = new Uint32Array(INITIAL_CAPACITY * words);
-    this.ends = new Uint32Array(INITIAL_CAPACITY * words);
-    this.values = new Int32Array(INITIAL_CAPACITY);
+    this.ranges = new LayerBuilder(words, INITIAL_CAPACITY);
+    this.start = new Uint32Array(words);
+    this.end = new Uint32Array(words);
   }
 
   /** Ranges emitted so far. */
   get length(): number {
-    return this.count;
+    return this.ranges.length;
   }
 
   /** Something that is not a leaf (an empty record, a skipped subtree) came next. */
@@ -80,46 +80,27 @@ export class RangeCollector {
   finish(): void {
     if (!this.open) return;
     this.open = false;
-    if (this.count === this.values.length) this.grow();
     const length = this.endLength;
-    const i = this.count++;
-    this.values[i] = this.value;
+    const { start, end } = this;
     if (this.words === 1) {
-      this.starts[i] = this.start3;
-      this.ends[i] = filled(this.end3, length, 96);
-      return;
+      start[0] = this.start3;
+      end[0] = filled(this.end3, length, 96);
+    } else {
+      start[0] = this.start0;
+      start[1] = this.start1;
+      start[2] = this.start2;
+      start[3] = this.start3;
+      end[0] = filled(this.end0, length, 0);
+      end[1] = filled(this.end1, length, 32);
+      end[2] = filled(this.end2, length, 64);
+      end[3] = filled(this.end3, length, 96);
     }
-    const at = i * 4;
-    this.starts[at] = this.start0;
-    this.starts[at + 1] = this.start1;
-    this.starts[at + 2] = this.start2;
-    this.starts[at + 3] = this.start3;
-    this.ends[at] = filled(this.end0, length, 0);
-    this.ends[at + 1] = filled(this.end1, length, 32);
-    this.ends[at + 2] = filled(this.end2, length, 64);
-    this.ends[at + 3] = filled(this.end3, length, 96);
+    this.ranges.push(start, 0, end, 0, this.value);
   }
 
-  /**
-   * The ranges so far, as views of the collector's arrays (no copy: at most a third of
-   * them is unused room, where a copy would hold both at once).
-   */
+  /** The ranges so far, as views of the builder's arrays (no copy). */
   layer(): PackedLayer {
-    const { words, count } = this;
-    return { words, length: count, starts: this.starts.subarray(0, count * words), ends: this.ends.subarray(0, count * words), values: this.values.subarray(0, count) };
-  }
-
-  private grow(): void {
-    const capacity = Math.ceil(this.values.length * 1.5);
-    const starts = new Uint32Array(capacity * this.words);
-    const ends = new Uint32Array(capacity * this.words);
-    const values = new Int32Array(capacity);
-    starts.set(this.starts);
-    ends.set(this.ends);
-    values.set(this.values);
-    this.starts = starts;
-    this.ends = ends;
-    this.values = values;
+    return this.ranges.layer();
   }
 }
 
