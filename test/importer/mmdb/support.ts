@@ -1,5 +1,7 @@
+import { writeAddress } from "../../../src/data-file/packed-address.ts";
 import type { FieldValues, RecordField } from "../../../src/index/record-fields.ts";
-import type { ValueRange } from "../../../src/importer/ranges.ts";
+import { compareAddresses, followsDirectly, type PackedLayer, wordsOf } from "../../../src/importer/packed-layer.ts";
+import type { Family, ValueRange } from "../../../src/importer/ranges.ts";
 import type { SourceData, SourceLayer } from "../../../src/importer/source-data.ts";
 import { parseIPv6 } from "../../support/mmdb-writer.ts";
 
@@ -63,6 +65,47 @@ export function checkWellFormed(layer: SourceLayer, max: bigint): string[] {
     if (before && before.end + 1n === range.start && before.value === range.value) problems.push(`range ${i} should have merged`);
   });
   return problems;
+}
+
+/**
+ * checkWellFormed on a packed layer, word by word, without a BigInt per range (a city
+ * layer has millions of ranges). Bounds: the layer has the family's word count and arrays
+ * of its length (a u32 word cannot leave the family's address space), and every value is
+ * an index into the `valueCount` values of its part. The first ten problems.
+ */
+export function checkPackedWellFormed(layer: PackedLayer, family: Family, valueCount: number): string[] {
+  const { words, length, starts, ends, values } = layer;
+  if (words !== wordsOf(family) || starts.length !== length * words || ends.length !== length * words || values.length !== length) {
+    return [`the layer's arrays do not hold ${length} IPv${family} ranges`];
+  }
+  const problems: string[] = [];
+  for (let i = 0; i < length && problems.length < 10; i++) {
+    const at = i * words;
+    const value = values[i] as number;
+    if (compareAddresses(ends, at, starts, at, words) < 0 || value < 0 || value >= valueCount) problems.push(`range ${i} is out of order or bounds`);
+    if (i === 0) continue;
+    const before = at - words;
+    if (compareAddresses(ends, before, starts, at, words) >= 0) problems.push(`range ${i} overlaps the one before`);
+    else if (followsDirectly(ends, before, starts, at, words) && values[i - 1] === value) problems.push(`range ${i} should have merged`);
+  }
+  return problems;
+}
+
+const AT = new Uint32Array(4);
+
+/** The index of the packed range holding `at`, by binary search; -1 where there is none. */
+export function packedRangeAt(layer: PackedLayer, at: bigint): number {
+  const { words, starts, ends } = layer;
+  writeAddress(at, words, AT, 0);
+  let low = 0;
+  let high = layer.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    if (compareAddresses(AT, 0, starts, middle * words, words) < 0) high = middle - 1;
+    else if (compareAddresses(AT, 0, ends, middle * words, words) > 0) low = middle + 1;
+    else return middle;
+  }
+  return -1;
 }
 
 /** A small deterministic random generator (mulberry32). */
