@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import type { Address } from "../../src/address/address.ts";
 import { parseAddress } from "../../src/address/parse.ts";
@@ -82,7 +82,7 @@ function cidrBounds(network: string, family: 4 | 6): [bigint, bigint, number] {
 }
 
 let index: RangeIndex;
-const families = {} as Record<4 | 6, { asn: Reference; country: Reference; boundaries: bigint[] }>;
+let families = {} as Record<4 | 6, { asn: Reference; country: Reference; boundaries: bigint[] }>;
 
 beforeAll(() => {
   index = defaultIndex();
@@ -95,6 +95,13 @@ beforeAll(() => {
     for (const row of [...asn.rows, ...country.rows]) points.add(row.start).add(row.end + 1n);
     families[family] = { asn, country, boundaries: [...points].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) };
   }
+});
+
+// The references hold millions of BigInts; this module stays loaded for the rest of the
+// run, so they go here rather than when the run ends.
+afterAll(() => {
+  families = {} as typeof families;
+  Bun.gc(true);
 });
 
 function expected(x: bigint, family: 4 | 6) {
