@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { compare, scenarios, type Comparison } from "./http.ts";
 import { startProcess, type BenchProcess } from "./processes.ts";
 import { pinned } from "./wrk.ts";
+import { postgresReachable } from "../support/postgres-reachable.ts";
 
 const ADMIN_URL = process.env.IPLOOKUP_BENCH_POSTGRES || "postgres://postgres@127.0.0.1:5432/test";
 const SERVER_CORE = 0;
@@ -24,21 +25,9 @@ export interface StateStoreFigures {
   commits: { groups: number; items: number };
 }
 
-async function reachable(): Promise<boolean> {
-  const sql = new SQL(ADMIN_URL, { max: 1, connectionTimeout: 2 });
-  try {
-    await sql`SELECT 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.close({ timeout: 0 });
-  }
-}
-
 /** Null when PostgreSQL cannot be reached. */
 export async function measureStateStores(options: { rounds: number; seconds: number; connections: number }): Promise<StateStoreFigures | null> {
-  if (!(await reachable())) return null;
+  if (!(await postgresReachable(ADMIN_URL))) return null;
   const database = `iplookup_bench_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
   const admin = new SQL(ADMIN_URL, { max: 1 });
   const work = mkdtempSync(join(tmpdir(), "iplookup-bench-state-"));

@@ -1,5 +1,6 @@
 import { afterAll } from "bun:test";
 import { SQL } from "bun";
+import { postgresReachable } from "./postgres-reachable.ts";
 
 /**
  * PostgreSQL for the tests: the server on 127.0.0.1:5432 (user postgres, database `test`
@@ -8,19 +9,7 @@ import { SQL } from "bun";
  */
 export const POSTGRES_ADMIN_URL = process.env.IPLOOKUP_TEST_POSTGRES || "postgres://postgres@127.0.0.1:5432/test";
 
-async function reachable(): Promise<boolean> {
-  const sql = new SQL(POSTGRES_ADMIN_URL, { max: 1, connectionTimeout: 2 });
-  try {
-    await sql`SELECT 1`;
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await sql.close({ timeout: 0 });
-  }
-}
-
-export const postgresAvailable = await reachable();
+export const postgresAvailable = await postgresReachable(POSTGRES_ADMIN_URL);
 if (!postgresAvailable) console.warn(`PostgreSQL is not reachable at ${new URL(POSTGRES_ADMIN_URL).host}: skipping the tests that need it`);
 
 /**
