@@ -141,7 +141,10 @@ describe("the console", () => {
     page.once("dialog", (dialog) => void dialog.accept());
     await page.locator("#keys tbody tr", { hasText: "browser-made" }).locator("button", { hasText: "Revoke" }).click();
     await page.locator("#message", { hasText: "is revoked" }).waitFor();
-    expect(await page.locator("#keys tbody tr", { hasText: "browser-made" }).locator(".status-revoked").count()).toBe(1);
+    // The message comes first, the table is drawn again right after it.
+    const revokedStatus = page.locator("#keys tbody tr", { hasText: "browser-made" }).locator(".status-revoked");
+    await revokedStatus.first().waitFor({ state: "attached" });
+    expect(await revokedStatus.count()).toBe(1);
     const revoked = performance.now();
     while ((await lookup(secret, ["1.1.1.1"])).status !== 401) {
       expect(performance.now() - revoked).toBeLessThan(1000);
@@ -176,8 +179,10 @@ describe("the console", () => {
     await page.locator("#message", { hasText: "7 a batch" }).waitFor();
     const plans = (await (await fetch(`${admin}/admin/v1/plans`, { headers: { authorization: `Bearer ${token}` } })).json()) as { plans: unknown[] };
     expect(plans.plans).toContainEqual({ name: "gold", max_batch_size: 7, monthly_units: null, rate_limit: 20 });
-    // The new plan is offered for keys.
-    expect(await page.locator("#new-key-plan option[value=gold]").count()).toBe(1);
+    // The new plan is offered for keys (once the page has drawn its lists again).
+    const goldOption = page.locator("#new-key-plan option[value=gold]");
+    await goldOption.first().waitFor({ state: "attached" });
+    expect(await goldOption.count()).toBe(1);
 
     // A refused value says why, and changes nothing.
     await gold.locator("input[aria-label^='Max batch']").fill("0");
