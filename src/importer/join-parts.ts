@@ -1,6 +1,6 @@
 import { inFieldOrder, type FieldValues, type RecordField } from "../index/record-fields.ts";
 import { flattenPackedInClusters } from "./flatten.ts";
-import { LayerBuilder, packLayer, wordsOf, type PackedLayer } from "./packed-layer.ts";
+import { LayerBuilder, packLayer, unpackLayer, wordsOf, type PackedLayer } from "./packed-layer.ts";
 import type { Family } from "./ranges.ts";
 import { ValueTable, type SourceData } from "./source-data.ts";
 
@@ -23,6 +23,17 @@ export function packPart(data: SourceData): PackedPart {
     6: packLayer(6, data.v6.ranges),
     described: data.described,
   };
+}
+
+/** A part with its ranges as ValueRange objects again: the form tests and small tools read. */
+export function unpackPart(part: PackedPart): SourceData {
+  const data: SourceData = {
+    fields: part.fields,
+    values: part.values,
+    v4: { rows: part.rows[4], ranges: unpackLayer(part[4]) },
+    v6: { rows: part.rows[6], ranges: unpackLayer(part[6]) },
+  };
+  return part.described ? { ...data, described: part.described } : data;
 }
 
 /**

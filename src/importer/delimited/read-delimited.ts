@@ -3,8 +3,8 @@ import { writeAddress } from "../../data-file/packed-address.ts";
 import type { FieldValues } from "../../index/record-fields.ts";
 import { parseCsvLine } from "../csv.ts";
 import { flattenPackedInClusters } from "../flatten.ts";
-import type { PackedPart } from "../join-parts.ts";
-import { compareAddresses, LayerBuilder, unpackLayer, wordsOf } from "../packed-layer.ts";
+import { unpackPart, type PackedPart } from "../join-parts.ts";
+import { compareAddresses, LayerBuilder, wordsOf } from "../packed-layer.ts";
 import { maxAddress, type Family } from "../ranges.ts";
 import { ValueTable, type SourceData } from "../source-data.ts";
 import { DELIMITED_LAYOUTS, type DelimitedColumn, type DelimitedFormat, type DelimitedLayout } from "./formats.ts";
@@ -266,13 +266,7 @@ export function readDelimitedPacked(input: string | Uint8Array, options: ReadDel
 
 /** readDelimitedPacked, with the ranges as ValueRange objects: the form tests and small tools read. */
 export function readDelimited(input: string | Uint8Array, options: ReadDelimitedOptions, progress?: (done: number, total: number) => void): SourceData {
-  const part = readDelimitedPacked(input, options, progress);
-  return {
-    fields: part.fields,
-    values: part.values,
-    v4: { rows: part.rows[4], ranges: unpackLayer(part[4]) },
-    v6: { rows: part.rows[6], ranges: unpackLayer(part[6]) },
-  };
+  return unpackPart(readDelimitedPacked(input, options, progress));
 }
 
 /** The line (1-based) of UTF-8 bytes on which they stop being valid UTF-8. */

@@ -1,6 +1,5 @@
 import { inFieldOrder, type RecordField } from "../../index/record-fields.ts";
-import type { PackedPart } from "../join-parts.ts";
-import { unpackLayer } from "../packed-layer.ts";
+import { unpackPart, type PackedPart } from "../join-parts.ts";
 import type { SourceData } from "../source-data.ts";
 import { completeValues } from "./complete-values.ts";
 import { openMmdb, type MmdbFile } from "./mmdb-file.ts";
@@ -30,14 +29,7 @@ export function readMmdbPacked(bytes: Uint8Array, file: string, progress?: (done
 
 /** readMmdbPacked, with the ranges as ValueRange objects. */
 export function readMmdb(bytes: Uint8Array, file: string, progress?: (done: number, total: number) => void): SourceData {
-  const part = readMmdbPacked(bytes, file, progress);
-  return {
-    fields: part.fields,
-    values: part.values,
-    v4: { rows: part.rows[4], ranges: unpackLayer(part[4]) },
-    v6: { rows: part.rows[6], ranges: unpackLayer(part[6]) },
-    described: part.described,
-  };
+  return unpackPart(readMmdbPacked(bytes, file, progress));
 }
 
 function read(mmdb: MmdbFile, progress?: (done: number, total: number) => void): PackedPart {
