@@ -33,6 +33,7 @@ const COLON = 58;
 const DOT = 46;
 const ZERO = 48;
 const NINE = 57;
+const LOWER_A = 97;
 
 function ipv4(value: number, text?: string): IPv4Address {
   return { version: 4, text: text ?? ipv4Text(value), value };
@@ -104,19 +105,24 @@ function parseIPv6(text: string): Address | null {
   const groups = GROUPS;
   let count = 0;
   let gap = -1; // index in `groups` where `::` stands
+  // Whether every group is written as RFC 5952 writes it (lower case, no leading zero);
+  // finishIPv6 then checks where `::` stands and, if that is right too, keeps `text`.
+  let plain = true;
   let i = 0;
   if (text.charCodeAt(0) === COLON) {
     if (text.charCodeAt(1) !== COLON) return null;
     gap = 0;
     i = 2;
-    if (i === length) return finishIPv6(count, gap);
+    if (i === length) return finishIPv6(count, gap, text);
   }
   for (;;) {
     const groupStart = i;
     let group = 0;
     while (i < length) {
-      const digit = hexValue(text.charCodeAt(i));
+      const c = text.charCodeAt(i);
+      const digit = hexValue(c);
       if (digit < 0) break;
+      if (c < LOWER_A && c > NINE) plain = false;
       group = group * 16 + digit;
       i++;
     }
@@ -128,24 +134,30 @@ function parseIPv6(text: string): Address | null {
       if (value < 0) return null;
       groups[count++] = value >>> 16;
       groups[count++] = value & 0xffff;
-      return finishIPv6(count, gap);
+      return finishIPv6(count, gap, null);
     }
     if (digits === 0 || digits > 4 || count === 8) return null;
+    if (digits > 1 && text.charCodeAt(groupStart) === ZERO) plain = false;
     groups[count++] = group;
-    if (i === length) return finishIPv6(count, gap);
+    if (i === length) return finishIPv6(count, gap, plain ? text : null);
     if (text.charCodeAt(i) !== COLON) return null;
     i++;
     if (text.charCodeAt(i) === COLON) {
       if (gap >= 0) return null;
       gap = count;
       i++;
-      if (i === length) return finishIPv6(count, gap);
+      if (i === length) return finishIPv6(count, gap, plain ? text : null);
     }
   }
 }
 
-/** The `count` groups in GROUPS, with `::` standing at `gap` (or -1), as an address. */
-function finishIPv6(count: number, gap: number): Address | null {
+/**
+ * The `count` groups in GROUPS, with `::` standing at `gap` (or -1), as an address.
+ * `plainText` is the text parsed when its groups are written the RFC 5952 way: it is
+ * the address's canonical text as is if `::` also stands where RFC 5952 puts it, which
+ * saves formatting it again (most clients send canonical text).
+ */
+function finishIPv6(count: number, gap: number, plainText: string | null): Address | null {
   if (gap < 0 ? count !== 8 : count > 7) return null;
   const groups = GROUPS;
   if (gap >= 0) {
@@ -160,7 +172,31 @@ function finishIPv6(count: number, gap: number): Address | null {
   const w3 = (((groups[6] as number) << 16) | (groups[7] as number)) >>> 0;
   if (w0 === 0 && w1 === 0 && w2 === 0xffff) return ipv4(w3);
   const words = [w0, w1, w2, w3] as const;
-  return { version: 6, text: ipv6Text(words), words };
+  return { version: 6, text: plainText !== null && compressedAsCanonical(groups, gap, 8 - count) ? plainText : ipv6Text(words), words };
+}
+
+/**
+ * Whether `::` standing at `gap` for `zeros` groups (gap -1: no `::`) is where RFC 5952
+ * puts it in these eight groups: on the longest run of two or more zero groups, the
+ * first on a tie, and nowhere if there is no such run.
+ */
+function compressedAsCanonical(groups: Uint16Array, gap: number, zeros: number): boolean {
+  let bestStart = -1;
+  let bestLength = 1;
+  for (let g = 0; g < 8; ) {
+    if (groups[g] !== 0) {
+      g++;
+      continue;
+    }
+    let end = g + 1;
+    while (end < 8 && groups[end] === 0) end++;
+    if (end - g > bestLength) {
+      bestStart = g;
+      bestLength = end - g;
+    }
+    g = end;
+  }
+  return gap < 0 ? bestStart < 0 : gap === bestStart && zeros === bestLength;
 }
 
 /**

@@ -27,6 +27,35 @@ test("canonical text agrees with ipaddr.js on random IPv6 addresses in many spel
   }
 });
 
+test("canonical text agrees with ipaddr.js when :: stands on any run of zeros, canonical or not", () => {
+  let seed = 7;
+  // The high bits: the low bits of this generator repeat with a short period.
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return Math.floor(seed / 65536) % n;
+  };
+  for (let round = 0; round < 5000; round++) {
+    const groups = Array.from({ length: 8 }, () => (random(2) === 0 ? random(65536) : 0));
+    // Lower case without leading zeros, as RFC 5952 writes groups; `::` on a random run of
+    // zero groups (one group long included), or nowhere.
+    const hex = groups.map((g) => g.toString(16));
+    const runs: [number, number][] = [];
+    for (let g = 0; g < 8; g++) {
+      if (groups[g] !== 0) continue;
+      let end = g + 1;
+      while (end < 8 && groups[end] === 0) end++;
+      for (let from = g; from < end; from++) for (let to = from + 1; to <= end; to++) runs.push([from, to]);
+      g = end;
+    }
+    const run = runs.length > 0 && random(4) > 0 ? runs[random(runs.length)] : undefined;
+    const text = run ? `${hex.slice(0, run[0]).join(":")}::${hex.slice(run[1]).join(":")}` : hex.join(":");
+    const ours = parseAddress(text);
+    if (ours?.version === 4) continue; // ::ffff:… is an IPv4 address
+    expect(ours?.version).toBe(6);
+    expect(ours!.text).toBe(ipaddr.IPv6.parse(text).toRFC5952String());
+  }
+});
+
 test("IPv4 values agree with ipaddr.js", () => {
   for (let i = 0; i < 2000; i++) {
     const parts = [i % 256, (i * 7) % 256, (i * 13) % 256, (i * 31) % 256];
