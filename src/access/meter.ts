@@ -1,6 +1,6 @@
 import { ApiError } from "../errors/api-error.ts";
 import { billingPeriod, type BillingPeriod } from "../store/period.ts";
-import type { ActiveKey, Store } from "../store/store.ts";
+import type { ActiveKey, ChargeOptions, Store } from "../store/store.ts";
 
 /** What a charged request reports back in its `X-Units-*` headers. */
 export interface Metered {
@@ -21,14 +21,14 @@ export class Meter {
 
   /**
    * Charges `units` to the key, or throws `quota_exceeded` without charging anything.
-   * Resolves once the units are committed.
+   * Resolves once the units are committed (`options`: see Store.charge).
    */
-  async charge(active: ActiveKey, units: number): Promise<Metered> {
+  async charge(active: ActiveKey, units: number, options?: ChargeOptions): Promise<Metered> {
     const limit = active.plan.monthlyUnits;
     const now = this.now();
     const period = this.periodOf(now);
     // `at`, from the clock that chose the period, puts the request on its UTC day.
-    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime() });
+    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime() }, options);
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {
       throw new ApiError(

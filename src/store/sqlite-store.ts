@@ -19,6 +19,7 @@ import {
   type ApiKey,
   type AuthSnapshot,
   type Charge,
+  type ChargeOptions,
   type ChargeOutcome,
   type DayUsage,
   type DayUsageRecord,
@@ -308,11 +309,13 @@ export class SqliteStore implements Store {
     return row ? toActiveKey(row) : null;
   }
 
-  charge(charge: Charge): Promise<ChargeOutcome> {
+  charge(charge: Charge, options?: ChargeOptions): Promise<ChargeOutcome> {
     if (this.closed) return Promise.reject(new StoreError("the store is closed"));
     const refused = chargeError(charge);
     if (refused) return Promise.reject(refused);
-    return this.charges.submit(charge);
+    const outcome = this.charges.submit(charge);
+    if (options?.commitNow) this.charges.flush();
+    return outcome;
   }
 
   /**

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import type { LookupResult } from "../../src/lookup/lookup-result.ts";
 import { makeTestApp, type TestApp } from "../support/test-app.ts";
 
@@ -98,6 +98,24 @@ describe("POST /v1/lookup/batch (SPEC §4.2)", () => {
     const response = await batch([]);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { code: string }).code).toBe("invalid_request");
+  });
+
+  test("an answer too large for Bun's cork buffer commits its units at once; a small one waits for the turn's group", async () => {
+    const charge = spyOn(t.store, "charge");
+    try {
+      const small = await batch(["1.1.1.1", "8.8.8.8"]);
+      expect(small.status).toBe(200);
+      const ips = Array.from({ length: 120 }, (_, i) => `8.8.${i}.8`);
+      const large = await batch(ips);
+      expect(large.status).toBe(200);
+      expect((await large.arrayBuffer()).byteLength).toBeGreaterThan(16 * 1024);
+      expect(charge.mock.calls.map(([made, options]) => [made.units, options?.commitNow])).toEqual([
+        [2, false],
+        [120, true],
+      ]);
+    } finally {
+      charge.mockRestore();
+    }
   });
 
   test("an address without data is found: false with null fields, and still costs a unit", async () => {
