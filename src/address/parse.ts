@@ -177,26 +177,11 @@ function finishIPv6(count: number, gap: number, plainText: string | null): Addre
 
 /**
  * Whether `::` standing at `gap` for `zeros` groups (gap -1: no `::`) is where RFC 5952
- * puts it in these eight groups: on the longest run of two or more zero groups, the
- * first on a tie, and nowhere if there is no such run.
+ * puts it in these eight groups (see zeroRun).
  */
 function compressedAsCanonical(groups: Uint16Array, gap: number, zeros: number): boolean {
-  let bestStart = -1;
-  let bestLength = 1;
-  for (let g = 0; g < 8; ) {
-    if (groups[g] !== 0) {
-      g++;
-      continue;
-    }
-    let end = g + 1;
-    while (end < 8 && groups[end] === 0) end++;
-    if (end - g > bestLength) {
-      bestStart = g;
-      bestLength = end - g;
-    }
-    g = end;
-  }
-  return gap < 0 ? bestStart < 0 : gap === bestStart && zeros === bestLength;
+  const [start, length] = zeroRun(groups);
+  return gap < 0 ? start < 0 : gap === start && zeros === length;
 }
 
 /**
@@ -226,8 +211,7 @@ const ZERO_RUN: [start: number, length: number] = [-1, 1];
 
 /**
  * Splits four 32-bit words into eight 16-bit groups (into `groups`) and finds where
- * RFC 5952 text puts `::`: the longest run of two or more zero groups, the first on a
- * tie; start -1 when there is none. The pair returned is reused by the next call.
+ * RFC 5952 text puts `::` (see zeroRun).
  */
 export function groupsAndZeroRun(words: ArrayLike<number>, groups: Uint16Array): readonly [start: number, length: number] {
   for (let w = 0; w < 4; w++) {
@@ -235,6 +219,15 @@ export function groupsAndZeroRun(words: ArrayLike<number>, groups: Uint16Array):
     groups[w * 2] = word >>> 16;
     groups[w * 2 + 1] = word & 0xffff;
   }
+  return zeroRun(groups);
+}
+
+/**
+ * Where RFC 5952 text of eight 16-bit groups puts `::`: the longest run of two or more
+ * zero groups, the first on a tie; start -1 when there is none. The pair returned is
+ * reused by the next call.
+ */
+function zeroRun(groups: Uint16Array): readonly [start: number, length: number] {
   let bestStart = -1;
   let bestLength = 1;
   for (let g = 0; g < 8; ) {
