@@ -4,7 +4,6 @@ import { isEmbedded } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
 import { delimitedFormatHelp } from "../../importer/delimited/formats.ts";
 import { LICENSE_NOT_STATED } from "../../importer/describe-source.ts";
-import { importDataSet } from "../../importer/install.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
 import { dataInfoJson } from "../data-info-json.ts";
 import { parseImportArgs } from "../import-args.ts";
@@ -65,6 +64,8 @@ Source options, each for the FILE that follows it:
     }
     const began = performance.now();
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
+    // The importers load with the command that runs them, not with every command line.
+    const { importDataSet } = await import("../../importer/install.ts");
     const info = await importDataSet(path, args.sources, {
       now: context.now(),
       progress,

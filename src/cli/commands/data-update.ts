@@ -5,7 +5,7 @@ import { readSetting } from "../../config/settings.ts";
 import { readRecipe, type Recipe } from "../../data-file/recipe.ts";
 import { redactSecrets } from "../../importer/fetch/locations.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
-import { updateDataFile, type UpdateOutcome } from "../../importer/update.ts";
+import type { UpdateOutcome } from "../../importer/update.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
 import { CommandFailed, type Command } from "../command.ts";
@@ -42,6 +42,8 @@ ${DATA_FLAG_HELP}`,
     if (!existsSync(path)) throw new ConfigError(`--data: there is no data file at ${path}`);
     const recipe = recipeOf(path, context);
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
+    // The importers load with the command that runs them, not with every command line.
+    const { updateDataFile } = await import("../../importer/update.ts");
     const began = performance.now();
     let outcome: UpdateOutcome;
     try {
