@@ -62,10 +62,10 @@ Source options, each for the FILE that follows it:
     if (isEmbedded(path)) {
       throw new ConfigError("the data embedded in the binary cannot be replaced; name the file to write with --data PATH (and serve with the same --data)");
     }
-    const began = performance.now();
-    const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
     // The importers load with the command that runs them, not with every command line.
     const { importDataSet } = await import("../../importer/install.ts");
+    const began = performance.now();
+    const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
     const info = await importDataSet(path, args.sources, {
       now: context.now(),
       progress,
