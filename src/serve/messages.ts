@@ -5,8 +5,8 @@ import type { TlsPair } from "./tls.ts";
 
 /**
  * What the threads of one server share: given to every serving thread at its start.
- * The SharedArrayBuffers in it (the index image, the rate-limit buckets, the metrics)
- * are shared between the threads, not copied.
+ * The SharedArrayBuffers in it (the index image, the rate-limit buckets, the metrics,
+ * the store's health marks) are shared between the threads, not copied.
  */
 export interface ThreadSetup {
   readonly config: ServeConfig;
@@ -16,6 +16,8 @@ export interface ThreadSetup {
   readonly image: IndexImage;
   readonly metrics: MetricsTable;
   readonly rateTables: { readonly keys: SharedArrayBuffer; readonly failedKeys: SharedArrayBuffer };
+  /** One mark per thread, set while that thread cannot reach the state store (see StoreHealth). */
+  readonly storeMarks: Int32Array;
   readonly version: string;
   /** HTTPS: the certificate and key every listener uses; null for plain HTTP. */
   readonly tls: TlsPair | null;

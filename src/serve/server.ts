@@ -1,3 +1,4 @@
+import { sharedStoreMarks } from "../access/store-health.ts";
 import { startAdminListener, type AdminListener } from "../admin/admin-listener.ts";
 import type { ServeConfig } from "../config/serve-config.ts";
 import { ConfigError } from "../config/config-error.ts";
@@ -100,6 +101,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     image: index.current().image,
     metrics: metricsTable,
     rateTables: sharedRateTables(),
+    storeMarks: sharedStoreMarks(config.workers),
     version: environment.version,
   };
   let main: ServingThread;

@@ -47,10 +47,14 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   const { config } = setup;
   const store: Store = await openStore(config.statePath, { lockWaitMs: LOCK_WAIT_MS });
   // One line when the store goes away and one when it is back, not one every poll.
-  const health = new StoreHealth((reachable, error) => {
-    if (reachable) logger.log("warn", "the state store can be reached again", { thread: setup.thread });
-    else logger.log("error", "the state store cannot be reached; /v1 answers 503 store_unavailable until it can", { thread: setup.thread, error: redactUrl(String(error)) });
-  });
+  const health = new StoreHealth(
+    (reachable, error) => {
+      if (reachable) logger.log("warn", "the state store can be reached again", { thread: setup.thread });
+      else logger.log("error", "the state store cannot be reached; /v1 answers 503 store_unavailable until it can", { thread: setup.thread, error: redactUrl(String(error)) });
+    },
+    setup.storeMarks,
+    setup.thread,
+  );
   const keys = await KeyCache.load(store);
   keys.watch(
     KEY_POLL_MS,

@@ -204,8 +204,26 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL database", ()
     phase = "cutting";
     // Both servers soon know: /readyz says so, /healthz does not care.
     const cutAt = performance.now();
-    while (performance.now() - cutAt < 3000 && (await probe("/readyz")).some((status) => status !== 503)) await Bun.sleep(50);
+    // A server answers as one, whichever of its threads takes the connection (each has
+    // its own poll, which may not have come round yet): each round asks each server on
+    // four connections at once, and once a round has had a 503 from a server, every later
+    // round must have only 503s from it.
+    const saidUnready = [false, false];
+    const readyAfterNotice: number[] = [];
+    const probeRound = async () => {
+      const rounds = await Promise.all(Array.from({ length: 4 }, () => probe("/readyz")));
+      const byServer = [0, 1].map((s) => rounds.map((statuses) => statuses[s]!));
+      byServer.forEach((statuses, s) => {
+        if (saidUnready[s]) readyAfterNotice.push(...statuses);
+      });
+      byServer.forEach((statuses, s) => {
+        if (statuses.includes(503)) saidUnready[s] = true;
+      });
+      return byServer.flat();
+    };
+    while (performance.now() - cutAt < 3000 && (await probeRound()).some((status) => status !== 503)) await Bun.sleep(50);
     const noticedMs = performance.now() - cutAt;
+    await probeRound();
     phase = "cut";
     await Bun.sleep(1000);
     const ready = await Promise.all(
@@ -229,6 +247,8 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL database", ()
     // A cut is noticed when the key poll's read gives up (the store's read time, 2 s).
     expect(noticedMs).toBeLessThan(3000);
     expect(recoveredMs).toBeLessThan(3000);
+    expect(readyAfterNotice.length).toBeGreaterThanOrEqual(8);
+    expect(readyAfterNotice).toEqual(Array(readyAfterNotice.length).fill(503));
     for (const { status, body } of ready) {
       expect(status).toBe(503);
       expect(body).toEqual({ status: "unavailable", reason: "the state store cannot be reached" });
