@@ -33,7 +33,8 @@ const COLON = 58;
 const DOT = 46;
 const ZERO = 48;
 const NINE = 57;
-const LOWER_A = 97;
+/** The flag HEX_VALUES adds to an upper case digit's value. */
+const UPPER_CASE = 16;
 
 function ipv4(value: number, text?: string): IPv4Address {
   return { version: 4, text: text ?? ipv4Text(value), value };
@@ -74,17 +75,19 @@ function parseIPv4Value(text: string, start: number, end: number): number {
   return i === end ? value : -1;
 }
 
-/** The value of each hex digit character, by char code below 128; -1 for any other. */
+/**
+ * Each hex digit character's value, by char code below 128: 0–15 for a digit or a lower
+ * case letter, the value plus UPPER_CASE for an upper case letter, -1 for any other.
+ */
 const HEX_VALUES = (() => {
   const values = new Int8Array(128).fill(-1);
   for (let d = 0; d < 10; d++) values[ZERO + d] = d;
-  for (let d = 0; d < 6; d++) values[65 + d] = values[97 + d] = 10 + d;
+  for (let d = 0; d < 6; d++) {
+    values[97 + d] = 10 + d;
+    values[65 + d] = (10 + d) | UPPER_CASE;
+  }
   return values;
 })();
-
-function hexValue(c: number): number {
-  return c < 128 ? (HEX_VALUES[c] as number) : -1;
-}
 
 /** Lower-case hex of 0…255, without and with a leading zero. */
 const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16));
@@ -109,6 +112,8 @@ function parseIPv6(text: string): Address | null {
   // finishIPv6 then checks where `::` stands and, if that is right too, keeps `text`.
   let plain = true;
   let i = 0;
+  // Every digit's HEX_VALUES entry OR-ed together: UPPER_CASE in it once one was upper case.
+  let seen = 0;
   if (text.charCodeAt(0) === COLON) {
     if (text.charCodeAt(1) !== COLON) return null;
     gap = 0;
@@ -120,10 +125,10 @@ function parseIPv6(text: string): Address | null {
     let group = 0;
     while (i < length) {
       const c = text.charCodeAt(i);
-      const digit = hexValue(c);
+      const digit = c < 128 ? (HEX_VALUES[c] as number) : -1;
       if (digit < 0) break;
-      if (c < LOWER_A && c > NINE) plain = false;
-      group = group * 16 + digit;
+      seen |= digit;
+      group = (group << 4) | (digit & 15);
       i++;
     }
     const digits = i - groupStart;
@@ -139,14 +144,14 @@ function parseIPv6(text: string): Address | null {
     if (digits === 0 || digits > 4 || count === 8) return null;
     if (digits > 1 && text.charCodeAt(groupStart) === ZERO) plain = false;
     groups[count++] = group;
-    if (i === length) return finishIPv6(count, gap, plain ? text : null);
+    if (i === length) return finishIPv6(count, gap, plain && (seen & UPPER_CASE) === 0 ? text : null);
     if (text.charCodeAt(i) !== COLON) return null;
     i++;
     if (text.charCodeAt(i) === COLON) {
       if (gap >= 0) return null;
       gap = count;
       i++;
-      if (i === length) return finishIPv6(count, gap, plain ? text : null);
+      if (i === length) return finishIPv6(count, gap, plain && (seen & UPPER_CASE) === 0 ? text : null);
     }
   }
 }
