@@ -57,7 +57,7 @@ export function unhandled(logger: Logger, requestId: string, error: unknown): Re
  * IPv4-mapped IPv6 (`::ffff:192.0.2.1`): read as the IPv4 address they carry, which is
  * what parsing the whole text gives too, at a fraction of the cost.
  */
-function peerAddress(text: string): Address | null {
+export function peerAddress(text: string): Address | null {
   if (text.startsWith("::ffff:") && text.includes(".", 7)) return parseAddress(text.slice(7));
   return parseAddress(text);
 }

@@ -40,6 +40,8 @@ export interface HttpFigures {
    * (see contract-minimum-server.ts), units in a SQLite state file, against the bare reference.
    */
   contractMinimum: Comparison;
+  /** The same handler with serve's access log around it (request id, peer, one line a request, to a file), against the bare reference. */
+  contractMinimumLogged: Comparison;
   /** SQLite state file (subject) against an in-memory store (reference). */
   accounting: Comparison[];
   rssAfterLoadMiB: number;
@@ -155,6 +157,14 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     started.push(minimum);
     const [contractMinimum] = compare(work, [single], { url: urlOf(minimum), key: String(minimum.info.key) }, { url: urlOf(bare[1]!), key: "none" }, options);
     await minimum.stop();
+    const logged = await startProcess(
+      pinned(SERVER_CORE, [process.execPath, join(HERE, "contract-minimum-server.ts"), "0", join(work, "minimum-logged.db"), "access-log"]),
+      {},
+      join(work, "minimum-access.log"),
+    );
+    started.push(logged);
+    const [contractMinimumLogged] = compare(work, [single], { url: urlOf(logged), key: String(logged.info.key) }, { url: urlOf(bare[1]!), key: "none" }, options);
+    await logged.stop();
     for (const scenario of list) await bare[scenario.addresses]!.stop();
 
     const quiet = await startServe({ state: join(work, "quiet.db"), logFile: join(work, "quiet.log"), logLevel: "warn", core: SERVER_CORE });
@@ -169,7 +179,7 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     started.push(memory);
     const accounting = compare(work, list, { url: urlOf(file), key: String(file.info.key) }, { url: urlOf(memory), key: String(memory.info.key) }, options);
     const requestsByReal = [...vsBare, accessLog!].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
-    return { vsBare, accessLog: accessLog!, frameworkFloor: frameworkFloor!, contractMinimum: contractMinimum!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed: requestsByReal };
+    return { vsBare, accessLog: accessLog!, frameworkFloor: frameworkFloor!, contractMinimum: contractMinimum!, contractMinimumLogged: contractMinimumLogged!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed: requestsByReal };
   } finally {
     await Promise.all(started.map((process) => process.stop().catch(() => {})));
     rmSync(work, { recursive: true, force: true });

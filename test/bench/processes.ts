@@ -8,8 +8,9 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-export async function startProcess(command: string[], env: Record<string, string> = {}): Promise<BenchProcess> {
-  const child = Bun.spawn(command, { stdout: "pipe", stderr: "inherit", env: { ...process.env, ...env } });
+/** Starts `command`; its stderr goes to the file `stderrPath` if given, else to this process's stderr. */
+export async function startProcess(command: string[], env: Record<string, string> = {}, stderrPath?: string): Promise<BenchProcess> {
+  const child = Bun.spawn(command, { stdout: "pipe", stderr: stderrPath ? Bun.file(stderrPath) : "inherit", env: { ...process.env, ...env } });
   const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
   let text = "";
   const deadline = Date.now() + 20_000;

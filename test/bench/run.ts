@@ -118,6 +118,11 @@ if (http) {
       http.contractMinimum,
       "— (what the contract's work costs on Bun, whatever the HTTP layer)",
     ),
+    againstBare(
+      "HTTP single lookup, the contract's minimum with serve's access log: the same handler, and a request id, the peer's address and one access-log line a request, written to a file",
+      http.contractMinimumLogged,
+      "— (the ceiling for single lookups at default settings on this runtime)",
+    ),
   );
   for (const c of http.accounting) {
     rows.push([
