@@ -28,7 +28,7 @@ let http: HttpFigures | null = null;
 if (values["skip-http"]) console.error("HTTP: skipped (--skip-http)");
 else if (!haveWrk()) console.error("HTTP: skipped, wrk is not installed (Debian: apt-get install wrk)");
 else {
-  console.error("HTTP: iplookup, the framework's floor and the contract's minimum against a bare Bun.serve, then SQLite state against an in-memory store…");
+  console.error("HTTP: iplookup, the framework's floor and the contract's minimum (without and with an access log) against a bare Bun.serve, then SQLite state against an in-memory store…");
   // Many short paired runs rather than a few long ones: this machine's speed drifts by
   // ±15% from one second to the next, and the median of 15 paired ratios moves far less.
   http = await measureHttp(values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 15, seconds: 1, connections: 32 });
@@ -99,7 +99,7 @@ if (http) {
     `${fmt(http.accessLog.ratio, 3)} (${fmt(http.accessLog.ratioRange[0], 2)}–${fmt(http.accessLog.ratioRange[1], 2)})`,
     `costs ≤ 5%: ${verdict(http.accessLog.ratio >= 0.95)}`,
   ]);
-  // Two more servers against the bare one, for single lookups: where the distance to bare comes from.
+  // Three more servers against the bare one, for single lookups: where the distance to bare comes from.
   const againstBare = (what: string, c: Comparison, note: string) => [
     what,
     `${fmt(c.subject.requestsPerSecond)} req/s`,
