@@ -39,13 +39,13 @@ const rates = new RateLimiter(() => Date.now());
 const validBody = TypeCompiler.Compile(LookupRequest);
 const refused = () => new Response("refused", { status: 400 });
 
-/** Answers one lookup; `caller` is told the key that made it. */
-async function lookup(request: Request, headers: Record<string, string>, caller: { keyId: string | null } = { keyId: null }): Promise<Response> {
+/** Answers one lookup; `caller`, if given, is told the key that made it (the plain handler allocates nothing for it). */
+async function lookup(request: Request, headers: Record<string, string>, caller?: { keyId: string | null }): Promise<Response> {
   if (request.method !== "POST" || !request.url.endsWith("/v1/lookup")) return new Response("not found", { status: 404 });
   const authorization = request.headers.get("authorization");
   const key = authorization?.startsWith("Bearer ") ? keys.authenticate(authorization.slice(7)) : null;
   if (!key || rates.take(key.key.id, key.plan.rateLimit) > 0) return refused();
-  caller.keyId = key.key.id;
+  if (caller) caller.keyId = key.key.id;
   if (request.headers.get("content-type") !== "application/json") return refused();
   const body = (await request.json().catch(() => null)) as unknown;
   if (!validBody.Check(body)) return refused();
