@@ -79,17 +79,6 @@ export class ByteWriter {
     this.length = at;
   }
 
-  /** Appends a non-negative integer below 1,000 (a prefix length, a version). */
-  smallInteger(value: number): void {
-    this.reserve(3);
-    const bytes = this.bytes;
-    let at = this.length;
-    if (value >= 100) bytes[at++] = 48 + ((value / 100) | 0);
-    if (value >= 10) bytes[at++] = 48 + (((value / 10) | 0) % 10);
-    bytes[at++] = 48 + (value % 10);
-    this.length = at;
-  }
-
   /** Appends encoded bytes. */
   raw(chunk: Uint8Array): void {
     const size = chunk.byteLength;
