@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ipv6Text, parseAddress } from "../../src/address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../../src/address/sorted-search.ts";
 import { buildDataSet } from "../../src/importer/build.ts";
 import { writeDataFile } from "../../src/importer/data-file.ts";
@@ -26,6 +27,28 @@ function mismatches(index: RangeIndex): string[] {
   }
   if (v4Prefixes[PREFIXES] !== v4Starts.length - 1) wrong.push("IPv4: the last entry is not the last segment");
   if (v6Prefixes[PREFIXES] !== v6Starts.length / 4 - 1) wrong.push("IPv6: the last entry is not the last segment");
+  return [...wrong, ...denseMismatches(index)];
+}
+
+/**
+ * The IPv6 second level: a prefix has one exactly when it holds more than 64 segments,
+ * and each of its 256 entries is what a search of the whole table finds for that /24's
+ * first address, the 257th the prefix table's next entry.
+ */
+function denseMismatches(index: RangeIndex): string[] {
+  const { v6Starts, v6Prefixes, v6Dense } = index.image;
+  const wrong: string[] = [];
+  for (let prefix = 0; prefix < PREFIXES; prefix++) {
+    const at = v6Dense[prefix]!;
+    const dense = v6Prefixes[prefix + 1]! - v6Prefixes[prefix]! > 64;
+    if (dense !== (at !== 0)) wrong.push(`IPv6 prefix ${prefix}: ${v6Prefixes[prefix + 1]! - v6Prefixes[prefix]!} segments, second level at ${at}`);
+    if (at === 0) continue;
+    for (let next = 0; next < 256; next++) {
+      const search = lastStartAtOrBelow128(v6Starts, [((prefix << 16) | (next << 8)) >>> 0, 0, 0, 0]);
+      if (v6Dense[at + next] !== search) wrong.push(`IPv6 prefix ${prefix}, next bits ${next}: ${v6Dense[at + next]}, search ${search}`);
+    }
+    if (v6Dense[at + 256] !== v6Prefixes[prefix + 1]) wrong.push(`IPv6 prefix ${prefix}: the second level's last entry is not the next prefix's`);
+  }
   return wrong;
 }
 
@@ -53,5 +76,33 @@ describe("prefix tables", () => {
     const index = RangeIndex.open(path);
     expect(index.image.v4Starts.length).toBeGreaterThan(3);
     expect(mismatches(index)).toEqual([]);
+  });
+
+  test("a dense IPv6 prefix answers every address as a search of the whole table does", async () => {
+    // 100 segments in 2a00::/16, each starting one past a /24's first address (every other
+    // /24) and ending before the next /24, with a record of its own.
+    const slash24 = (next: bigint) => ((0x2a00n << 16n) | (next << 8n)) << 96n;
+    const rows = Array.from({ length: 100 }, (_, k) => `${slash24(BigInt(2 * k)) + 1n},${slash24(BigInt(2 * k + 1)) - 2n},${65000 + k},Net ${k}`);
+    const sources = writeSmallSources(dir, { "asn-6.csv": rows.join("\n") });
+    const path = join(dir, "dense.db");
+    writeDataFile(path, await buildDataSet(sources, new Date("2026-11-01T00:00:00Z")));
+    const index = RangeIndex.open(path);
+    const { v6Starts, v6Records, v6Dense } = index.image;
+    expect(v6Dense[0x2a00]).toBeGreaterThan(0);
+    expect(mismatches(index)).toEqual([]);
+    const wrong: string[] = [];
+    for (let k = 0; k < 210; k++) {
+      const first = slash24(BigInt(k));
+      for (const value of [first - 1n, first, first + 1n, first + 2n, slash24(BigInt(k + 1)) - 2n, slash24(BigInt(k + 1)) - 1n]) {
+        const words = [0, 1, 2, 3].map((w) => Number((value >> BigInt(96 - 32 * w)) & 0xffffffffn));
+        const text = ipv6Text(words);
+        const id = v6Records[lastStartAtOrBelow128(v6Starts, words)]!;
+        const expected = id === 0 ? null : JSON.stringify(index.record(id));
+        const hit = index.lookup(parseAddress(text)!);
+        const actual = hit ? JSON.stringify(hit.record) : null;
+        if (actual !== expected) wrong.push(`${text}: ${actual}, search ${expected}`);
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 });
