@@ -3,6 +3,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from "playwrig
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { heavyTurn } from "../support/heavy-turn.ts";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 /**
@@ -20,8 +21,11 @@ let server: ServerProcess;
 let admin: string;
 let token: string;
 let browser: Browser;
+let endTurn = () => {};
 
+// The browser and the server take about 1.2 GB: a turn with the suite's other heavy files (see heavyTurn).
 beforeAll(async () => {
+  endTurn = await heavyTurn();
   mkdirSync(SCREENSHOTS, { recursive: true });
   token = (JSON.parse(cli(["admin", "create", "--name", "console", "--json"], { IPLOOKUP_STATE: state }).stdout) as { token: string }).token;
   server = await startServerProcess(["--state", state, "--workers", "2", "--admin-port", "0"]);
@@ -30,12 +34,13 @@ beforeAll(async () => {
     executablePath: CHROMIUM,
     args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--headless"],
   });
-});
+}, 120_000);
 
 afterAll(async () => {
   await browser?.close();
   await server?.stop("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
+  endTurn();
 });
 
 /** A new page in a fresh context (no saved token), recording console errors and every request it makes. */

@@ -11,15 +11,22 @@ import { defaultDataPath } from "../../src/config/paths.ts";
 import { buildDataSet } from "../../src/importer/build.ts";
 import { writeDataFile } from "../../src/importer/data-file.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { heavyTurn } from "../support/heavy-turn.ts";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 import { writeSmallSources } from "../support/small-dataset.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "iplookup-workers-"));
 const servers: ServerProcess[] = [];
+// Several two-thread servers at once take about 0.75 GB: a turn with the suite's other heavy files (see heavyTurn).
+let endTurn = () => {};
+beforeAll(async () => {
+  endTurn = await heavyTurn();
+}, 120_000);
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.stop("SIGKILL")));
   rmSync(dir, { recursive: true, force: true });
+  endTurn();
 });
 
 async function serve(name: string, args: string[] = [], env: Record<string, string> = {}) {

