@@ -30,19 +30,37 @@ export interface DataFileContents {
  * version written.
  */
 export function writeDataFile(path: string, contents: DataFileContents, check?: (written: string) => void): string {
+  const { temporary, dataVersion } = writeBeside(path, contents);
+  installWritten(temporary, path, check);
+  return dataVersion;
+}
+
+/**
+ * The first half of writeDataFile: the file written beside `path` under a temporary
+ * name (removed if writing fails). Split off so an import can let go of the contents,
+ * a gigabyte with city data, before the written file is loaded to check it.
+ */
+export function writeBeside(path: string, contents: DataFileContents): { temporary: string; dataVersion: string } {
   const temporary = `${path}.${process.pid}.tmp`;
   rmSync(temporary, { force: true });
   try {
     const db = new Database(temporary, { create: true });
-    let dataVersion: string;
     try {
-      dataVersion = db.transaction(() => fill(db, contents))();
+      return { temporary, dataVersion: db.transaction(() => fill(db, contents))() };
     } finally {
       db.close();
     }
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** The second half of writeDataFile: `check` run on the written file, which is then renamed to `path` (or removed). */
+export function installWritten(temporary: string, path: string, check?: (written: string) => void): void {
+  try {
     check?.(temporary);
     renameSync(temporary, path);
-    return dataVersion;
   } catch (error) {
     rmSync(temporary, { force: true });
     throw error;

@@ -5,7 +5,7 @@ import { RECIPE_VERSION, type Recipe, type RecipeSource } from "../data-file/rec
 import type { DataSetInfo } from "../index/network-record.ts";
 import { RangeIndex } from "../index/range-index.ts";
 import { buildDataSet } from "./build.ts";
-import { writeDataFile } from "./data-file.ts";
+import { installWritten, writeBeside } from "./data-file.ts";
 import { acquireSources, type AcquireContext } from "./fetch/acquire.ts";
 import { DownloadAuth } from "./fetch/locations.ts";
 import type { Progress } from "./progress.ts";
@@ -93,6 +93,21 @@ export function downloadAuth(env: Readonly<Record<string, string | undefined>>):
  * one). The recipe is stored with it.
  */
 export async function buildAndInstall(path: string, specs: readonly SourceSpec[], recipeSources: readonly RecipeSource[], options: InstallOptions): Promise<DataSetInfo> {
+  const { temporary, writeBegan } = await buildBeside(path, specs, recipeSources, options);
+  // The built contents went with buildBeside's frame; collected now, the check's load of
+  // the written file does not come on top of them (city data: 1.34 → 1.1 GB at the peak).
+  Bun.gc(true);
+  let info: DataSetInfo | undefined;
+  installWritten(temporary, path, (written) => {
+    info = RangeIndex.open(written).info;
+  });
+  if (!info) throw new Error("the written data file was not checked");
+  options.progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
+  return info;
+}
+
+/** The data set built and written beside `path`; nothing of it is held once this returns. */
+async function buildBeside(path: string, specs: readonly SourceSpec[], recipeSources: readonly RecipeSource[], options: InstallOptions) {
   const contents = await buildDataSet(specs, options.now, options.progress, { base: options.base });
   const recipe: Recipe = {
     version: RECIPE_VERSION,
@@ -100,11 +115,6 @@ export async function buildAndInstall(path: string, specs: readonly SourceSpec[]
     sources: recipeSources,
   };
   const writeBegan = performance.now();
-  let info: DataSetInfo | undefined;
-  writeDataFile(path, { ...contents, recipe }, (written) => {
-    info = RangeIndex.open(written).info;
-  });
-  if (!info) throw new Error("the written data file was not checked");
-  options.progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
-  return info;
+  const { temporary } = writeBeside(path, { ...contents, recipe });
+  return { temporary, writeBegan };
 }

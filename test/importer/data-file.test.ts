@@ -86,4 +86,21 @@ describe("bad input leaves the installed file alone", () => {
     expect(readdirSync(sub).filter((name) => name.includes(".tmp"))).toEqual([]);
     expect(existsSync(path)).toBe(true);
   });
+
+  test("a written file that fails its check is removed, and the old one kept", async () => {
+    const { path, sub, sources } = await build("checked");
+    const before = readFileSync(path);
+    const contents = await buildDataSet(sources, new Date());
+    let checked = "";
+    expect(() =>
+      writeDataFile(path, contents, (written) => {
+        checked = written;
+        throw new Error("the written file does not load");
+      }),
+    ).toThrow("the written file does not load");
+    expect(checked).toMatch(/\.tmp$/);
+    expect(existsSync(checked)).toBe(false);
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(readdirSync(sub).filter((name) => name.includes(".tmp"))).toEqual([]);
+  });
 });
