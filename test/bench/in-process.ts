@@ -20,7 +20,7 @@ type Pass = () => number;
 
 /**
  * Times each pass over `items` inputs in `rounds` rounds (after a warm-up round), the
- * passes taking turns within a round, their order reversed every other round. This
+ * passes taking turns within a round, their order reversed every other round. A shared
  * machine's speed drifts by tens of per cent within a minute; run side by side, the
  * passes of one round meet the same machine, so their ratio holds where each one's
  * time does not. Returns nanoseconds per input for every pass in every round.
