@@ -5,6 +5,7 @@ import { benchAddresses } from "./addresses.ts";
 import { startProcess, type BenchProcess } from "./processes.ts";
 import { startServe } from "./serve-process.ts";
 import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
+import { pairedRatio } from "./paired.ts";
 
 export interface Scenario {
   readonly name: string;
@@ -103,9 +104,8 @@ export function compare(
     }
     const s = average(subjectRuns);
     const r = average(referenceRuns);
-    const ratios = subjectRuns.map((run, i) => run.requestsPerSecond / referenceRuns[i]!.requestsPerSecond).sort((a, b) => a - b);
-    const median = ratios.length % 2 ? ratios[ratios.length >> 1]! : (ratios[ratios.length / 2 - 1]! + ratios[ratios.length / 2]!) / 2;
-    return { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ratio: median, ratioRange: [ratios[0]!, ratios.at(-1)!] };
+    const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
+    return { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ...pairedRatio(perSecond(subjectRuns), perSecond(referenceRuns)) };
   });
 }
 

@@ -4,6 +4,7 @@ import { parseAddress } from "../../src/address/parse.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { benchAddresses } from "./addresses.ts";
+import { pairedRatio } from "./paired.ts";
 
 export interface InProcessFigures {
   family: 4 | 6;
@@ -45,8 +46,6 @@ function roundsOf(passes: readonly Pass[], items: number, rounds = 9): number[][
   return times;
 }
 
-const median = (values: readonly number[]) => [...values].sort((a, b) => a - b)[values.length >> 1] as number;
-
 /**
  * In-process lookups on the full default data, beside mmdb-lib reading the same data
  * set's MMDB build (@ip-location-db/geo-whois-asn-country-mmdb, the same version). Both
@@ -74,14 +73,12 @@ export function measureInProcess(): InProcessFigures[] {
       ],
       texts.length,
     ) as [number[], number[], number[]];
-    const ratios = withParse.map((ns, round) => ns / (mmdbLib[round] as number));
     return {
       family,
       iplookupParseAndLookupNs: Math.min(...withParse),
       iplookupLookupNs: Math.min(...lookupOnly),
       mmdbLibNs: Math.min(...mmdbLib),
-      ratio: median(ratios),
-      ratioRange: [Math.min(...ratios), Math.max(...ratios)],
+      ...pairedRatio(withParse, mmdbLib),
     };
   });
 }

@@ -64,13 +64,16 @@ else {
 
 const rows: string[][] = [];
 const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+/** A paired ratio as the table shows it: the median (and `unit`), then the range of the rounds. */
+const ratioText = (figure: { ratio: number; ratioRange: [number, number] }, digits: number, unit = "") =>
+  `${fmt(figure.ratio, digits)}${unit} (${fmt(figure.ratioRange[0], 2)}–${fmt(figure.ratioRange[1], 2)})`;
 const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
 for (const figure of inProcess) {
   rows.push([
     `in-process lookup, IPv${figure.family} (text in, parse + lookup)`,
     `${fmt(figure.iplookupParseAndLookupNs)} ns (lookup alone ${fmt(figure.iplookupLookupNs)} ns)`,
     `mmdb-lib ${fmt(figure.mmdbLibNs)} ns`,
-    `${fmt(figure.ratio, 2)}× (${fmt(figure.ratioRange[0], 2)}–${fmt(figure.ratioRange[1], 2)})`,
+    ratioText(figure, 2, "×"),
     figure.family === 4 ? `≥ 5× faster than mmdb-lib: ${verdict(figure.ratio <= 0.2)}` : `≥ 3× faster than mmdb-lib: ${verdict(figure.ratio <= 1 / 3)}`,
   ]);
 }
@@ -88,7 +91,7 @@ if (http) {
       `HTTP ${c.scenario}, serve at default settings (access log on), one worker (p50 ${fmt(c.subject.p50Ms, 2)} ms, p99 ${fmt(c.subject.p99Ms, 2)} ms)`,
       perSecond,
       `bare Bun.serve ${refPerSecond} (p50 ${fmt(c.reference.p50Ms, 2)} ms, p99 ${fmt(c.reference.p99Ms, 2)} ms)`,
-      `${fmt(c.ratio, 2)} (${fmt(c.ratioRange[0], 2)}–${fmt(c.ratioRange[1], 2)})`,
+      ratioText(c, 2),
       target,
     ]);
   }
@@ -96,7 +99,7 @@ if (http) {
     "HTTP single lookup, access log on (to a file) against off (--log-level warn)",
     `${fmt(http.accessLog.subject.requestsPerSecond)} req/s`,
     `log off ${fmt(http.accessLog.reference.requestsPerSecond)} req/s`,
-    `${fmt(http.accessLog.ratio, 3)} (${fmt(http.accessLog.ratioRange[0], 2)}–${fmt(http.accessLog.ratioRange[1], 2)})`,
+    ratioText(http.accessLog, 3),
     `costs ≤ 5%: ${verdict(http.accessLog.ratio >= 0.95)}`,
   ]);
   // Three more servers against the bare one, for single lookups: where the distance to bare comes from.
@@ -104,7 +107,7 @@ if (http) {
     what,
     `${fmt(c.subject.requestsPerSecond)} req/s`,
     `bare Bun.serve ${fmt(c.reference.requestsPerSecond)} req/s`,
-    `${fmt(c.ratio, 2)} (${fmt(c.ratioRange[0], 2)}–${fmt(c.ratioRange[1], 2)})`,
+    ratioText(c, 2),
     note,
   ];
   rows.push(
@@ -129,7 +132,7 @@ if (http) {
       `accounting, ${c.scenario}: SQLite state file`,
       `${fmt(c.subject.requestsPerSecond)} req/s`,
       `in-memory store ${fmt(c.reference.requestsPerSecond)} req/s`,
-      `${fmt(c.ratio, 3)} (${fmt(c.ratioRange[0], 2)}–${fmt(c.ratioRange[1], 2)})`,
+      ratioText(c, 3),
       `cost ≤ 5%: ${verdict(c.ratio >= 0.95)}`,
     ]);
   }
@@ -142,7 +145,7 @@ if (http) {
         `state on PostgreSQL (same host, unpinned), ${c.scenario} (p50 ${fmt(c.subject.p50Ms, 2)} ms, p99 ${fmt(c.subject.p99Ms, 2)} ms)`,
         rate(c.subject),
         `SQLite state file ${rate(c.reference)}`,
-        `${fmt(c.ratio, 2)} (${fmt(c.ratioRange[0], 2)}–${fmt(c.ratioRange[1], 2)})`,
+        ratioText(c, 2),
         `— (${fmt(items / groups, 1)} charges a PostgreSQL commit over the run: ${fmt(items)} in ${fmt(groups)})`,
       ]);
     }
