@@ -1,5 +1,5 @@
 import { StoreUnavailableError, type TokenLease } from "../store/store.ts";
-import { monotonicMs } from "./rate-limiter.ts";
+import { monotonicMs } from "./monotonic-clock.ts";
 import type { StoreHealth } from "./store-health.ts";
 
 /**

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors/api-error.ts";
+import { ClientGoneError } from "../errors/client-gone.ts";
 import { billingPeriod, type BillingPeriod } from "../store/period.ts";
 import type { ActiveKey, ChargeOptions, Store } from "../store/store.ts";
 
@@ -21,14 +22,17 @@ export class Meter {
 
   /**
    * Charges `units` to the key, or throws `quota_exceeded` without charging anything.
-   * Resolves once the units are committed (`options`: see Store.charge).
+   * Resolves once the units are committed (`options`: see Store.charge). With the
+   * request's `signal`, a client that has gone before the commit is charged nothing,
+   * and ClientGoneError is thrown.
    */
-  async charge(active: ActiveKey, units: number, options?: ChargeOptions): Promise<Metered> {
+  async charge(active: ActiveKey, units: number, options?: ChargeOptions & { readonly signal?: AbortSignal }): Promise<Metered> {
     const limit = active.plan.monthlyUnits;
     const now = this.now();
     const period = this.periodOf(now);
     // `at`, from the clock that chose the period, puts the request on its UTC day.
-    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime() }, options);
+    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal: options?.signal }, options);
+    if (outcome.gone) throw new ClientGoneError();
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {
       throw new ApiError(

@@ -1,3 +1,5 @@
+import { monotonicMs } from "./monotonic-clock.ts";
+
 /**
  * Request rate limits: a token bucket per id (a key id, or a peer address for failed key
  * attempts) that holds one second's worth of requests (the burst) and refills
@@ -156,13 +158,4 @@ function hashLow(id: string): number {
     hash ^= hash >>> 15;
   }
   return Math.imul(hash ^ (hash >>> 13), 0xc2b2ae35) ^ (hash >>> 16);
-}
-
-/**
- * Milliseconds on a clock that only moves forward (never stepped by NTP or a resumed
- * VM), comparable across the threads of a process: each thread's time origin is the
- * wall clock at its start, and performance.now() counts monotonically from there.
- */
-export function monotonicMs(): number {
-  return performance.timeOrigin + performance.now();
 }

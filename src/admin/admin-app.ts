@@ -6,14 +6,26 @@ import { isJsonMediaType } from "../http/media-type.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import type { AdminToken } from "../store/store.ts";
 import { AdminRouteTable, checkAdminGate } from "./admin-gate.ts";
+import { checkAdminBody } from "./admin-input.ts";
 import { adminOpenApiDocument } from "./admin-openapi.ts";
-import { CreateKeyRequest, PutPlanRequest, SetKeyPlanRequest, UsageQuery } from "./admin-schemas.ts";
+import { AuditQuery, CreateKeyRequest, PutCorrectionRequest, PutPlanRequest, RotateKeyRequest, SetKeyPlanRequest, UsageQuery } from "./admin-schemas.ts";
+import { AdminCorrections } from "./admin-corrections.ts";
+import { AuditLog } from "../audit/audit-log.ts";
 import { AdminService, type AdminServiceDeps } from "./admin-service.ts";
 import { consoleAsset, type ConsoleAssetName } from "./console-assets.ts";
+import { AsnService, type AsnAnswer } from "../asn/asn-service.ts";
+import { queryValues } from "../http/query-values.ts";
+import type { RangeIndex } from "../index/range-index.ts";
+import { AsnSearchQuery } from "../http/schemas.ts";
+import { Deliverer } from "../events/deliverer.ts";
+import { AdminWebhooks } from "./admin-webhooks.ts";
+import { CreateWebhookRequest } from "./webhook-schemas.ts";
 
 export interface AdminAppDeps extends AdminServiceDeps {
   /** Where unhandled errors are logged (default: errors to stderr). */
   readonly logger?: Logger;
+  /** The range index answering now, for the console's AS lookups (/admin/v1/asn); without it they answer 404. */
+  readonly index?: () => RangeIndex;
 }
 
 /** What the admin app learns of a request before it runs: the route matched and the admin token. */
@@ -26,7 +38,17 @@ export interface AdminRequestInfo {
 export const ADMIN_MAX_BODY = 64 * 1024;
 
 /** The routes whose requests carry a JSON body (the others' bodies are never read). */
-const BODY_ROUTES = new Set(["POST /admin/v1/keys", "PATCH /admin/v1/keys/:id", "PUT /admin/v1/plans/:name"]);
+const BODY_ROUTES = new Set(["POST /admin/v1/keys", "PATCH /admin/v1/keys/:id", "PUT /admin/v1/plans/:name", "PUT /admin/v1/corrections/:cidr", "POST /admin/v1/webhooks"]);
+/** Routes whose JSON body may be left out (then it is `{}`): a rotation's grace. */
+const OPTIONAL_BODY_ROUTES = new Set(["POST /admin/v1/keys/:id/rotate"]);
+
+/** Whether the request's body is read: always on BODY_ROUTES, on OPTIONAL_BODY_ROUTES when one is sent. */
+function readsBody(request: Request, route: string | undefined): boolean {
+  const id = `${request.method} ${route}`;
+  if (BODY_ROUTES.has(id)) return true;
+  if (!OPTIONAL_BODY_ROUTES.has(id)) return false;
+  return request.body !== null && request.headers.get("content-length") !== "0";
+}
 
 const infos = new WeakMap<Request, AdminRequestInfo>();
 
@@ -43,8 +65,18 @@ export function adminRequestInfo(request: Request): AdminRequestInfo | undefined
  * here meters.
  */
 export function createAdminApp(deps: AdminAppDeps) {
-  const service = new AdminService(deps);
+  const corrections = new AdminCorrections(deps.store, new AuditLog(deps.store, deps.now));
+  const asns = deps.index && new AsnService(deps.index);
+  /** The console's AS lookups: the public API's answers, at no cost (admin requests charge no units). */
+  const asnAnswer = async (answer: () => Promise<AsnAnswer>) => {
+    if (!asns) throw new ApiError("not_found", "this admin listener has no data loaded to answer AS lookups");
+    const { body, dataVersion } = await answer();
+    return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-store", "x-data-version": dataVersion } });
+  };
   const logger = deps.logger ?? createLogger("error", (line) => process.stderr.write(`${line}\n`));
+  const service = new AdminService({ ...deps, logger });
+  // "Send a test event" attempts its delivery at once, on this thread, as serve's deliverer would.
+  const webhooks = new AdminWebhooks(deps.store, deps.now, new Deliverer({ store: deps.store, now: () => deps.now().getTime(), logger }));
   let routes: AdminRouteTable | undefined;
   let openApi: string | undefined;
 
@@ -53,30 +85,48 @@ export function createAdminApp(deps: AdminAppDeps) {
       const info: AdminRequestInfo = { route: undefined, token: null };
       infos.set(request, info);
       info.token = await checkAdminGate(request, (routes ??= new AdminRouteTable(app.routes)), deps.store, (route) => (info.route = route));
-      if (BODY_ROUTES.has(`${request.method} ${info.route}`) && !isJsonMediaType(request.headers.get("content-type"))) {
+      if (readsBody(request, info.route) && !isJsonMediaType(request.headers.get("content-type"))) {
         throw new ApiError("unsupported_media_type", "send the body as application/json (charset utf-8, if any)");
       }
     })
     .onParse(({ request }) => {
       const info = infos.get(request);
-      // Only the routes that take a body read one; POST …/rotate and …/revoke ignore theirs.
-      if (!info?.route || !BODY_ROUTES.has(`${request.method} ${info.route}`)) return {};
+      // Only the routes that take a body read one; POST …/revoke ignores its, …/rotate reads one if sent.
+      if (!info?.route || !readsBody(request, info.route)) return {};
       const declared = request.headers.get("content-length");
       if (declared !== null && Number(declared) > ADMIN_MAX_BODY) {
         throw new ApiError("payload_too_large", `the request body is larger than ${ADMIN_MAX_BODY} bytes`, { max_body_bytes: ADMIN_MAX_BODY });
       }
-      return readJsonBody(request, ADMIN_MAX_BODY);
+      return readJsonBody(request, ADMIN_MAX_BODY).then((body) => {
+        checkAdminBody(body);
+        return body;
+      });
     })
     .onError(({ error, code }) => errorResponse(error, code, logger))
     .get("/admin/v1/keys", async () => json({ keys: await service.listKeys() }))
-    .post("/admin/v1/keys", async ({ body }) => json(await service.createKey(body.name, body.plan), 201), { body: CreateKeyRequest })
-    .post("/admin/v1/keys/:id/rotate", async ({ params }) => json(await service.rotateKey(params.id)))
-    .post("/admin/v1/keys/:id/revoke", async ({ params }) => json(await service.revokeKey(params.id)))
-    .patch("/admin/v1/keys/:id", async ({ params, body }) => json(await service.setKeyPlan(params.id, body.plan)), { body: SetKeyPlanRequest })
+    .post("/admin/v1/keys", async ({ body, request }) => json(await service.createKey(actorOf(request), body), 201), { body: CreateKeyRequest })
+    .post("/admin/v1/keys/:id/rotate", async ({ params, body, request }) => json(await service.rotateKey(actorOf(request), params.id, body.grace)), { body: RotateKeyRequest })
+    .post("/admin/v1/keys/:id/revoke", async ({ params, request }) => json(await service.revokeKey(actorOf(request), params.id)))
+    .patch("/admin/v1/keys/:id", async ({ params, body, request }) => json(await service.updateKey(actorOf(request), params.id, body)), { body: SetKeyPlanRequest })
     .get("/admin/v1/plans", async () => json({ plans: await service.listPlans() }))
-    .put("/admin/v1/plans/:name", async ({ params, body }) => json(await service.putPlan(params.name, body)), { body: PutPlanRequest })
+    .put("/admin/v1/plans/:name", async ({ params, body, request }) => json(await service.putPlan(actorOf(request), params.name, body)), { body: PutPlanRequest })
     .get("/admin/v1/usage", async ({ query }) => json(await service.usage(query)), { query: UsageQuery })
+    .get("/admin/v1/audit", async ({ query }) => json(await service.auditLog(query)), { query: AuditQuery })
+    .get("/admin/v1/token", ({ request }) => {
+      const token = infos.get(request)!.token!;
+      return json({ id: token.id, name: token.name, read_only: token.readOnly === true });
+    })
     .get("/admin/v1/status", () => json(service.status()))
+    .get("/admin/v1/corrections", async () => json({ corrections: await corrections.list() }))
+    .put("/admin/v1/corrections/:cidr", async ({ params, body, request }) => json(await corrections.put(actorOf(request), params.cidr, body)), { body: PutCorrectionRequest })
+    .delete("/admin/v1/corrections/:cidr", async ({ params, request }) => json(await corrections.remove(actorOf(request), params.cidr)))
+    .get("/admin/v1/asn/:asn", ({ params }) => asnAnswer(() => asns!.answer(asns!.check(params.asn))))
+    .get("/admin/v1/asn", ({ request }) => asnAnswer(() => asns!.search(asns!.checkQuery(queryValues(request.url, "q")))), { query: AsnSearchQuery })
+    .get("/admin/v1/webhooks", async () => json({ webhooks: await webhooks.list() }))
+    .post("/admin/v1/webhooks", async ({ body, request }) => json(await webhooks.create(actorOf(request), body.url, body.events), 201), { body: CreateWebhookRequest })
+    .delete("/admin/v1/webhooks/:id", async ({ params, request }) => (await webhooks.remove(actorOf(request), params.id), new Response(null, { status: 204, headers: { "cache-control": "no-store" } })))
+    .post("/admin/v1/webhooks/:id/test", async ({ params }) => json(await webhooks.test(params.id)))
+    .get("/admin/v1/webhooks/:id/deliveries", async ({ params }) => json({ deliveries: await webhooks.deliveries(params.id) }))
     .get("/admin/openapi.json", () => new Response((openApi ??= JSON.stringify(adminOpenApiDocument(deps.version))), { headers: { "content-type": "application/json" } }))
     .get("/console", () => asset("page"))
     .get("/console/console.js", () => asset("script"))
@@ -86,6 +136,13 @@ export function createAdminApp(deps: AdminAppDeps) {
 }
 
 export type AdminApp = ReturnType<typeof createAdminApp>;
+
+/** Who makes a change through the admin API (and the console): the admin token's id, for the audit log. */
+function actorOf(request: Request): string {
+  const token = infos.get(request)?.token;
+  if (!token) throw new Error("no admin token recorded for an /admin/v1 request");
+  return token.id;
+}
 
 /**
  * An admin API answer: never stored by a browser or a proxy (the keys' secrets pass

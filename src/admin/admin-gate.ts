@@ -3,6 +3,7 @@ import { looksLikeAdminSecret } from "../store/admin-token.ts";
 import { hashSecret } from "../store/secret.ts";
 import type { AdminToken, Store } from "../store/store.ts";
 import { pathOf } from "../http/path.ts";
+import { checkAdminTarget } from "./admin-input.ts";
 
 /** A route of the admin app: its method and its path pattern (`:name` matches one segment). */
 export interface AdminRoute {
@@ -39,7 +40,8 @@ const REALM = 'Bearer realm="iplookup admin"';
  * The checks before an admin request runs, in the public API's order: route (404, 405
  * with Allow), then, for `/admin/v1/…`, the admin token: `missing_key` without one,
  * `invalid_key` for anything that is not an active admin token (an API key included:
- * only admin tokens are looked up). Resolves to the token, or null for the routes that
+ * only admin tokens are looked up); then the request-target's path and query must decode
+ * to text without control characters (`invalid_request`). Resolves to the token, or null for the routes that
  * need none (the console's page and assets, the OpenAPI document); `found` hears of the
  * route as soon as it is matched, so a refused request is logged under its route.
  */
@@ -63,5 +65,10 @@ export async function checkAdminGate(request: Request, routes: AdminRouteTable, 
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the admin token is unknown or revoked"`,
     });
   }
+  // After the route and the token: a read-only token may only read (CONTRACT §16).
+  if (token.readOnly && request.method !== "GET" && request.method !== "HEAD") {
+    throw new ApiError("read_only_token", `the admin token ${token.id} is read-only: it may only read (GET), not ${request.method}`);
+  }
+  checkAdminTarget(request.url, path);
   return token;
 }

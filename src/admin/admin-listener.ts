@@ -1,8 +1,11 @@
-import { asHttp, dateHeadAnswer, requestIds, unhandled } from "../http/server.ts";
+import { requestForApp } from "../http/path.ts";
+import { dateHeadAnswer, requestIds, unhandled } from "../http/server.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
+import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { bindError, claimPort } from "../serve/port.ts";
 import type { TlsPair } from "../serve/tls.ts";
+import { retryWhileLocked } from "../store/lock-retry.ts";
 import { openStore } from "../store/open-store.ts";
 import { adminRequestInfo, createAdminApp } from "./admin-app.ts";
 
@@ -17,6 +20,8 @@ export interface AdminListenerOptions {
   /** Threads serving the public port, for /admin/v1/status. */
   readonly workers: number;
   readonly dataInfo: () => DataSetInfo;
+  /** The range index answering now, for the console's AS lookups. */
+  readonly index?: () => RangeIndex;
   /** Serve HTTPS with this certificate and key (serve's --tls-cert, --tls-key). */
   readonly tls?: TlsPair;
 }
@@ -32,6 +37,9 @@ export interface AdminListener {
   stop(): Promise<void>;
 }
 
+/** How long an admin write may wait for another process's lock on the state store. */
+const ADMIN_LOCK_WAIT_MS = 2000;
+
 const ADMIN_FLAGS = { port: "--admin-port", host: "--admin-host" } as const;
 
 /**
@@ -44,7 +52,10 @@ const ADMIN_FLAGS = { port: "--admin-port", host: "--admin-host" } as const;
  * (never a token or a key's secret).
  */
 export async function startAdminListener(options: AdminListenerOptions): Promise<AdminListener> {
-  const store = await openStore(options.statePath);
+  // Admin writes never wait for a lock on the thread, which serves lookups too: on SQLite
+  // they are tried again asynchronously, on PostgreSQL a lock wait ends; either way 503
+  // store_unavailable after ADMIN_LOCK_WAIT_MS (CONTRACT §13).
+  const store = retryWhileLocked(await openStore(options.statePath, { lockWaitMs: ADMIN_LOCK_WAIT_MS, lockTimeoutMs: ADMIN_LOCK_WAIT_MS }), ADMIN_LOCK_WAIT_MS);
   const { logger } = options;
   const app = createAdminApp({
     store,
@@ -54,6 +65,7 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
     // The admin listener lives as long as the server's process.
     uptimeSeconds: () => process.uptime(),
     dataInfo: options.dataInfo,
+    index: options.index,
     logger,
   });
   const requestIdOf = requestIds("admin-");
@@ -67,9 +79,8 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
       tls,
       async fetch(received, socket) {
         const began = performance.now();
-        // The app finds the path from the URL's eighth character on, as the public app
-        // does (see createApp): an https request is handed over under its http URL.
-        const request = tls ? asHttp(received) : received;
+        // One path for the gate and the router, whatever the request-target (see pathOf).
+        const request = requestForApp(received);
         const requestId = requestIdOf(request);
         let response: Response;
         try {

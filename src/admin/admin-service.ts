@@ -4,12 +4,20 @@ import type { DataSetInfo } from "../index/network-record.ts";
 import { billingPeriod } from "../store/period.ts";
 import { addDays, dayOf, daysBetween, isDayId } from "../store/usage-days.ts";
 import { StoreError, type ApiKey, type IssuedKey, type KeyActivity, type Plan, type Store } from "../store/store.ts";
-import type { AdminKey, AdminPlan, AdminStatus, AdminUsage, IssuedKey as IssuedKeySchema, PutPlanRequest } from "./admin-schemas.ts";
+import { AuditLog, type Actor } from "../audit/audit-log.ts";
+import { KeyService } from "../access/key-service.ts";
+import { setPlanAudited } from "../access/plan-service.ts";
+import { ControlValueError, controlsFromJson, parseGrace, type ControlJson } from "../access/key-control-values.ts";
+import type { AdminKey, AdminPlan, AdminStatus, AdminUsage, AuditList, IssuedKey as IssuedKeySchema, PutPlanRequest } from "./admin-schemas.ts";
+import type { Logger } from "../log/logger.ts";
 
 /** The longest span `GET /admin/v1/usage` answers, in days (CONTRACT §10). */
 export const MAX_USAGE_DAYS = 400;
 /** The span answered when the query names none: the last 30 days, today included. */
 export const DEFAULT_USAGE_DAYS = 30;
+/** Audit entries answered at once: by default, and at most. */
+export const DEFAULT_AUDIT_ENTRIES = 1000;
+export const MAX_AUDIT_ENTRIES = 10_000;
 
 export interface AdminServiceDeps {
   readonly store: Store;
@@ -22,6 +30,8 @@ export interface AdminServiceDeps {
   readonly uptimeSeconds: () => number;
   /** The data set answering now (a reload changes it). */
   readonly dataInfo: () => DataSetInfo;
+  /** Where an event that could not be recorded is told (the change it reports stands). */
+  readonly logger?: Logger;
 }
 
 /**
@@ -31,39 +41,80 @@ export interface AdminServiceDeps {
  * store refuses), which the HTTP layer turns into problem+json like the public API's.
  */
 export class AdminService {
-  constructor(private readonly deps: AdminServiceDeps) {}
+  private readonly audit: AuditLog;
+  private readonly keys: KeyService;
+
+  constructor(private readonly deps: AdminServiceDeps) {
+    this.audit = new AuditLog(deps.store, deps.now);
+    this.keys = new KeyService(deps.store, this.audit, {
+      now: deps.now,
+      failed: (type, key, error) =>
+        deps.logger?.log("error", "a webhook event could not be recorded", { event_type: type, key_id: key.id, error: String((error as Error)?.message ?? error) }),
+    });
+  }
 
   async listKeys(): Promise<Static<typeof AdminKey>[]> {
     const [keys, activity] = await Promise.all([this.deps.store.listKeys(), this.activity()]);
     return keys.map((key) => keyJson(key, activity.get(key.id)));
   }
 
-  async createKey(name: string, plan = "free"): Promise<Static<typeof IssuedKeySchema>> {
+  /** Creates a key, with its controls when the body gives any. */
+  async createKey(actor: Actor, body: { name: string; plan?: string } & ControlJson): Promise<Static<typeof IssuedKeySchema>> {
+    const plan = body.plan ?? "free";
+    const changes = this.controls(body);
     await this.requirePlan(plan);
-    return issuedJson(await this.refusals(() => this.deps.store.createKey(name, plan)));
+    const controls = { expiresAt: changes.expiresAt ?? null, allowedCidrs: changes.allowedCidrs ?? null, allowedOrigins: changes.allowedOrigins ?? null, metadata: changes.metadata ?? null };
+    return issuedJson(await this.refusals(() => this.keys.create(actor, body.name, plan, controls)));
   }
 
-  async rotateKey(id: string): Promise<Static<typeof IssuedKeySchema>> {
+  /** Rotates a key; with `grace`, its old secret keeps working that long. */
+  async rotateKey(actor: Actor, id: string, grace?: string): Promise<Static<typeof IssuedKeySchema>> {
+    const graceMs = grace === undefined ? 0 : this.values(() => parseGrace(grace));
     await this.activeKey(id);
-    const rotated = await this.deps.store.rotateKey(id);
+    const rotated = await this.keys.rotate(actor, id, graceMs);
     if (!rotated) throw revokedMeanwhile(id);
     return issuedJson(rotated);
   }
 
   /** Revokes a key; a key revoked already is answered as it is (revoking is idempotent). */
-  async revokeKey(id: string): Promise<Static<typeof AdminKey>> {
+  async revokeKey(actor: Actor, id: string): Promise<Static<typeof AdminKey>> {
     await this.key(id);
-    const revoked = await this.deps.store.revokeKey(id);
+    const revoked = await this.keys.revoke(actor, id);
     if (!revoked) throw noSuchKey(id);
     return this.withActivity(revoked);
   }
 
-  async setKeyPlan(id: string, plan: string): Promise<Static<typeof AdminKey>> {
+  /** PATCH: the plan and controls given change, in one step; the rest stay. */
+  async updateKey(actor: Actor, id: string, body: { plan?: string } & ControlJson): Promise<Static<typeof AdminKey>> {
+    const changes = this.controls(body);
     await this.activeKey(id);
-    await this.requirePlan(plan);
-    const moved = await this.refusals(() => this.deps.store.setKeyPlan(id, plan));
-    if (!moved) throw noSuchKey(id);
-    return this.withActivity(moved);
+    if (body.plan !== undefined) await this.requirePlan(body.plan);
+    const updated = await this.refusals(() => this.keys.update(actor, id, { ...changes, ...(body.plan !== undefined ? { plan: body.plan } : {}) }));
+    if (!updated) throw noSuchKey(id);
+    return this.withActivity(updated);
+  }
+
+  /** The audit log of the days from `from` to `to` (default: the last 30), newest first. */
+  async auditLog(query: { from?: string; to?: string; limit?: string }): Promise<Static<typeof AuditList>> {
+    const { from, to } = this.span(query);
+    const limit = query.limit === undefined ? DEFAULT_AUDIT_ENTRIES : Number(query.limit);
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_AUDIT_ENTRIES) throw new ApiError("invalid_request", `limit: ${query.limit} is not a whole number from 1 to ${MAX_AUDIT_ENTRIES}`);
+    const entries = await this.audit.list(from, to, limit);
+    return { entries: entries.map((entry) => ({ at: entry.at, actor: entry.actor, action: entry.action, target: entry.target, changes: { ...entry.changes } })) };
+  }
+
+  /** Controls of a request body, checked (invalid_request for a bad value). */
+  private controls(body: ControlJson) {
+    return this.values(() => controlsFromJson(body, this.deps.now().getTime()));
+  }
+
+  private values<T>(parse: () => T): T {
+    try {
+      return parse();
+    } catch (error) {
+      if (error instanceof ControlValueError) throw new ApiError("invalid_request", error.message);
+      throw error;
+    }
   }
 
   async listPlans(): Promise<Static<typeof AdminPlan>[]> {
@@ -71,9 +122,9 @@ export class AdminService {
   }
 
   /** Creates the plan, or sets all three of its values. */
-  async putPlan(name: string, body: Static<typeof PutPlanRequest>): Promise<Static<typeof AdminPlan>> {
+  async putPlan(actor: Actor, name: string, body: Static<typeof PutPlanRequest>): Promise<Static<typeof AdminPlan>> {
     const plan = await this.refusals(() =>
-      this.deps.store.setPlan(name, { maxBatchSize: body.max_batch_size, monthlyUnits: body.monthly_units, rateLimit: body.rate_limit }),
+      setPlanAudited(this.deps.store, this.audit, actor, name, { maxBatchSize: body.max_batch_size, monthlyUnits: body.monthly_units, rateLimit: body.rate_limit }),
     );
     return planJson(plan);
   }
@@ -83,15 +134,7 @@ export class AdminService {
    * included), every day listed, and the keys with use in the span, most units first.
    */
   async usage(query: { from?: string; to?: string; key?: string }): Promise<Static<typeof AdminUsage>> {
-    for (const field of ["from", "to"] as const) {
-      const value = query[field];
-      if (value !== undefined && !isDayId(value)) throw new ApiError("invalid_request", `${field}: "${value}" is not a day written YYYY-MM-DD`);
-    }
-    const to = query.to ?? dayOf(this.deps.now().getTime());
-    const from = query.from ?? addDays(to, 1 - DEFAULT_USAGE_DAYS);
-    const span = daysBetween(from, to);
-    if (span < 1) throw new ApiError("invalid_request", `from (${from}) is after to (${to})`);
-    if (span > MAX_USAGE_DAYS) throw new ApiError("invalid_request", `from ${from} to ${to} is ${span} days; at most ${MAX_USAGE_DAYS} are answered at once`);
+    const { from, to, span } = this.span(query);
     if (query.key !== undefined) await this.key(query.key);
     const [used, keys] = await Promise.all([this.deps.store.usageByDay(from, to, query.key), this.deps.store.usageByKey(from, to)]);
     const byDay = new Map(used.map((day) => [day.day, day]));
@@ -126,9 +169,24 @@ export class AdminService {
           attribution: source.attribution,
           url: source.url,
           format: source.format,
+          signal: source.signal ?? null,
         })),
       },
     };
+  }
+
+  /** The days of a query's `from` and `to`: checked, with the defaults (the last 30 days) and at most 400. */
+  private span(query: { from?: string; to?: string }): { from: string; to: string; span: number } {
+    for (const field of ["from", "to"] as const) {
+      const value = query[field];
+      if (value !== undefined && !isDayId(value)) throw new ApiError("invalid_request", `${field}: "${value}" is not a day written YYYY-MM-DD`);
+    }
+    const to = query.to ?? dayOf(this.deps.now().getTime());
+    const from = query.from ?? addDays(to, 1 - DEFAULT_USAGE_DAYS);
+    const span = daysBetween(from, to);
+    if (span < 1) throw new ApiError("invalid_request", `from (${from}) is after to (${to})`);
+    if (span > MAX_USAGE_DAYS) throw new ApiError("invalid_request", `from ${from} to ${to} is ${span} days; at most ${MAX_USAGE_DAYS} are answered at once`);
+    return { from, to, span };
   }
 
   private async activity(): Promise<Map<string, KeyActivity>> {
@@ -186,11 +244,17 @@ function keyJson(key: ApiKey, activity: KeyActivity | undefined): Static<typeof 
     revoked_at: key.revokedAt,
     last_used_at: activity?.lastUsedAt ?? null,
     units_this_period: activity?.units ?? 0,
+    expires_at: key.controls?.expiresAt ?? null,
+    allowed_cidrs: key.controls?.allowedCidrs ? [...key.controls.allowedCidrs] : null,
+    allowed_origins: key.controls?.allowedOrigins ? [...key.controls.allowedOrigins] : null,
+    metadata: { ...key.controls?.metadata },
+    grace_until: key.graceUntil ?? null,
   };
 }
 
 function issuedJson(issued: IssuedKey): Static<typeof IssuedKeySchema> {
-  return { id: issued.key.id, key: issued.secret, name: issued.key.name, plan: issued.key.plan };
+  const json = { id: issued.key.id, key: issued.secret, name: issued.key.name, plan: issued.key.plan };
+  return issued.key.graceUntil ? { ...json, grace_until: issued.key.graceUntil } : json;
 }
 
 function planJson(plan: Plan): Static<typeof AdminPlan> {

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { ConfigError } from "../config/config-error.ts";
 import type { SourceDescription } from "../index/network-record.ts";
+import { isSignal, SERVICE_SIGNALS, SIGNALS, type Signal } from "../index/privacy.ts";
 import { SOURCE_FORMATS, type SourceFormat } from "../importer/detect-format.ts";
 import { isSha256Hex } from "../importer/fetch/checksum.ts";
 import { isUrl, redactSecrets } from "../importer/fetch/locations.ts";
@@ -22,6 +23,8 @@ export interface ImportArgs {
   readonly json: boolean;
   /** Put the default data set after the FILEs. */
   readonly withDefault: boolean;
+  /** --download-timeout, --max-expanded (as given; read with the settings) and --require-checksum. */
+  readonly downloads: { readonly "download-timeout"?: string; readonly "max-expanded"?: string; readonly requireChecksum: boolean };
 }
 
 /**
@@ -32,11 +35,12 @@ export interface ImportArgs {
  */
 export function parseImportArgs(argv: readonly string[]): ImportArgs {
   const sources: SourceSpec[] = [];
-  let pending: { format?: SourceFormat; family?: 4 | 6; sha256?: string; describe: Partial<Record<keyof SourceDescription, string>> } = { describe: {} };
+  let pending: { format?: SourceFormat; family?: 4 | 6; sha256?: string; signal?: Signal; service?: string; describe: Partial<Record<keyof SourceDescription, string>> } = { describe: {} };
   let pendingFlags: string[] = [];
   let data: string | undefined;
   let json = false;
   let withDefault = false;
+  const downloads: { "download-timeout"?: string; "max-expanded"?: string; requireChecksum: boolean } = { requireChecksum: false };
   let joinNext = false;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -55,6 +59,10 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       withDefault = true;
     } else if (flag === "--data") {
       data = value();
+    } else if (flag === "--download-timeout" || flag === "--max-expanded") {
+      downloads[flag.slice(2) as "download-timeout" | "max-expanded"] = value();
+    } else if (flag === "--require-checksum") {
+      downloads.requireChecksum = true;
     } else if (flag === "--format") {
       const format = value();
       if (!(SOURCE_FORMATS as readonly string[]).includes(format)) throw new ConfigError(`--format must be one of ${SOURCE_FORMATS.join(", ")} (got "${format}")`);
@@ -69,6 +77,16 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       const sha256 = value();
       if (!isSha256Hex(sha256) && !(isUrl(sha256) && URL.canParse(sha256))) throw new ConfigError(`--sha256 must be a SHA-256 in hex (64 digits) or the http(s) URL of a checksum file (got "${redactSecrets(sha256)}")`);
       pending.sha256 = sha256;
+      pendingFlags.push(flag);
+    } else if (flag === "--signal") {
+      const signal = value();
+      if (!isSignal(signal)) throw new ConfigError(`--signal must be one of ${SIGNALS.join(", ")} (got "${signal}")`);
+      pending.signal = signal;
+      pendingFlags.push(flag);
+    } else if (flag === "--service") {
+      const service = value();
+      if (service.trim() === "") throw new ConfigError("--service must not be empty");
+      pending.service = service;
       pendingFlags.push(flag);
     } else if (flag in DESCRIBING) {
       const text = value();
@@ -85,11 +103,15 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       }
       const file = { path: arg, format: pending.format, family: pending.family, sha256: pending.sha256 };
       const previous = sources[sources.length - 1];
+      if (pending.service !== undefined && pending.signal !== undefined && !SERVICE_SIGNALS.includes(pending.signal)) {
+        throw new ConfigError(`--service names the provider of hosting or relay addresses; a ${pending.signal} source has none`);
+      }
+      const feed = pending.signal !== undefined || pending.service !== undefined ? { feed: { signal: pending.signal, service: pending.service } } : {};
       if (joinNext && previous) {
-        if (Object.keys(pending.describe).length > 0) throw new ConfigError(`describe a joined source before its first FILE, not before ${redactSecrets(arg)}`);
+        if (Object.keys(pending.describe).length > 0 || Object.keys(feed).length > 0) throw new ConfigError(`describe a joined source before its first FILE, not before ${redactSecrets(arg)}`);
         sources[sources.length - 1] = { ...previous, files: [...previous.files, file] };
       } else {
-        sources.push({ files: [file], describe: pending.describe });
+        sources.push({ files: [file], describe: pending.describe, ...feed });
       }
       joinNext = false;
       pending = { describe: {} };
@@ -99,5 +121,5 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
   if (joinNext) throw new ConfigError('"+" must be followed by a FILE');
   if (pendingFlags.length > 0) throw new ConfigError(`${pendingFlags.join(", ")} must come before the FILE it describes`);
   if (sources.length === 0) throw new ConfigError("name at least one FILE to import");
-  return { sources, data, json, withDefault };
+  return { sources, data, json, withDefault, downloads };
 }

@@ -28,6 +28,8 @@ export function recipeLines(recipe: Recipe | null): string[] {
       if (file.members !== undefined) lines.push(`  from inside:   ${file.members.join(", ")}`);
       const options = [
         ...Object.entries(source.describe).map(([key, value]) => `--${key === "version" ? "source-version" : key} ${JSON.stringify(value)}`),
+        ...(source.signal !== undefined ? [`--signal ${source.signal}`] : []),
+        ...(source.service !== undefined ? [`--service ${JSON.stringify(source.service)}`] : []),
         ...(file.format !== undefined ? [`--format ${file.format}`] : []),
         ...(file.family !== undefined ? [`--family ${file.family}`] : []),
         ...(file.sha256 !== undefined ? [`--sha256 ${redactSecrets(file.sha256)}`] : []),

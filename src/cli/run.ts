@@ -5,7 +5,11 @@ import { StateNotFoundError, StoreError } from "../store/store.ts";
 import { howToRun } from "./command-name.ts";
 import { CommandFailed, type CliContext, type Command } from "./command.ts";
 import { ADMIN_COMMANDS } from "./commands/admin.ts";
+import { auditCommand } from "./commands/audit.ts";
+import { asnCommand } from "./commands/asn.ts";
+import { CONFIG_COMMANDS } from "./commands/config.ts";
 import { backupCommand } from "./commands/backup.ts";
+import { CORRECTION_COMMANDS } from "./commands/corrections.ts";
 import { DATA_COMMANDS } from "./commands/data.ts";
 import { KEY_COMMANDS } from "./commands/keys.ts";
 import { lookupCommand } from "./commands/lookup.ts";
@@ -13,6 +17,7 @@ import { PLAN_COMMANDS } from "./commands/plans.ts";
 import { serveCommand } from "./commands/serve.ts";
 import { STATE_COMMANDS } from "./commands/state.ts";
 import { usageCommand } from "./commands/usage.ts";
+import { WEBHOOK_COMMANDS } from "./commands/webhooks.ts";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./io.ts";
 import { openIndex } from "./open-data.ts";
 
@@ -23,32 +28,37 @@ interface Group {
 }
 
 const GROUPS: readonly Group[] = [
-  { name: "keys", summary: "create, list, revoke and rotate API keys, or move one to another plan", commands: KEY_COMMANDS },
+  { name: "keys", summary: "create, list, update, revoke and rotate API keys, or move one to another plan", commands: KEY_COMMANDS },
   { name: "plans", summary: "list plans, create or change one", commands: PLAN_COMMANDS },
   { name: "data", summary: "the IP range data set", commands: DATA_COMMANDS },
   { name: "state", summary: "copy keys, plans and usage between SQLite and PostgreSQL", commands: STATE_COMMANDS },
   { name: "admin", summary: "tokens for the admin API and console", commands: ADMIN_COMMANDS },
+  { name: "corrections", summary: "local corrections of what the data says about a block", commands: CORRECTION_COMMANDS },
+  { name: "webhooks", summary: "webhooks for usage thresholds, key changes and data updates", commands: WEBHOOK_COMMANDS },
+  { name: "config", summary: "serve's configuration file", commands: CONFIG_COMMANDS },
 ];
-const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand, backupCommand];
+const COMMANDS: readonly Command[] = [serveCommand, usageCommand, lookupCommand, asnCommand, backupCommand, auditCommand];
 
 function mainHelp(context: CliContext): string {
   const rows = [
     ...COMMANDS.map((command) => [command.name, command.summary]),
     ...GROUPS.flatMap((group) => group.commands.map((command) => [`${group.name} ${command.name}`, command.summary])),
   ];
+  const width = Math.max(16, ...rows.map(([name]) => name!.length + 2));
   return `iplookup ${VERSION}: a self-hosted IP lookup API
 
 Usage: iplookup COMMAND [flags]
 
-${rows.map(([name, summary]) => `  ${name!.padEnd(16)}${summary}`).join("\n")}
+${rows.map(([name, summary]) => `  ${name!.padEnd(width)}${summary}`).join("\n")}
 
 '${howToRun(context, "COMMAND --help")}' tells more. Every flag also has an environment variable
-(IPLOOKUP_PORT, IPLOOKUP_STATE, ...).`;
+(IPLOOKUP_PORT, IPLOOKUP_STATE, ...); serve's settings can be in a TOML file too (--config).`;
 }
 
 function groupHelp(group: Group): string {
+  const width = Math.max(10, ...group.commands.map((command) => command.name.length + 2));
   return `Usage: iplookup ${group.name} COMMAND\n\n${group.summary}\n\n${group.commands
-    .map((command) => `  ${command.name.padEnd(10)}${command.summary}`)
+    .map((command) => `  ${command.name.padEnd(width)}${command.summary}`)
     .join("\n")}`;
 }
 

@@ -24,6 +24,16 @@ export function parseUpdateEvery(text: string, name: string): number | null {
   return ms;
 }
 
+/**
+ * `--download-timeout`: how long one download may take in all (`30m`, `2h`; at least
+ * 1s). The default, 30 minutes, fetches a city data set on a slow link many times over.
+ */
+export function parseDownloadTimeout(text: string, name: string): number {
+  const ms = parseDuration(text, name);
+  if (ms < 1000) throw new ConfigError(`${name}: "${text}" is shorter than the shortest timeout, 1s`);
+  return ms;
+}
+
 /** A duration: one or more NUMBER UNIT, units d, h, m, s (`1h30m`). */
 export function parseDuration(text: string, name: string): number {
   if (!/^([0-9]{1,9}[dhms])+$/.test(text)) throw new ConfigError(`${name}: "${text}" is not a duration (e.g. 24h, 6h, 30m, 90s, 1h30m, or off)`);

@@ -27,9 +27,9 @@ export function parseLimit(text: string, name: string): number | null {
   return text === "unlimited" ? null : parsePositive(text, name);
 }
 
-const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2 };
+const SIZE_UNITS: Record<string, number> = { "": 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3 };
 
-/** A byte size: `2097152`, `512k`, `2MiB`. */
+/** A byte size: `2097152`, `512k`, `2MiB`, `2GiB`. */
 export function parseByteSize(text: string, name: string): number {
   const match = /^([0-9]{1,12})\s*([a-z]*)$/i.exec(text);
   const unit = match ? SIZE_UNITS[(match[2] as string).toLowerCase()] : undefined;

@@ -1,7 +1,8 @@
 import type { Cidr } from "../address/cidr.ts";
 import type { LogLevel } from "../log/logger.ts";
 import { ConfigError } from "./config-error.ts";
-import { readSetting } from "./settings.ts";
+import { configPathFrom, readConfigFile, type ConfigFile } from "./config-file.ts";
+import { resolveSetting, type SettingName, type SettingSource, type SettingValue } from "./settings.ts";
 
 /** Everything `serve` needs to know, resolved from flags, environment and defaults. */
 export interface ServeConfig {
@@ -19,8 +20,28 @@ export interface ServeConfig {
   readonly adminPort: number | null;
   /** `--update-every`: how often the main thread runs `data update` (ms), or null. */
   readonly updateEvery: number | null;
+  /** `--download-timeout` (ms) and `--max-expanded` (bytes), passed to those updates. */
+  readonly downloadTimeout: number;
+  readonly maxExpanded: number;
   /** HTTPS on both listeners: the certificate and key files (both, or neither). */
   readonly tls: { readonly certPath: string; readonly keyPath: string } | null;
+}
+
+/**
+ * The settings `serve` reads: its flags, the keys its configuration file may hold, and
+ * the rows of `config check`, in this order. A new serve setting is added here and read
+ * below with `read`, so that its flag, variable and file key all work.
+ */
+export const SERVE_SETTING_NAMES = [
+  "host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers",
+  "adminHost", "adminPort", "tlsCert", "tlsKey", "updateEvery", "downloadTimeout", "maxExpanded",
+] as const satisfies readonly SettingName[];
+
+/** serve's configuration, with the file it read (if any) and where each value came from. */
+export interface ExplainedServeConfig {
+  readonly config: ServeConfig;
+  readonly file: ConfigFile | null;
+  readonly sources: Readonly<Record<(typeof SERVE_SETTING_NAMES)[number], SettingSource>>;
 }
 
 export function readServeConfig(
@@ -28,26 +49,49 @@ export function readServeConfig(
   env: Readonly<Record<string, string | undefined>>,
   defaults: { readonly dataPath?: string } = {},
 ): ServeConfig {
-  return {
-    host: readSetting("host", flags, env),
-    port: readSetting("port", flags, env),
-    statePath: readSetting("state", flags, env),
-    dataPath: readSetting("data", flags, env, defaults.dataPath),
-    trustProxy: readSetting("trustProxy", flags, env),
-    maxBody: readSetting("maxBody", flags, env),
-    logLevel: readSetting("logLevel", flags, env),
-    workers: readSetting("workers", flags, env),
-    adminHost: readSetting("adminHost", flags, env),
-    adminPort: readSetting("adminPort", flags, env),
-    updateEvery: readSetting("updateEvery", flags, env),
-    tls: readTls(flags, env),
-  };
+  return explainServeConfig(flags, env, defaults).config;
 }
 
-function readTls(flags: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): ServeConfig["tls"] {
-  const certPath = readSetting("tlsCert", flags, env);
-  const keyPath = readSetting("tlsKey", flags, env);
+/**
+ * Resolves every serve setting: flag, then environment variable, then the file named by
+ * `--config` or `IPLOOKUP_CONFIG`, then the default (settings.ts: resolveSetting).
+ */
+export function explainServeConfig(
+  flags: Readonly<Record<string, unknown>>,
+  env: Readonly<Record<string, string | undefined>>,
+  defaults: { readonly dataPath?: string } = {},
+): ExplainedServeConfig {
+  const where = configPathFrom(flags, env);
+  const file = where ? readConfigFile(where.path, SERVE_SETTING_NAMES, where.name) : null;
+  const sources = {} as Record<(typeof SERVE_SETTING_NAMES)[number], SettingSource>;
+  const read = <N extends (typeof SERVE_SETTING_NAMES)[number]>(name: N, fallback?: SettingValue<N>): SettingValue<N> => {
+    const { value, source } = resolveSetting(name, flags, env, file ?? undefined, fallback);
+    sources[name] = source;
+    return value;
+  };
+  const config: ServeConfig = {
+    host: read("host"),
+    port: read("port"),
+    statePath: read("state"),
+    dataPath: read("data", defaults.dataPath),
+    trustProxy: read("trustProxy"),
+    maxBody: read("maxBody"),
+    logLevel: read("logLevel"),
+    workers: read("workers"),
+    adminHost: read("adminHost"),
+    adminPort: read("adminPort"),
+    updateEvery: read("updateEvery"),
+    downloadTimeout: read("downloadTimeout"),
+    maxExpanded: read("maxExpanded"),
+    tls: readTls(read("tlsCert"), read("tlsKey")),
+  };
+  return { config, file, sources };
+}
+
+function readTls(certPath: string | null, keyPath: string | null): ServeConfig["tls"] {
   if (certPath === null && keyPath === null) return null;
-  if (certPath === null || keyPath === null) throw new ConfigError("--tls-cert and --tls-key go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY)");
+  if (certPath === null || keyPath === null) {
+    throw new ConfigError("--tls-cert and --tls-key go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY, or tls-cert and tls-key in the configuration file)");
+  }
   return { certPath, keyPath };
 }

@@ -2,16 +2,18 @@ import { parseCidr, type Cidr } from "../address/cidr.ts";
 import { ConfigError } from "./config-error.ts";
 import { availableParallelism } from "node:os";
 import { LOG_LEVELS, type LogLevel } from "../log/logger.ts";
-import { parseUpdateEvery } from "./duration.ts";
+import { parseDownloadTimeout, parseUpdateEvery } from "./duration.ts";
 import { parseByteSize, parseNonEmpty, parsePort, parsePositive } from "./options.ts";
 import { absolutePath, defaultDataPath, defaultStatePath } from "./paths.ts";
+import type { ConfigFile } from "./config-file.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
 /**
  * One configurable value: its flag, its environment variable, how its text is read and
  * its default. This table is the only place that reads configuration; a flag wins over
- * its environment variable, which wins over the default.
+ * its environment variable, which wins over the configuration file (`serve --config`,
+ * where a setting is named as its flag: config-file.ts), which wins over the default.
  */
 export interface Setting<T> {
   readonly flag: string;
@@ -71,10 +73,19 @@ export const SETTINGS = {
   adminHost: setting("admin-host", "address the admin API and console listen on", parseNonEmpty, () => "127.0.0.1"),
   adminPort: setting("admin-port", "TCP port of the admin API and console (0 picks a free one; off: none)", parseAdminPort, (): number | null => 8081),
   updateEvery: setting("update-every", "run data update on the data file this often (24h, 6h, 30m; off)", parseUpdateEvery, (): number | null => null),
+  downloadTimeout: setting("download-timeout", "the longest one download of data import or update may take (30m, 2h)", parseDownloadTimeout, () => 30 * 60_000),
+  maxExpanded: setting("max-expanded", "the most that data import or update unpacks from compressed sources (bytes, or with MiB/GiB)", parseByteSize, () => 2 * 1024 ** 3),
 } as const;
 
 export type SettingName = keyof typeof SETTINGS;
 export type SettingValue<N extends SettingName> = ReturnType<(typeof SETTINGS)[N]["parse"]>;
+
+/** Where a setting's value came from, as `config check` shows it. */
+export type SettingSource =
+  | { readonly kind: "flag"; readonly name: string }
+  | { readonly kind: "environment"; readonly name: string }
+  | { readonly kind: "file"; readonly path: string; readonly line: number }
+  | { readonly kind: "default" };
 
 /**
  * Resolves one setting from the parsed flags and the environment; `fallback` replaces
@@ -86,10 +97,29 @@ export function readSetting<N extends SettingName>(
   env: Env,
   fallback?: SettingValue<N>,
 ): SettingValue<N> {
+  return resolveSetting(name, flags, env, undefined, fallback).value;
+}
+
+/**
+ * The precedence every setting follows: a flag, then its environment variable, then the
+ * configuration file (`--config`), then the default. A value is parsed where it is
+ * found, and an error names that place (`--port`, `IPLOOKUP_PORT`, `FILE:LINE: port`).
+ */
+export function resolveSetting<N extends SettingName>(
+  name: N,
+  flags: Readonly<Record<string, unknown>>,
+  env: Env,
+  file: ConfigFile | undefined,
+  fallback?: SettingValue<N>,
+): { readonly value: SettingValue<N>; readonly source: SettingSource } {
   const spec = SETTINGS[name] as unknown as Setting<SettingValue<N>>;
   const fromFlag = flags[spec.flag];
-  if (typeof fromFlag === "string") return spec.parse(fromFlag, `--${spec.flag}`);
+  if (typeof fromFlag === "string") return { value: spec.parse(fromFlag, `--${spec.flag}`), source: { kind: "flag", name: `--${spec.flag}` } };
   const fromEnv = env[spec.env];
-  if (fromEnv !== undefined && fromEnv !== "") return spec.parse(fromEnv, spec.env);
-  return fallback !== undefined ? fallback : spec.fallback(env);
+  if (fromEnv !== undefined && fromEnv !== "") return { value: spec.parse(fromEnv, spec.env), source: { kind: "environment", name: spec.env } };
+  const fromFile = file?.values.get(spec.flag);
+  if (fromFile && file) {
+    return { value: spec.parse(fromFile.text, `${file.path}:${fromFile.line}: ${spec.flag}`), source: { kind: "file", path: file.path, line: fromFile.line } };
+  }
+  return { value: fallback !== undefined ? fallback : spec.fallback(env), source: { kind: "default" } };
 }

@@ -9,9 +9,15 @@
  *                         "import": `data import`), recipe (how to build it again: see
  *                         recipe.ts; only files made by `data import` since it was
  *                         added have one), checksums (see checksums.ts; files written
- *                         before it was added have none)
+ *                         before it was added have none), hosting_asns (the hosting
+ *                         list the `privacy` field's hosting signal was built with, as
+ *                         JSON [[asn, provider], …] by AS number; only files built with
+ *                         one have it)
  *   sources(position, name, origin, version, built_at, license, attribution, url,
- *           format, fields, rows_v4, rows_v6, ranges_v4, ranges_v6)   position = precedence
+ *           format, fields, rows_v4, rows_v6, ranges_v4, ranges_v6, signal)
+ *                         position = precedence; signal: the privacy signal the source
+ *                         gives ("hosting", "tor", …) or "" (files from before signals
+ *                         have no such column)
  *   blobs(name, bytes)    packed little-endian arrays and text:
  *     v4_starts       u32 per segment: its first address
  *     v4_records      u32 per segment: its record id, 0 for not found
@@ -21,7 +27,9 @@
  *     record_values   u32 × fields per record: record i (1-based) at (i-1) × fields, one
  *                     index per field (in `fields` order) into that field's values
  *     values:FIELD    UTF-8: the field's distinct values as JSON texts, one per line
- *                     (JSON text never holds a raw line break)
+ *                     (JSON text never holds a raw line break); `privacy`'s are objects
+ *                     (index/privacy.ts). Files from before signals have no `privacy`
+ *                     field: they are read as having no source of any signal.
  *
  * The tables are blobs so that loading is a copy of a few megabytes, not a walk over a
  * million rows; a record's JSON is put together when a lookup first needs it. Segments
@@ -33,7 +41,8 @@ export const SCHEMA = `
   CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   CREATE TABLE sources (position INTEGER PRIMARY KEY, name TEXT NOT NULL, origin TEXT NOT NULL, version TEXT NOT NULL,
     built_at TEXT NOT NULL, license TEXT NOT NULL, attribution TEXT NOT NULL, url TEXT NOT NULL, format TEXT NOT NULL,
-    fields TEXT NOT NULL, rows_v4 INTEGER NOT NULL, rows_v6 INTEGER NOT NULL, ranges_v4 INTEGER NOT NULL, ranges_v6 INTEGER NOT NULL);
+    fields TEXT NOT NULL, rows_v4 INTEGER NOT NULL, rows_v6 INTEGER NOT NULL, ranges_v4 INTEGER NOT NULL, ranges_v6 INTEGER NOT NULL,
+    signal TEXT NOT NULL);
   CREATE TABLE blobs (name TEXT PRIMARY KEY, bytes BLOB NOT NULL);
 `;
 
@@ -44,6 +53,9 @@ export const SEGMENT_BLOBS = {
 } as const;
 
 export const RECORD_VALUES_BLOB = "record_values";
+
+/** The meta key of the hosting list (see the table above). */
+export const HOSTING_ASNS_KEY = "hosting_asns";
 
 /** The blob holding one field's distinct values. */
 export function valuesBlob(field: string): string {
@@ -61,16 +73,18 @@ export function blobNames(fields: readonly string[]): string[] {
 /**
  * The records as blobs: record_values (one index per field into per-field lists of
  * distinct values) and a values:FIELD list per field. `valueOf` gives a record's value
- * of a field (anything JSON.stringify writes as one line; undefined is written as null).
+ * of a field (anything JSON.stringify writes as one line; undefined is written as null),
+ * given the record, the field and the record's index. Values are told apart by identity
+ * (objects, such as privacies, are interned by their maker).
  */
-export function recordBlobs<R>(records: readonly R[], fields: readonly string[], valueOf: (record: R, field: string) => unknown): Array<[string, Uint8Array]> {
+export function recordBlobs<R>(records: readonly R[], fields: readonly string[], valueOf: (record: R, field: string, index: number) => unknown): Array<[string, Uint8Array]> {
   const indexes = new Uint32Array(records.length * fields.length);
   const encoder = new TextEncoder();
   const lists = fields.map((field, f) => {
     const ids = new Map<unknown, number>();
     const texts: string[] = [];
     records.forEach((record, r) => {
-      const value = valueOf(record, field) ?? null;
+      const value = valueOf(record, field, r) ?? null;
       let id = ids.get(value);
       if (id === undefined) {
         id = texts.push(JSON.stringify(value)) - 1;

@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { isSignal } from "../index/privacy.ts";
 
 /**
  * How a data file was built, so `data update` can build it again: the meta row
@@ -9,6 +10,7 @@ import { Database } from "bun:sqlite";
  *   {"version":1,
  *    "base":null | {"dataVersion":"…"},        the default data set came last (--with-default)
  *    "sources":[{"describe":{"name":…,…},       the source options given (--name, --license, …)
+ *                "signal":"tor", "service":"…",  --signal and --service, when given (a feed)
  *                "files":[{"location":"https://…" | "/abs/path",
  *                          "format":…, "family":4|6, "sha256":"HEX|URL",   as given
  *                          "credentials":true,  the download needed credentials
@@ -61,6 +63,9 @@ export type RecipeDescribe = Partial<Record<"name" | "version" | "license" | "at
 
 export interface RecipeSource {
   readonly describe: RecipeDescribe;
+  /** `--signal` and `--service`, when given: what a feed's addresses are. */
+  readonly signal?: string;
+  readonly service?: string;
   readonly files: readonly RecipeFile[];
 }
 
@@ -117,6 +122,8 @@ export function parseRecipe(text: string, path: string): Recipe {
   for (const source of parsed.sources) {
     if (!isObject(source) || !isObject(source.describe) || !Array.isArray(source.files) || source.files.length === 0) throw bad("a source is malformed");
     if (!Object.values(source.describe).every((value) => typeof value === "string")) throw bad("a source's description is malformed");
+    if (source.signal !== undefined && !(typeof source.signal === "string" && isSignal(source.signal))) throw bad("a source's signal is malformed");
+    if (source.service !== undefined && typeof source.service !== "string") throw bad("a source's service is malformed");
     for (const file of source.files) {
       if (!isObject(file) || typeof file.location !== "string" || !isObject(file.fetched)) throw bad("a file is malformed");
       const fetched = file.fetched;

@@ -4,22 +4,28 @@ import type { KeyCache } from "../access/key-cache.ts";
 import type { LeaseLimiter } from "../access/lease-limiter.ts";
 import type { StoreHealth } from "../access/store-health.ts";
 import { Meter, type Metered } from "../access/meter.ts";
-import { monotonicMs, RateLimiter } from "../access/rate-limiter.ts";
+import { monotonicMs } from "../access/monotonic-clock.ts";
+import { RateLimiter } from "../access/rate-limiter.ts";
 import { usageReport } from "../access/usage-report.ts";
 import type { RangeIndex } from "../index/range-index.ts";
+import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { LookupService } from "../lookup/lookup-service.ts";
 import type { Store } from "../store/store.ts";
 import { checkGate, type RouteTable } from "./gate.ts";
 import { readJsonBody } from "./json-body.ts";
 import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
+import { corsHeaders, preflight, withCors } from "./cors.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
+import { descriptorUse } from "../metrics/process-descriptors.ts";
 import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
 import { callerOf, contextOf, peerOf } from "./request-context.ts";
 import { PUBLIC_ROUTES } from "./routes.ts";
-import { BatchRequest, LookupRequest } from "./schemas.ts";
+import { AsnSearchQuery, BatchRequest, LookupRequest } from "./schemas.ts";
+import { AsnService } from "../asn/asn-service.ts";
+import { queryValues } from "./query-values.ts";
 
 /** The clocks the service reads: injected so tests can set the month or step time. */
 export interface Clock {
@@ -36,7 +42,7 @@ export interface Clock {
 export interface RateLimits {
   /** Requests per key, at its plan's rate. */
   readonly keys: RateLimiter;
-  /** Requests with unknown keys, per peer address. */
+  /** Requests with unknown keys, per client address (see clientThrottleId). */
   readonly failedKeys: RateLimiter;
 }
 
@@ -60,6 +66,8 @@ export interface AppDeps {
   readonly leases?: LeaseLimiter;
   /** Whether the store can be reached; /readyz answers 503 while it cannot. Always, by default. */
   readonly storeHealth?: StoreHealth;
+  /** The local corrections to lay over lookups now, or null for none (CONTRACT §15); none by default. */
+  readonly corrections?: () => CorrectionTable | null;
 }
 
 const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
@@ -78,7 +86,8 @@ const CORKED_ANSWER_BYTES = 16 * 1024 - 1024;
 
 /** Builds the HTTP app. It holds no global state: everything comes from `deps`. */
 export function createApp(deps: AppDeps) {
-  const lookups = new LookupService(deps.index);
+  const lookups = new LookupService(deps.index, deps.corrections);
+  const asns = new AsnService(deps.index);
   const meter = new Meter(deps.store, () => deps.clock.now());
   const monotonic = deps.clock.monotonicMs?.bind(deps.clock) ?? monotonicMs;
   const rates = deps.rateLimits?.keys ?? new RateLimiter(monotonic);
@@ -95,24 +104,30 @@ export function createApp(deps: AppDeps) {
   // standardHostname: false, because Elysia otherwise looks for the path's first "/" from
   // the URL's 12th character on, which skips it for hosts shorter than "a.bc" ("ip",
   // "geo", a one-word service name behind a proxy) and answers 404. URLs here are always
-  // http: a TLS listener hands the app its requests under their http URL (server.ts).
-  const gate = { routes: () => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, maxBody, leases: deps.leases };
+  // absolute and http, whatever the request-target was (requestForApp in path.ts), and the
+  // gate reads the path by the router's own rule (pathOf).
+  const controls = { now: () => deps.clock.now().getTime(), trustProxy };
+  const gate = { routes: (): RouteTable => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, trustProxy, maxBody, leases: deps.leases, controls };
   /** A request whose key had to be looked up in the store, or that waited for its rate's token: refused, or run again from the top. */
   const afterKeyLookup = (lookup: Promise<void>, request: Request): Promise<Response> =>
     lookup.then(
       (): Promise<Response> => app.handle(request),
-      (error: unknown) => errorResponse(error, "UNKNOWN", logger),
+      // A refusal after the key's checks passed (a rate lease) still tells the browser it may read it.
+      (error: unknown) => withCors(errorResponse(error, "UNKNOWN", logger), contextOf(request).cors),
     );
   // Written so the framework sees a synchronous hook (it inspects the source for calls
   // after "return" or "=>"): only a key lookup makes a promise, and only then does the
   // request wait for one.
   const app = new Elysia({ normalize: false, strictPath: true, handler: { standardHostname: false } })
     .onRequest(({ request }) => {
+      // A CORS preflight on /v1 is answered here, before the gate: it carries no key.
+      const early: Response | undefined = request.method === "OPTIONS" ? preflight(request, gate.routes()) : undefined;
+      if (early) return early;
       const lookup = checkGate(request, gate);
       return lookup && afterKeyLookup(lookup, request);
     })
     .onParse(({ request }) => readJsonBody(request, maxBody))
-    .onError(({ error, code }) => errorResponse(error, code, logger))
+    .onError(({ error, code, request }) => withCors(errorResponse(error, code, logger), contextOf(request).cors))
     .get("/healthz", () => json({ status: "ok" }))
     .get("/readyz", () =>
       deps.storeHealth?.reachable === false
@@ -122,7 +137,7 @@ export function createApp(deps: AppDeps) {
     .get("/metrics", ({ set }) => {
       set.headers["content-type"] = "text/plain; version=0.0.4; charset=utf-8";
       const info = deps.index().info;
-      return metrics.render({ now: deps.clock.now(), dataBuiltAt: info.builtAt, dataVersion: info.dataVersion, dataSourceVersions: info.version, dataSources: info.sources, version });
+      return metrics.render({ now: deps.clock.now(), dataBuiltAt: info.builtAt, dataVersion: info.dataVersion, dataSourceVersions: info.version, dataSources: info.sources, version, descriptors: descriptorUse() });
     })
     .get("/openapi.json", ({ set }) => {
       set.headers["content-type"] = "application/json";
@@ -136,7 +151,7 @@ export function createApp(deps: AppDeps) {
       "/v1/lookup",
       async ({ body, request }) => {
         const addresses = lookups.resolve([body.ip]);
-        const metered = await meter.charge(callerOf(request), 1);
+        const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
         metrics.addLookups(1);
         metrics.addUnits(1);
         return jsonResponse(lookups.lookupJson(addresses, false), metered, request);
@@ -150,20 +165,39 @@ export function createApp(deps: AppDeps) {
         lookups.checkBatchSize(body.ips.length, caller.plan.maxBatchSize);
         const addresses = lookups.resolve(body.ips);
         const answer = lookups.lookupJson(addresses, true);
-        const metered = await meter.charge(caller, addresses.length, { commitNow: answer.body.length > CORKED_ANSWER_BYTES });
+        const metered = await meter.charge(caller, addresses.length, { commitNow: answer.body.length > CORKED_ANSWER_BYTES, signal: request.signal });
         metrics.addLookups(addresses.length);
         metrics.addUnits(addresses.length);
         return jsonResponse(answer, metered, request);
       },
       { body: BatchRequest },
     )
+    .get("/v1/asn/:asn", async ({ params, request }) => {
+      // A bad or special-purpose number is refused before anything is charged.
+      const answer = await asns.answer(asns.check(params.asn));
+      // The largest ASes' answers run to a few hundred KiB: sent at once, as large batches are.
+      const metered = await meter.charge(callerOf(request), 1, { commitNow: answer.body.length > CORKED_ANSWER_BYTES, signal: request.signal });
+      metrics.addUnits(1);
+      return jsonResponse(answer, metered, request);
+    })
+    .get(
+      "/v1/asn",
+      async ({ request }) => {
+        // Every q, not the one the framework keeps: a repeated q is refused.
+        const answer = await asns.search(asns.checkQuery(queryValues(request.url, "q")));
+        const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
+        metrics.addUnits(1);
+        return jsonResponse(answer, metered, request);
+      },
+      { query: AsnSearchQuery },
+    )
     .get("/v1/me", ({ request }) => {
       const client = clientAddress(peerOf(request), request.headers.get("x-forwarded-for"), trustProxy);
-      return json({ ip: client.text, version: client.version });
+      return json({ ip: client.text, version: client.version }, 200, request);
     })
     .get("/v1/usage", async ({ request }) => {
       const caller = callerOf(request);
-      return json(await usageReport(deps.store, caller.key, caller.plan, deps.clock.now()));
+      return json(await usageReport(deps.store, caller.key, caller.plan, deps.clock.now()), 200, request);
     });
   return app;
 }
@@ -174,8 +208,10 @@ export type App = ReturnType<typeof createApp>;
  * A JSON answer. Every JSON answer says `application/json` alone: RFC 8259 defines no
  * charset parameter (JSON is UTF-8), and a client comparing the header sees one value.
  */
-function json(value: unknown, status = 200): Response {
-  return new Response(JSON.stringify(value), { status, headers: { "content-type": "application/json" } });
+function json(value: unknown, status = 200, request?: Request): Response {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (request) corsHeaders(contextOf(request).cors, headers);
+  return new Response(JSON.stringify(value), { status, headers });
 }
 
 /** A lookup's answer: JSON written by the lookup service, with the unit, data-version and request-id headers. */
@@ -190,6 +226,7 @@ function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered
   // Response costs more than building it with the header.
   const context = contextOf(request);
   context.units = metered.consumed;
+  if (context.cors !== undefined) corsHeaders(context.cors, headers);
   if (context.requestId !== undefined) {
     headers["x-request-id"] = context.requestId;
     context.requestIdWritten = true;

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors/api-error.ts";
+import { CLIENT_GONE_STATUS, ClientGoneError } from "../errors/client-gone.ts";
 import type { Logger } from "../log/logger.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { problemResponse } from "./problem.ts";
@@ -11,6 +12,8 @@ import { problemResponse } from "./problem.ts";
 export function errorResponse(error: unknown, code: string | number, logger: Logger): Response {
   if (error instanceof ApiError) return problemResponse(error);
   if (error instanceof StoreUnavailableError) return problemResponse(storeUnavailable());
+  // Nobody will read it; the status is for the access log and the metrics.
+  if (error instanceof ClientGoneError) return new Response(null, { status: CLIENT_GONE_STATUS });
   // The framework wraps what the body parser throws; our parser throws ApiErrors.
   const cause = (error as Error | undefined)?.cause;
   if (cause instanceof ApiError) return problemResponse(cause);

@@ -1,12 +1,16 @@
+import { clientThrottleId } from "../access/client-throttle-id.ts";
 import type { KeyCache } from "../access/key-cache.ts";
 import type { LeaseLimiter } from "../access/lease-limiter.ts";
 import type { RateLimiter } from "../access/rate-limiter.ts";
+import type { Cidr } from "../address/cidr.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey } from "../store/store.ts";
+import { clientAddress } from "./client-address.ts";
 import { pathOf } from "./path.ts";
 import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { isJsonMediaType } from "./media-type.ts";
+import { applyKeyControls, type KeyControlOptions } from "./cors.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
 export type RouteTable = ReadonlyMap<string, readonly string[]>;
@@ -15,18 +19,24 @@ export interface GateOptions {
   readonly routes: () => RouteTable;
   readonly keys: KeyCache;
   readonly rates: RateLimiter;
-  /** Failed key attempts, by peer address. */
+  /** Failed key attempts, by client address (see clientThrottleId). */
   readonly failedKeys: RateLimiter;
+  /** Proxies whose X-Forwarded-For names the client (as /v1/me reads it). */
+  readonly trustProxy: readonly Cidr[];
   readonly maxBody: number;
   /** A key's rate across every server on a shared store (PostgreSQL); none on SQLite. */
   readonly leases?: LeaseLimiter;
+  /** The clock and trusted proxies of the keys' own checks (CONTRACT §16). */
+  readonly controls: KeyControlOptions;
 }
 
 /**
- * Failed key attempts one address may make a second (the burst is the same). Past that,
+ * Failed key attempts one client may make a second (the burst is the same). Past that,
  * its requests with bad keys get 429 instead of 401, which slows a key-guessing client
- * down, while requests from that address with a valid key go on as before: nobody is
- * locked out by someone else's bad guesses.
+ * down, while requests from that client with a valid key go on as before: nobody is
+ * locked out by someone else's bad guesses. The client is the one /v1/me names, trusted
+ * proxies honoured, so a guesser behind the proxy does not hold up everyone behind it;
+ * an IPv6 client counts per /64.
  */
 export const FAILED_KEYS_PER_SECOND = 10;
 
@@ -49,9 +59,10 @@ const REALM = 'Bearer realm="iplookup"';
 export function checkGate(request: Request, options: GateOptions): Promise<void> | undefined {
   const path = pathOf(request.url);
   const context = contextOf(request);
-  const methods = options.routes().get(path);
-  if (!methods) throw new ApiError("not_found", `there is no route ${path}`);
-  context.route = path;
+  const matched = matchRoute(options.routes(), path);
+  if (!matched) throw new ApiError("not_found", `there is no route ${path}`);
+  const methods = matched.methods;
+  context.route = matched.route;
   if (!methods.includes(request.method)) {
     throw new ApiError("method_not_allowed", `${path} answers ${methods.join(", ")}, not ${request.method}`, {}, { allow: methods.join(", ") });
   }
@@ -59,6 +70,8 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
 
   const caller = authenticate(request, context, options);
   if (caller instanceof Promise) return caller;
+  // The key's own checks (expiry, address, origin), for a key that has any: CONTRACT §16.
+  if (caller.key.controls !== undefined || caller.secretValidUntil !== undefined) applyKeyControls(caller, request, context, options.controls);
   if (!context.rateTaken) {
     // This server's share first (no store involved), then, on a shared store, the key's
     // rate across all servers.
@@ -84,6 +97,24 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
   return undefined;
 }
 
+/**
+ * The route a path takes: the route of that exact path, else the first route pattern
+ * whose `:name` segments each match one non-empty segment (`/v1/asn/:asn`). The pattern
+ * is what the metrics and the access log name the request by.
+ */
+export function matchRoute(routes: RouteTable, path: string): { route: string; methods: readonly string[] } | undefined {
+  const exact = routes.get(path);
+  if (exact) return { route: path, methods: exact };
+  const segments = path.split("/");
+  for (const [route, methods] of routes) {
+    if (!route.includes("/:")) continue;
+    const parts = route.split("/");
+    if (parts.length !== segments.length) continue;
+    if (parts.every((part, i) => (part.startsWith(":") ? segments[i] !== "" : part === segments[i]))) return { route, methods };
+  }
+  return undefined;
+}
+
 function rateLimited(caller: ActiveKey, wait: number): ApiError {
   return new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
 }
@@ -102,7 +133,8 @@ function authenticate(request: Request, context: RequestContext, options: GateOp
   // token (a client's first requests with a new key, sent on many connections at once,
   // are not throttled as guesses).
   const peer = context.findPeer();
-  const wait = peer && !options.keys.isLookingUp(token) ? options.failedKeys.take(peer.text, FAILED_KEYS_PER_SECOND) : 0;
+  const client = peer && clientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy);
+  const wait = client && !options.keys.isLookingUp(token) ? options.failedKeys.take(clientThrottleId(client), FAILED_KEYS_PER_SECOND) : 0;
   if (wait > 0) {
     throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });
   }

@@ -3,6 +3,7 @@ import { ApiError } from "../errors/api-error.ts";
 const TITLES: Record<number, string> = {
   400: "Bad Request",
   401: "Unauthorized",
+  403: "Forbidden",
   404: "Not Found",
   405: "Method Not Allowed",
   413: "Content Too Large",

@@ -1,4 +1,5 @@
 import type { Address } from "../address/address.ts";
+import type { CorsGrant } from "../access/key-controls.ts";
 import type { ActiveKey } from "../store/store.ts";
 
 /**
@@ -21,6 +22,8 @@ export class RequestContext {
   requestIdWritten = false;
   /** Units the answer charged (its X-Units-Consumed), for the access log. */
   units = 0;
+  /** What the answer may tell a browser (CORS), once the key's checks passed: see checkKeyControls. */
+  cors: CorsGrant = undefined;
   private peer: Address | null | undefined;
 
   /**

@@ -13,4 +13,6 @@ export const PUBLIC_ROUTES = [
   "/v1/lookup/batch",
   "/v1/me",
   "/v1/usage",
+  "/v1/asn/:asn",
+  "/v1/asn",
 ] as const;

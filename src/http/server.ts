@@ -5,6 +5,7 @@ import { accessLine, type AccessEntry } from "../log/access-line.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import type { App } from "./app.ts";
+import { requestForApp } from "./path.ts";
 import { problemResponse } from "./problem.ts";
 import { attachContext, RequestContext } from "./request-context.ts";
 
@@ -63,16 +64,6 @@ export function peerAddress(text: string): Address | null {
 }
 
 /**
- * The app finds a request's path from the URL's eighth character on (the first "/" after
- * "http://"; see app.ts for why): an https URL's path starts one character later, so a
- * TLS listener hands the app its requests under their http URL. The body is passed on,
- * not read.
- */
-export function asHttp(request: Request): Request {
-  return new Request(`http${request.url.slice(5)}`, request);
-}
-
-/**
  * Serves the app on a socket. Around every request it records the TCP peer for
  * /v1/me, gives the response an X-Request-Id (the proxy's, when it sent a sane one),
  * counts it in the metrics and writes the access log line: route, status, key id
@@ -97,12 +88,12 @@ export interface PeerSource {
 }
 
 /** The handler `listen` serves with: everything it does around the app, for one request. */
-export function requestHandler(app: App, options: Pick<ListenOptions, "tls" | "closeConnections" | "metrics" | "logger">) {
+export function requestHandler(app: App, options: Pick<ListenOptions, "closeConnections" | "metrics" | "logger">) {
   const { metrics, logger } = options;
   const requestIdOf = requestIds();
   return async function fetch(received: Request, server: PeerSource): Promise<Response> {
       const began = performance.now();
-      const request = options.tls ? asHttp(received) : received;
+      const request = requestForApp(received);
       const requestId = requestIdOf(request);
       const context = new RequestContext(requestId, () => {
         const peer = server.requestIP(received);

@@ -1,5 +1,6 @@
 /**
- * Builds the default data file from the pinned ip-location-db packages:
+ * Builds the default data file from the pinned ip-location-db packages and the hosting
+ * list (data/hosting-asns.csv):
  *
  *   bun src/importer/build-default.ts [--out PATH] [--force]
  *
@@ -16,13 +17,20 @@ import { checkDataFile } from "../data-file/checksums.ts";
 import { DATA_FORMAT } from "../data-file/layout.ts";
 import { writeDataFile } from "./data-file.ts";
 import { defaultSources, defaultVersion } from "./default-dataset.ts";
+import { readHostingList } from "./hosting-asns.ts";
 import { lineProgress } from "./progress.ts";
 
-/** Builds the default data file at `path` unless an up-to-date one is there. Returns whether it built. */
-export async function buildDefaultDataFile(path: string, options: { force?: boolean; log?: (line: string) => void } = {}): Promise<boolean> {
+/**
+ * Builds the default data file at `path` unless an up-to-date one is there. Returns whether
+ * it built. The one way the default data is made: `bun run data:default` and `bun run
+ * release` (which forces a build stamped `builtAt`, the commit's time, so that the
+ * release's bytes follow the commit).
+ */
+export async function buildDefaultDataFile(path: string, options: { force?: boolean; log?: (line: string) => void; builtAt?: Date } = {}): Promise<boolean> {
   const log = options.log ?? (() => {});
   const sources = defaultSources();
-  const version = defaultVersion(sources);
+  const hostingList = readHostingList();
+  const version = defaultVersion(sources, hostingList);
   const existing = options.force || !existsSync(path) ? null : builtMeta(path);
   if (existing?.builtBy === "import") {
     log(`${path} holds imported data (${existing.version}); left as it is (--force replaces it with the default data)`);
@@ -34,7 +42,7 @@ export async function buildDefaultDataFile(path: string, options: { force?: bool
   }
   const began = performance.now();
   mkdirSync(dirname(path), { recursive: true });
-  writeDataFile(path, await buildDataSet(sources, new Date(), lineProgress(log), { builtBy: "default" }));
+  writeDataFile(path, await buildDataSet(sources, options.builtAt ?? new Date(), lineProgress(log), { builtBy: "default", hostingList }));
   log(`wrote ${path} in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   return true;
 }

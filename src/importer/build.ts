@@ -1,7 +1,9 @@
 import type { SourceInfo } from "../index/network-record.ts";
+import { SIGNALS, type Privacy, type Signal } from "../index/privacy.ts";
 import { dataSetFields, RecordCombiner } from "./combine.ts";
 import type { DataFileContents } from "./data-file.ts";
 import { describeSource } from "./describe-source.ts";
+import type { HostingList } from "./hosting-asns.ts";
 import { joinParts, type PackedPart } from "./join-parts.ts";
 import { mergePacked } from "./merge.ts";
 import type { Progress } from "./progress.ts";
@@ -23,6 +25,8 @@ export async function buildDataSet(
     readonly builtBy?: DataFileContents["builtBy"];
     /** An iplookup data file whose data comes after every source (see read-data-file.ts). */
     readonly base?: string;
+    /** A hosting list (hosting-asns.ts) the privacy field's hosting signal follows, after every source. */
+    readonly hostingList?: HostingList;
   } = {},
 ): Promise<DataFileContents> {
   // Each source's ranges are packed as soon as it is read: with city data they are most
@@ -35,12 +39,15 @@ export async function buildDataSet(
     infos.push(source.info);
   }
 
+  let hostingList = options.hostingList;
   if (options.base !== undefined) {
     const base = readDataFile(options.base);
     packed.push(base.part);
     infos.push(...base.sources);
+    hostingList ??= base.hostingList;
     progress?.line(`${options.base}: ${base.part[4].length.toLocaleString("en-US")} IPv4 and ${base.part[6].length.toLocaleString("en-US")} IPv6 segments, after the sources above`);
   }
+  if (hostingList !== undefined && !infos.includes(hostingList.info)) infos.push(hostingList.info);
 
   // The sources' files and their parts as read, before joining, go now: otherwise the
   // collector would free them only during the merge, which then starts gigabytes up.
@@ -49,6 +56,7 @@ export async function buildDataSet(
   const combiner = new RecordCombiner(
     fields,
     packed.map((source) => source.values),
+    { present: infos.flatMap((info) => (info.signal === null ? [] : [info.signal])), hostingAsns: hostingList?.asns },
   );
   progress?.line("merging the sources");
   const mergeBegan = performance.now();
@@ -74,8 +82,10 @@ export async function buildDataSet(
     fields,
     sources: infos,
     records: combiner.records,
+    privacyOf: (index) => combiner.privacyOf(index),
     v4,
     v6,
+    ...(hostingList !== undefined ? { hostingAsns: hostingList.asns } : {}),
   };
 }
 
@@ -84,7 +94,7 @@ async function readSource(spec: SourceSpec, progress?: Progress): Promise<{ pack
   const parts: PackedPart[] = [];
   let format = "";
   for (const file of spec.files) {
-    const read = await readSourceFile(file.path, file, progress);
+    const read = await readSourceFile(file.path, { ...file, feed: spec.feed }, progress);
     parts.push(read.part);
     collectGarbage(); // what reading the file left (decoded rows, a CSV's range objects)
     format = format === "" || format === read.format ? read.format : `${format}+${read.format}`;
@@ -104,6 +114,7 @@ async function readSource(spec: SourceSpec, progress?: Progress): Promise<{ pack
     info: {
       ...description,
       format,
+      signal: signalOf(joined.values),
       fields: joined.fields,
       rowsV4: joined.rows[4],
       rowsV6: joined.rows[6],
@@ -111,6 +122,15 @@ async function readSource(spec: SourceSpec, progress?: Progress): Promise<{ pack
       rangesV6: joined[6].length,
     },
   };
+}
+
+/** The signal a source's values give (a feed gives one), or null for a source of other fields. */
+function signalOf(values: readonly { readonly privacy?: unknown }[]): Signal | null {
+  for (const value of values) {
+    const privacy = value.privacy as Privacy | null | undefined;
+    if (privacy) for (const signal of SIGNALS) if (privacy[signal] === true) return signal;
+  }
+  return null;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { Database } from "bun:sqlite";
 import { renameSync, rmSync } from "node:fs";
 import { checksumsOf, CHECKSUMS_KEY } from "../data-file/checksums.ts";
-import { blobNames, DATA_FORMAT, dataVersionOf, recordBlobs, SCHEMA, SEGMENT_BLOBS, TablesHash, u32Bytes } from "../data-file/layout.ts";
+import { blobNames, DATA_FORMAT, dataVersionOf, HOSTING_ASNS_KEY, recordBlobs, SCHEMA, SEGMENT_BLOBS, TablesHash, u32Bytes } from "../data-file/layout.ts";
 import { RECIPE_KEY, recipeText, type Recipe } from "../data-file/recipe.ts";
 import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
+import type { Privacy } from "../index/privacy.ts";
 import type { RecordField } from "../index/record-fields.ts";
 import type { PackedSegments } from "./merge.ts";
 
@@ -14,12 +15,15 @@ export interface DataFileContents {
   readonly builtAt: string;
   readonly fields: readonly RecordField[];
   readonly sources: readonly SourceInfo[];
-  /** Record i+1; each has every field in `fields`. */
-  readonly records: readonly NetworkRecord[];
+  /** Record i+1; each has every field in `fields` but `privacy`, which privacyOf(i) gives. */
+  readonly records: readonly Omit<NetworkRecord, "privacy">[];
+  readonly privacyOf: (index: number) => Privacy;
   readonly v4: PackedSegments;
   readonly v6: PackedSegments;
   /** How to build it again (`data update`); none for the default data. */
   readonly recipe?: Recipe;
+  /** The hosting list the records' hosting signal was built with (AS number → provider), if any. */
+  readonly hostingAsns?: ReadonlyMap<number, string>;
 }
 
 /**
@@ -73,16 +77,16 @@ export function installWritten(temporary: string, path: string, check?: (written
 
 function fill(db: Database, contents: DataFileContents, collectGarbage: boolean): string {
   db.run(SCHEMA);
-  const source = db.prepare("INSERT INTO sources VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)");
+  const source = db.prepare("INSERT INTO sources VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
   contents.sources.forEach((s, position) =>
-    source.run(position, s.name, s.origin, s.version, s.builtAt, s.license, s.attribution, s.url, s.format, JSON.stringify(s.fields), s.rowsV4, s.rowsV6, s.rangesV4, s.rangesV6),
+    source.run(position, s.name, s.origin, s.version, s.builtAt, s.license, s.attribution, s.url, s.format, JSON.stringify(s.fields), s.rowsV4, s.rowsV6, s.rangesV4, s.rangesV6, s.signal ?? ""),
   );
   const blobs = new Map<string, Uint8Array>([
     [SEGMENT_BLOBS[4].starts, u32Bytes(contents.v4.starts)],
     [SEGMENT_BLOBS[4].records, u32Bytes(contents.v4.records)],
     [SEGMENT_BLOBS[6].starts, u32Bytes(contents.v6.starts)],
     [SEGMENT_BLOBS[6].records, u32Bytes(contents.v6.records)],
-    ...recordBlobs(contents.records, contents.fields, (record, field) => record[field as RecordField]),
+    ...recordBlobs(contents.records, contents.fields, (record, field, index) => (field === "privacy" ? contents.privacyOf(index) : record[field as Exclude<RecordField, "privacy">])),
   ]);
   if (collectGarbage) Bun.gc(true);
   const hash = new TablesHash();
@@ -101,6 +105,9 @@ function fill(db: Database, contents: DataFileContents, collectGarbage: boolean)
   meta.run("fields", JSON.stringify(contents.fields));
   meta.run("built_by", contents.builtBy);
   if (contents.recipe !== undefined) meta.run(RECIPE_KEY, recipeText(contents.recipe));
+  if (contents.hostingAsns !== undefined) {
+    meta.run(HOSTING_ASNS_KEY, JSON.stringify([...contents.hostingAsns].sort(([a], [b]) => a - b)));
+  }
   meta.run(CHECKSUMS_KEY, checksumsOf(db, blobs)); // last: it covers every row above
   return dataVersion;
 }

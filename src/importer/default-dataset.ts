@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import type { HostingList } from "./hosting-asns.ts";
 import { ASN_PACKAGE, GEO_WHOIS_ASN_COUNTRY_PACKAGE } from "./known-sources.ts";
 import type { SourceSpec } from "./source.ts";
 
@@ -7,7 +8,8 @@ import type { SourceSpec } from "./source.ts";
  * The default data set (CONTRACT §7): the ip-location-db ASN and country packages,
  * pinned in package.json, read from node_modules. ASN first: it is the only source
  * of asn and as_name, and the country package the only source of country_code, so
- * the order decides nothing today.
+ * the order decides nothing today. The hosting list (hosting-asns.ts) comes with them:
+ * buildDefaultDataFile reads it.
  */
 export function defaultSources(): SourceSpec[] {
   const asn = packageDir("@ip-location-db/asn");
@@ -35,9 +37,12 @@ export function defaultSources(): SourceSpec[] {
   ];
 }
 
-/** The default data set's version string, as written in its data file's meta. */
-export function defaultVersion(sources: readonly SourceSpec[]): string {
-  return sources.map((source) => `${source.describe?.origin}@${source.describe?.version}`).join(" ");
+/**
+ * The default data set's version string, as written in its data file's meta: its
+ * sources' and its hosting list's (hosting-asns.ts), which comes after them.
+ */
+export function defaultVersion(sources: readonly SourceSpec[], hostingList: HostingList): string {
+  return [...sources.map((source) => `${source.describe?.origin}@${source.describe?.version}`), `${hostingList.info.origin}@${hostingList.info.version}`].join(" ");
 }
 
 function packageDir(name: string): string {

@@ -1,11 +1,13 @@
 import { parseCsvLine } from "./csv.ts";
 import { DELIMITED_FORMATS, type DelimitedFormat } from "./delimited/formats.ts";
 import { isRangeBound } from "./delimited/read-delimited.ts";
+import { detectFeed } from "./feeds/detect-feed.ts";
+import { FEED_FORMATS, type FeedFormat } from "./feeds/feed-entry.ts";
 
-/** The formats a source file can have: MaxMind DB, or one of the delimited layouts. */
-export type SourceFormat = "mmdb" | DelimitedFormat;
+/** The formats a source file can have: MaxMind DB, one of the delimited layouts, or a signal feed (feeds/). */
+export type SourceFormat = "mmdb" | DelimitedFormat | FeedFormat;
 
-export const SOURCE_FORMATS: readonly SourceFormat[] = ["mmdb", ...DELIMITED_FORMATS];
+export const SOURCE_FORMATS: readonly SourceFormat[] = ["mmdb", ...DELIMITED_FORMATS, ...FEED_FORMATS];
 
 /** How much of a file detectFormat wants: the first HEAD_BYTES and the last TAIL_BYTES. */
 export const HEAD_BYTES = 64 * 1024;
@@ -42,6 +44,8 @@ const COMPRESSED: ReadonlyArray<{ readonly magic: readonly number[]; readonly wh
  *   5 tab-separated fields → "iptoasn-tsv"; 4 fields whose 3rd is an integer →
  *   "asn-csv"; 3 fields whose 3rd is two letters → "country-csv"; 10 fields →
  *   "city-csv" (in each, the first two fields must be addresses or integers);
+ * - else a signal feed, if feeds/detect-feed.ts knows it (cloud providers' JSON,
+ *   geofeeds, plain lists of addresses);
  * - anything else → an error asking for --format.
  */
 export function detectFormat(sample: FormatSample, file: string): SourceFormat {
@@ -50,7 +54,8 @@ export function detectFormat(sample: FormatSample, file: string): SourceFormat {
   for (const { magic, what, undo } of COMPRESSED) {
     if (startsWith(head, magic)) throw new Error(`${file}: the file is ${what}; ${undo}`);
   }
-  const format = head.includes(0) ? undefined : delimitedFormat(new TextDecoder().decode(head));
+  const text = head.includes(0) ? undefined : new TextDecoder().decode(head);
+  const format = text === undefined ? undefined : (delimitedFormat(text) ?? detectFeed(text));
   if (format === undefined) {
     throw new Error(`${file}: cannot tell the format; name it with --format (${SOURCE_FORMATS.join(", ")})`);
   }

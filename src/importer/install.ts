@@ -7,9 +7,11 @@ import { RangeIndex } from "../index/range-index.ts";
 import { buildDataSet } from "./build.ts";
 import { installWritten, writeBeside } from "./data-file.ts";
 import { acquireSources, type AcquireContext } from "./fetch/acquire.ts";
+import { ExpansionBudget } from "./fetch/expansion.ts";
 import { DownloadAuth } from "./fetch/locations.ts";
 import type { Progress } from "./progress.ts";
 import type { SourceSpec } from "./source.ts";
+import { takeUpdateLock } from "./update-lock.ts";
 
 /** What importing or updating a data file runs with. */
 export interface InstallOptions {
@@ -19,8 +21,12 @@ export interface InstallOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   /** An iplookup data file put after the sources (`--with-default`: the default data set). */
   readonly base?: string;
-  /** How long a download may go without a byte. */
-  readonly idleMs?: number;
+  /** The downloads' clocks (`--download-timeout`: timeoutMs). */
+  readonly timeouts?: AcquireContext["timeouts"];
+  /** `--max-expanded`: what the sources may unpack to, together (DEFAULT_MAX_EXPANDED). */
+  readonly maxExpanded?: number;
+  /** `--require-checksum`. */
+  readonly requireChecksum?: boolean;
 }
 
 /**
@@ -42,16 +48,33 @@ export async function importDataSet(path: string, sources: readonly SourceSpec[]
 export async function withWorkDir<T>(path: string, options: InstallOptions, work: (context: AcquireContext) => Promise<T>): Promise<T> {
   const auth = downloadAuth(options.env);
   mkdirSync(dirname(path), { recursive: true });
-  removeLeftovers(path);
-  const workDir = mkdtempSync(join(dirname(path), `.${basename(path)}.sources-`));
+  // One import or update of a file at a time; a second says so (UpdateBusyError).
+  const lock = takeUpdateLock(path);
+  let workDir: string;
   try {
-    return await work({ workDir, auth, now: options.now, progress: options.progress, idleMs: options.idleMs });
+    removeLeftovers(path);
+    workDir = mkdtempSync(join(dirname(path), `.${basename(path)}.sources-`));
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+  try {
+    return await work({
+      workDir,
+      auth,
+      now: options.now,
+      progress: options.progress,
+      timeouts: options.timeouts,
+      budget: new ExpansionBudget(options.maxExpanded),
+      requireChecksum: options.requireChecksum,
+    });
   } finally {
     rmSync(workDir, { recursive: true, force: true });
+    lock.release();
   }
 }
 
-/** No import or update runs this long (downloads that stall stop after a minute). */
+/** No import or update runs this long (a download ends within --download-timeout). */
 const LEFTOVER_AFTER_MS = 24 * 3_600_000;
 
 /**

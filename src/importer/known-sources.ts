@@ -44,7 +44,20 @@ const BY_PACKAGE: ReadonlyArray<[RegExp, KnownSource]> = [
   [/^@ip-location-db\/geolite2-/, { ...GEOLITE2, attribution: `${GEOLITE2.attribution}; repackaged by ip-location-db` }],
 ];
 
+/**
+ * The cloud providers' own feeds (feeds/), by the name the feed reader gives them. None
+ * of them states a licence; each publisher says what it publishes the file for.
+ */
+const NO_LICENCE = "none stated by the publisher";
+const FEEDS: ReadonlyArray<[RegExp, KnownSource]> = [
+  [/^AWS IP address ranges$/, { license: NO_LICENCE, attribution: "IP address ranges published by Amazon Web Services (ip-ranges.json)", url: "https://docs.aws.amazon.com/vpc/latest/userguide/aws-ip-ranges.html" }],
+  [/^Google Cloud IP address ranges$/, { license: NO_LICENCE, attribution: "IP address ranges published by Google Cloud (cloud.json)", url: "https://www.gstatic.com/ipranges/cloud.json" }],
+  [/^Azure IP ranges and service tags$/, { license: NO_LICENCE, attribution: "Azure IP Ranges and Service Tags published by Microsoft", url: "https://www.microsoft.com/en-us/download/details.aspx?id=56519" }],
+  [/^Oracle Cloud IP address ranges$/, { license: NO_LICENCE, attribution: "IP address ranges published by Oracle Cloud Infrastructure (public_ip_ranges.json)", url: "https://docs.oracle.com/en-us/iaas/tools/public_ip_ranges.json" }],
+];
+
 const BY_DATABASE_TYPE: ReadonlyArray<[RegExp, KnownSource]> = [
+  ...FEEDS,
   [/^GeoLite2-/, GEOLITE2],
   [/^DBIP-.*-Lite\b/i, DBIP],
   [/ipinfo/i, { license: "CC BY-SA 4.0", attribution: "IP address data powered by IPinfo (ipinfo.io)", url: "https://ipinfo.io/lite" }],

@@ -107,6 +107,21 @@ export class LayerBuilder {
     this.values[this.count++] = value;
   }
 
+  /** Whether the last range runs from the address at `starts`[0…] to the one at `ends`[0…]. */
+  lastIs(starts: Uint32Array, ends: Uint32Array): boolean {
+    if (this.count === 0) return false;
+    const at = (this.count - 1) * this.words;
+    for (let w = 0; w < this.words; w++) {
+      if (this.starts[at + w] !== starts[w] || this.ends[at + w] !== ends[w]) return false;
+    }
+    return true;
+  }
+
+  /** Gives the last range `value`. */
+  setLastValue(value: number): void {
+    this.values[this.count - 1] = value;
+  }
+
   /** Moves the end of the last range to the address at `ends`[e…]. */
   extendLast(ends: Uint32Array, e: number): void {
     const at = (this.count - 1) * this.words;

@@ -1,4 +1,5 @@
 import type { SourceDescription } from "../index/network-record.ts";
+import type { Signal } from "../index/privacy.ts";
 import type { SourceFormat } from "./detect-format.ts";
 import type { Family } from "./ranges.ts";
 
@@ -30,4 +31,13 @@ export interface SourceFile {
 export interface SourceSpec {
   readonly files: readonly SourceFile[];
   readonly describe?: Partial<SourceDescription>;
+  /** `--signal` and `--service`: what a feed's addresses are (see feeds/). */
+  readonly feed?: FeedOptions;
+}
+
+/** What a signal feed's addresses are, where the feed itself does not say (lists, geofeeds). */
+export interface FeedOptions {
+  readonly signal?: Signal;
+  /** The provider or service a hosting or relay feed's addresses belong to. */
+  readonly service?: string;
 }

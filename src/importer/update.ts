@@ -1,4 +1,5 @@
-import type { Recipe, RecipeFile } from "../data-file/recipe.ts";
+import type { Recipe, RecipeFile, RecipeSource } from "../data-file/recipe.ts";
+import type { Signal } from "../index/privacy.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
 import { RangeIndex } from "../index/range-index.ts";
 import type { SourceFormat } from "./detect-format.ts";
@@ -52,15 +53,23 @@ export async function updateDataFile(path: string, recipe: Recipe, options: Inst
         (fetched[i] as Array<Acquired | null>)[j] = acquired;
         files.push(...acquired.files);
       }
-      specs.push({ files, describe: source.describe });
+      specs.push({ files, describe: source.describe, ...feedOf(source) });
     }
     const recipeSources = recipe.sources.map((source, i) => ({
       describe: source.describe,
+      ...(source.signal !== undefined ? { signal: source.signal } : {}),
+      ...(source.service !== undefined ? { service: source.service } : {}),
       files: source.files.map((_, j) => (fetched[i]?.[j] as Acquired).record),
     }));
     const info = await buildAndInstall(path, specs, recipeSources, { ...options, base: recipe.base === null ? undefined : options.base });
     return { changed: true, info, changes };
   });
+}
+
+/** A recorded source's --signal and --service, as the importer takes them. */
+function feedOf(source: RecipeSource): Pick<SourceSpec, "feed"> {
+  if (source.signal === undefined && source.service === undefined) return {};
+  return { feed: { signal: source.signal as Signal | undefined, service: source.service } };
 }
 
 function requestOf(file: RecipeFile): FileRequest {

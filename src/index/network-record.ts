@@ -1,3 +1,4 @@
+import type { Privacy, Signal } from "./privacy.ts";
 import type { FieldValue, RecordField } from "./record-fields.ts";
 
 /**
@@ -9,6 +10,7 @@ export type NetworkRecord = Readonly<Partial<Record<RecordField, FieldValue>>> &
   readonly as_name: string | null;
   readonly country_code: string | null;
   readonly country: string | null;
+  readonly privacy: Privacy;
 };
 
 /** What a data source is and what its licence asks us to show. */
@@ -24,8 +26,14 @@ export interface SourceDescription {
 
 /** A source of the loaded data set, as `data info` shows it. Sources are listed in precedence order. */
 export interface SourceInfo extends SourceDescription {
-  /** The file's layout: mmdb, asn-csv, country-csv, city-csv, iptoasn-tsv, or data-file. */
+  /**
+   * The file's layout: mmdb, asn-csv, country-csv, city-csv, iptoasn-tsv, a feed's
+   * (aws-ip-ranges, google-cloud, azure-service-tags, oracle-cloud, geofeed, address-list),
+   * or hosting-asns (the hosting list).
+   */
   readonly format: string;
+  /** The privacy signal the source gives (a feed, the hosting list), or null for none. */
+  readonly signal: Signal | null;
   /** When the source itself was built (ISO 8601), or "" when it does not say. */
   readonly builtAt: string;
   /** The fields the source has. */

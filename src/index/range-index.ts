@@ -5,9 +5,11 @@ import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
 import { checkDataFile } from "../data-file/checksums.ts";
-import { DATA_FORMAT } from "../data-file/layout.ts";
+import { DATA_FORMAT, HOSTING_ASNS_KEY } from "../data-file/layout.ts";
 import { readAddress } from "../data-file/packed-address.ts";
+import type { AsnImage } from "../asn/asn-image.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
+import { isSignal, NO_SIGNALS, uncoveredPrivacy, type Signal } from "./privacy.ts";
 import { isRecordField, type RecordField } from "./record-fields.ts";
 
 /**
@@ -69,7 +71,15 @@ export interface IndexImage {
   readonly values: readonly Uint8Array[];
   /** Per field, where each value starts in `values`, and one more entry for the end. */
   readonly valueOffsets: readonly Uint32Array[];
+  /** The AS numbers of the data's hosting list, ascending; null when it was built without one. */
+  readonly hostingAsns: Uint32Array | null;
   readonly info: DataSetInfo;
+  /**
+   * The AS index built from this image (src/asn/), set once it is built. A server builds
+   * it on its main thread and posts the image with it to its worker threads, so they
+   * share it (see LiveIndex.buildAsnIndex).
+   */
+  asn?: AsnImage;
 }
 
 /**
@@ -107,7 +117,31 @@ export class RangeIndex {
     ({ recordValues: this.recordValues, values: this.values, valueOffsets: this.valueOffsets, info: this.info } = image);
     this.members = new Array(this.info.records + 1);
     this.keys = this.info.fields.map((field, f) => membersEncoder.encode(`${f === 0 ? "" : ","}"${field}":`));
-    this.notFoundBytes = membersEncoder.encode(`${this.info.fields.map((field) => `"${field}":null`).join(",")}}`);
+    // Nothing found: every field null but `privacy`, which says which signals the data has.
+    const uncovered = JSON.stringify(uncoveredPrivacy(this.info.sources.flatMap((source) => (source.signal === null ? [] : [source.signal]))));
+    this.notFoundBytes = membersEncoder.encode(`${this.info.fields.map((field) => `"${field}":${field === "privacy" ? uncovered : "null"}`).join(",")}}`);
+  }
+
+  /** The record of a result with nothing found: every field null but `privacy` (see notFoundBytes). */
+  get notFoundRecord(): NetworkRecord {
+    return recordOf(this.notFoundBytes);
+  }
+
+  /**
+   * Whether the data's hosting list (CONTRACT §15) names AS number `asn`: true or
+   * false, or null when the data was built without a hosting list.
+   */
+  hostingOfAsn(asn: number): boolean | null {
+    const list = this.image.hostingAsns;
+    if (list === null) return null;
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((list[mid] as number) < asn) low = mid + 1;
+      else high = mid;
+    }
+    return low < list.length && list[low] === asn;
   }
 
   /** An index over an image, built here or received from another thread. */
@@ -167,8 +201,8 @@ export class RangeIndex {
     if (v4Starts.length !== v4Records.length || v6Starts.length !== v6Records.length * 4 || v4Starts[0] !== 0 || v6Records.length === 0) {
       throw new Error("the data file's segment tables do not match");
     }
-    const fields = parseFields(meta.get("fields"));
-    const recordValues = u32("record_values");
+    let fields = parseFields(meta.get("fields"));
+    let recordValues = u32("record_values");
     const recordCount = recordValues.length / fields.length;
     const values = fields.map((field) => shared(bytesOf(`values:${field}`)));
     const valueOffsets = values.map(valueStarts);
@@ -199,8 +233,15 @@ export class RangeIndex {
           rowsV6: Number(row.rows_v6),
           rangesV4: Number(row.ranges_v4),
           rangesV6: Number(row.ranges_v6),
+          signal: signalOf(row.signal),
         }),
       );
+    if (!fields.includes("privacy")) {
+      // A file from before signals: every record gets the privacy of data with no signal source.
+      ({ fields, recordValues } = withPrivacyColumn(fields, recordValues));
+      values.push(shared(membersEncoder.encode(JSON.stringify(NO_SIGNALS))));
+      valueOffsets.push(valueStarts(values[values.length - 1] as Uint8Array));
+    }
     const info: DataSetInfo = {
       builtAt: meta.get("built_at") ?? "",
       version: meta.get("version") ?? "",
@@ -214,7 +255,8 @@ export class RangeIndex {
     const v4Prefixes = prefixTable(v4Starts, 1);
     const v6Prefixes = prefixTable(v6Starts, 4);
     const v6Dense = denseTable(v6Starts, v6Prefixes);
-    return new RangeIndex({ v4Starts, v4Records, v6Starts, v6Records, v4Prefixes, v6Prefixes, v6Dense, recordValues, values, valueOffsets, info });
+    const hostingAsns = hostingAsnsOf(meta.get(HOSTING_ASNS_KEY));
+    return new RangeIndex({ v4Starts, v4Records, v6Starts, v6Records, v4Prefixes, v6Prefixes, v6Dense, recordValues, values, valueOffsets, hostingAsns, info });
   }
 
   /**
@@ -421,6 +463,39 @@ function valueStarts(bytes: Uint8Array): Uint32Array {
   for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) starts[n++] = i + 1;
   starts[n] = bytes.length + 1;
   return starts;
+}
+
+/** A source's signal column: a signal's name, or "" (or no column, in files from before signals) for none. */
+function signalOf(value: unknown): Signal | null {
+  if (value === undefined || value === null || value === "") return null;
+  if (typeof value !== "string" || !isSignal(value)) throw new Error(`the data file names a signal iplookup does not know: ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The record values of a file from before signals with a `privacy` column added, every record at value 0. */
+function withPrivacyColumn(fields: readonly RecordField[], recordValues: Uint32Array): { fields: RecordField[]; recordValues: Uint32Array } {
+  const width = fields.length;
+  const records = recordValues.length / width;
+  const widened = new Uint32Array(new SharedArrayBuffer(records * (width + 1) * 4));
+  for (let r = 0; r < records; r++) widened.set(recordValues.subarray(r * width, r * width + width), r * (width + 1));
+  return { fields: [...fields, "privacy"], recordValues: widened };
+}
+
+/** The hosting list's AS numbers, ascending, from its meta row; null without one. */
+function hostingAsnsOf(text: string | undefined): Uint32Array | null {
+  if (text === undefined) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error("the data file's hosting list is damaged");
+  }
+  if (!Array.isArray(parsed) || !parsed.every((entry) => Array.isArray(entry) && Number.isInteger(entry[0]) && entry[0] >= 0 && entry[0] <= 0xffffffff)) {
+    throw new Error("the data file's hosting list is damaged");
+  }
+  const list = new Uint32Array(new SharedArrayBuffer(parsed.length * 4));
+  parsed.forEach((entry, i) => (list[i] = (entry as [number])[0]));
+  return list.sort();
 }
 
 function allBelowOrEqual(values: Uint32Array, limit: number): boolean {

@@ -1,7 +1,10 @@
+import type { Privacy } from "./privacy.ts";
+
 /**
  * The fields a lookup result can carry after `ip`, `version`, `found` and `network`, in
- * the order they are written (CONTRACT §1). The first four are always present; the rest
- * appear when the loaded data set has a source with that column.
+ * the order they are written (CONTRACT §1). The first four are always present, and
+ * `privacy` (CONTRACT §15), last; the rest appear when the loaded data set has a source
+ * with that column.
  */
 export const RECORD_FIELDS = [
   "asn",
@@ -16,6 +19,7 @@ export const RECORD_FIELDS = [
   "time_zone",
   "continent_code",
   "continent",
+  "privacy",
 ] as const;
 
 export type RecordField = (typeof RECORD_FIELDS)[number];
@@ -23,8 +27,11 @@ export type RecordField = (typeof RECORD_FIELDS)[number];
 /** Present in every result, with null when the data has nothing. */
 export const BASE_FIELDS: readonly RecordField[] = ["asn", "as_name", "country_code", "country"];
 
-/** Numbers: `asn` (integer), `latitude`, `longitude`; every other field is text. */
-export type FieldValue = string | number | null;
+/**
+ * Numbers: `asn` (integer), `latitude`, `longitude`; `privacy` is an object (see
+ * privacy.ts); every other field is text.
+ */
+export type FieldValue = string | number | null | Privacy;
 
 /**
  * What one source says about one range. A key with null: the source has that column and

@@ -2,20 +2,31 @@ import type { Address } from "../address/address.ts";
 import { checkAddress } from "../address/check.ts";
 import { ApiError, addressError, type EntryError } from "../errors/api-error.ts";
 import type { RangeIndex } from "../index/range-index.ts";
+import { correctedResult, narrowHit } from "../corrections/apply-correction.ts";
+import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { toLookupResult, type LookupResult } from "./lookup-result.ts";
 import { ByteWriter } from "./byte-writer.ts";
 import { writeResult } from "./result-json.ts";
 
 /** A result's usual size with the default data; the writer grows past it when needed. */
 const BYTES_PER_RESULT = 192;
+const encoder = new TextEncoder();
 
 /**
  * Looks addresses up in the current range index. It never sees a request: the HTTP
  * layer hands it strings and gets results or an ApiError back.
  */
 export class LookupService {
-  /** @param currentIndex returns the index to use now; a reload swaps what it returns. */
-  constructor(private readonly currentIndex: () => RangeIndex) {}
+  /**
+   * @param currentIndex returns the index to use now; a reload swaps what it returns.
+   * @param currentCorrections returns the local corrections to lay over the answers
+   *   (CONTRACT §15), or null when there are none: then a lookup costs what it did
+   *   without corrections, one check a request.
+   */
+  constructor(
+    private readonly currentIndex: () => RangeIndex,
+    private readonly currentCorrections: () => CorrectionTable | null = () => null,
+  ) {}
 
   /**
    * Checks every entry and returns the parsed addresses, or throws one ApiError that
@@ -55,7 +66,15 @@ export class LookupService {
   /** Looks up already checked addresses, in order; one index is used for the whole list. */
   lookup(addresses: readonly Address[]): LookupResult[] {
     const index = this.currentIndex();
-    return addresses.map((address) => toLookupResult(address, index.lookup(address), index.info.fields));
+    const corrections = this.currentCorrections();
+    const notFound = index.notFoundRecord;
+    return addresses.map((address) => {
+      const hit = index.lookup(address);
+      if (corrections === null) return toLookupResult(address, hit, notFound);
+      const at = corrections.at(address);
+      if (at.fields !== null) return correctedResult(address, hit, index, { ...at, fields: at.fields });
+      return toLookupResult(address, hit && narrowHit(hit, address, at.minPrefix), notFound);
+    });
   }
 
   /**
@@ -65,12 +84,23 @@ export class LookupService {
    */
   lookupJson(addresses: readonly Address[], asBatch: boolean): { body: Uint8Array; dataVersion: string } {
     const index = this.currentIndex();
+    const corrections = this.currentCorrections();
     const out = new ByteWriter(addresses.length * BYTES_PER_RESULT + 16);
     if (asBatch) out.ascii('{"results":[');
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i] as Address;
       if (i > 0) out.ascii(",");
-      writeResult(out, address, index.lookup(address), index.notFoundBytes);
+      const hit = index.lookup(address);
+      if (corrections === null) {
+        writeResult(out, address, hit, index.notFoundBytes);
+        continue;
+      }
+      // With corrections: an address no correction covers keeps the fast writer, its
+      // network narrowed to the corrections' edges; a corrected one takes the general
+      // path, its result built as an object and serialized (as rare as corrections are).
+      const at = corrections.at(address);
+      if (at.fields === null) writeResult(out, address, hit && narrowHit(hit, address, at.minPrefix), index.notFoundBytes);
+      else out.raw(encoder.encode(JSON.stringify(correctedResult(address, hit, index, { ...at, fields: at.fields }))));
     }
     if (asBatch) out.ascii("]}");
     return { body: out.finish(), dataVersion: index.info.dataVersion };

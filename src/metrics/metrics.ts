@@ -1,3 +1,4 @@
+import type { DescriptorUse } from "./process-descriptors.ts";
 /**
  * The service's metrics, kept in memory and written in the Prometheus text format
  * (version 0.0.4). What each one means is in the README.
@@ -21,6 +22,8 @@ export interface MetricsSnapshotInput {
   /** Each source's name and build time ("" when the source does not say). */
   readonly dataSources: ReadonlyArray<{ readonly name: string; readonly builtAt: string }>;
   readonly version: string;
+  /** The process's file descriptors, when known (see descriptorUse). */
+  readonly descriptors?: DescriptorUse | null;
 }
 
 /**
@@ -45,8 +48,8 @@ export interface MetricsTable {
  * A region holds, as float64: a request counter per route, method and status; per route
  * the histogram's bucket counts (each observation counted once, in the first bucket it
  * fits; cumulated when written), its sum and its count; then addresses, units, dropped
- * log lines, failed data updates, the time of the last successful one, and the log's
- * backlog.
+ * log lines, failed data updates, the time of the last successful one, the log's
+ * backlog, and webhook attempts by outcome.
  */
 export class Metrics {
   private readonly region: Float64Array;
@@ -128,6 +131,14 @@ export class Metrics {
     this.region[this.totalsAt + 4] = unixSeconds;
   }
 
+  /**
+   * A webhook delivery attempt by serve's deliverer (main thread): delivered, failed and
+   * to be retried, or given up (failed for good).
+   */
+  addWebhookAttempt(outcome: "delivered" | "pending" | "failed"): void {
+    this.region[this.totalsAt + WEBHOOK_OUTCOMES.indexOf(outcome) + 6]! += 1;
+  }
+
   /** Every thread's region added up. */
   private totals(): Float64Array {
     const size = this.region.length;
@@ -180,6 +191,12 @@ export class Metrics {
       `iplookup_data_update_last_success_timestamp_seconds ${totals[this.totalsAt + 4]}`,
     ]);
     metric("iplookup_data_update_failures_total", "counter", "Background data updates (--update-every) that failed.", [`iplookup_data_update_failures_total ${totals[this.totalsAt + 3]}`]);
+    metric(
+      "iplookup_webhook_attempts_total",
+      "counter",
+      "Webhook delivery attempts by this server, by outcome: delivered (2xx), retry (failed, tried again later), given_up (failed 24 hours after the event).",
+      WEBHOOK_OUTCOMES.map((outcome, i) => `iplookup_webhook_attempts_total{outcome="${WEBHOOK_OUTCOME_LABELS[i]}"} ${totals[this.totalsAt + 6 + i]}`),
+    );
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
@@ -187,6 +204,11 @@ export class Metrics {
       .filter((source) => !Number.isNaN(Date.parse(source.builtAt)))
       .map((source) => `iplookup_data_source_age_seconds{source="${escapeLabel(source.name)}"} ${Math.max(0, Math.floor((input.now.getTime() - Date.parse(source.builtAt)) / 1000))}`);
     metric("iplookup_data_source_age_seconds", "gauge", "Age of each source of the loaded data set, from the source's own build time.", sourceAges);
+    if (input.descriptors) {
+      // The names of Prometheus's own process collector, which alerting rules already use.
+      metric("process_open_fds", "gauge", "Open file descriptors (connections included).", [`process_open_fds ${input.descriptors.open}`]);
+      metric("process_max_fds", "gauge", "The process's limit on open file descriptors (raised to the hard limit at start).", [`process_max_fds ${input.descriptors.max}`]);
+    }
     metric("iplookup_process_start_time_seconds", "gauge", "When this process started (Unix time).", [`iplookup_process_start_time_seconds ${Math.floor(this.table.startedAt / 1000)}`]);
     metric("iplookup_build_info", "gauge", "Always 1; the labels name the build and the loaded data.", [
       `iplookup_build_info{version="${escapeLabel(input.version)}",data_version="${escapeLabel(input.dataVersion)}",data_sources="${escapeLabel(input.dataSourceVersions)}"} 1`,
@@ -195,12 +217,16 @@ export class Metrics {
   }
 }
 
+/** The outcomes of a webhook attempt (the delivery's state after it), and their labels. */
+const WEBHOOK_OUTCOMES = ["delivered", "pending", "failed"] as const;
+const WEBHOOK_OUTCOME_LABELS = ["delivered", "retry", "given_up"] as const;
+
 /** A route's histogram: a count per bucket, the sum, the count. */
 const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
 
 /** Numbers in one thread's region, for `routes` named routes and "other". */
 function regionSize(routes: number): number {
-  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 6;
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 6 + WEBHOOK_OUTCOMES.length;
 }
 
 function methodIndex(method: string): number {

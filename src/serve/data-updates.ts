@@ -4,6 +4,7 @@ import { formatDuration } from "../config/duration.ts";
 import { isEmbedded } from "../config/paths.ts";
 import { readRecipe } from "../data-file/recipe.ts";
 import { redactSecrets } from "../importer/fetch/locations.ts";
+import { updateRunning } from "../importer/update-lock.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 
@@ -25,7 +26,10 @@ import type { Metrics } from "../metrics/metrics.ts";
 const JITTER = 0.1;
 /** The first check waits at least this long after start (or the interval, if shorter). */
 const FIRST_CHECK_AFTER_MS = 60_000;
-/** An update still running after this long is stopped (downloads stop by themselves when they stall). */
+/**
+ * An update still running after this long is stopped: two hours, or more when
+ * --download-timeout allows a longer download (each download ends by itself within it).
+ */
 const MAX_RUN_MS = 2 * 3_600_000;
 /** How much of a child's output is kept, to log its last line. */
 const KEEP_OUTPUT = 64 * 1024;
@@ -59,6 +63,9 @@ export function checkUpdatable(dataPath: string): void {
 export interface DataUpdatesOptions {
   /** The interval (ms). */
   readonly every: number;
+  /** `--download-timeout` (ms) and `--max-expanded` (bytes) for the child's `data update`. */
+  readonly downloadTimeout?: number;
+  readonly maxExpanded?: number;
   readonly dataPath: string;
   /** The command that starts iplookup (CliContext.selfCommand). */
   readonly command: readonly string[];
@@ -69,6 +76,8 @@ export interface DataUpdatesOptions {
   readonly metrics: Metrics;
   /** When the loaded data was built (ISO 8601). */
   readonly dataBuiltAt: string;
+  /** The server's --state: the child announces the outcome to the webhooks there (data.updated, data.update_failed). */
+  readonly statePath?: string;
   readonly now?: () => Date;
   readonly random?: () => number;
 }
@@ -107,14 +116,32 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
 
   const runOnce = async () => {
     const began = performance.now();
-    const args = [...options.command, "data", "update", "--data", options.dataPath, "--json"];
+    // A `data update` run by hand (or a timer) holds the file: this round leaves it be.
+    // (A lock that cannot be looked at, in a folder this user cannot write, is the
+    // child's to report.)
+    let busy = false;
     try {
-      child = Bun.spawn(args, { env: { ...options.env }, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+      busy = updateRunning(options.dataPath);
+    } catch {
+      busy = false;
+    }
+    if (busy) {
+      options.logger.log("info", "data update skipped: another update of the data file is running", { data: options.dataPath });
+      return;
+    }
+    const args = [...options.command, "data", "update", "--data", options.dataPath, "--json"];
+    if (options.downloadTimeout !== undefined) args.push("--download-timeout", `${Math.ceil(options.downloadTimeout / 1000)}s`);
+    if (options.maxExpanded !== undefined) args.push("--max-expanded", String(options.maxExpanded));
+    try {
+      // The state in the environment, not in the arguments: a PostgreSQL URL's password
+      // would show in the process list.
+      const env = { ...options.env, ...(options.statePath ? { IPLOOKUP_STATE: options.statePath } : {}) };
+      child = Bun.spawn(args, { env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
     } catch (error) {
       return failed(`cannot start '${args.join(" ")}': ${(error as Error).message}`, null);
     }
     const proc = child;
-    const limit = setTimeout(() => proc.kill("SIGKILL"), MAX_RUN_MS);
+    const limit = setTimeout(() => proc.kill("SIGKILL"), Math.max(MAX_RUN_MS, 3 * (options.downloadTimeout ?? 0)));
     limit.unref?.();
     const [stdout, stderr, code] = await Promise.all([tail(proc.stdout as ReadableStream<Uint8Array>), tail(proc.stderr as ReadableStream<Uint8Array>), proc.exited]);
     clearTimeout(limit);

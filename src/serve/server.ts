@@ -12,9 +12,12 @@ import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
 import { bindError, claimPort, listenableHost } from "./port.ts";
 import { loadTlsPair, type TlsPair } from "./tls.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
+import { startServeEvents, type ServeEvents } from "./events.ts";
 
 /** How often the main thread looks for a replaced data file. */
 const DATA_POLL_MS = 1000;
+/** How long after start-up the AS index of the data is built (see LiveIndex.buildAsnIndex). */
+const AS_INDEX_DELAY_MS = 100;
 /** How long a worker thread may take to start listening. */
 const WORKER_START_MS = 30_000;
 
@@ -136,6 +139,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
         version: environment.version,
         workers: config.workers,
         dataInfo: () => index.current().info,
+        index: () => index.current(),
         tls: tls || undefined,
       });
     } catch (error) {
@@ -144,7 +148,22 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       throw error;
     }
   }
+  // Webhook deliveries and the key.expiring sweep: timers of this thread (see events.ts).
+  let events: ServeEvents;
+  try {
+    events = await startServeEvents({ statePath: config.statePath, logger, now: environment.now, metrics: mainMetrics });
+  } catch (error) {
+    await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
+    logLines.flush();
+    throw error;
+  }
   index.watch(DATA_POLL_MS);
+  // The AS index of the data loaded at start, built once the server answers (the first
+  // lookups need not wait for it), then handed to the worker threads with the image.
+  const asnIndexTimer = setTimeout(() => {
+    index.buildAsnIndex();
+    for (const worker of workers) worker.post({ type: "index", image: index.current().image });
+  }, AS_INDEX_DELAY_MS);
   return {
     url: main.url.href,
     port,
@@ -172,8 +191,9 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       logger.log("info", "tls reloaded", { cert: config.tls.certPath });
     },
     async stop() {
+      clearTimeout(asnIndexTimer);
       index.stop();
-      await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
+      await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop()), events.stop()]);
       logger.log("info", "stopped");
       logLines.flush();
     },

@@ -1,4 +1,5 @@
 import { KeyCache } from "../access/key-cache.ts";
+import { CorrectionCache } from "../corrections/correction-cache.ts";
 import { LeaseLimiter } from "../access/lease-limiter.ts";
 import { RateLimiter } from "../access/rate-limiter.ts";
 import { StoreHealth } from "../access/store-health.ts";
@@ -56,6 +57,12 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     setup.thread,
   );
   const keys = await KeyCache.load(store);
+  // Local corrections follow the same change counter as the keys, with a poll of their
+  // own (the key poll below reports whether the store can be reached).
+  const corrections = await CorrectionCache.load(store);
+  corrections.watch(KEY_POLL_MS, (error) => {
+    if (!(error instanceof StoreUnavailableError)) logger.log("error", "reloading corrections failed", { error: redactUrl(String(error)) });
+  });
   keys.watch(
     KEY_POLL_MS,
     (error) => {
@@ -80,6 +87,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     // them; the shared buckets above hold it for this server's threads.
     leases: store.leaseTokens ? new LeaseLimiter(store.leaseTokens.bind(store), health) : undefined,
     storeHealth: health,
+    corrections: () => corrections.current(),
   });
   const open = (tls: TlsPair | null): Listener => {
     const listener = { retiring: false } as Listener;
@@ -91,6 +99,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     current = open(setup.tls);
   } catch (error) {
     keys.stop();
+    corrections.stop();
     await store.close();
     throw error;
   }
@@ -118,6 +127,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     },
     async stop() {
       keys.stop();
+      corrections.stop();
       await Promise.all([finish(current.server), ...draining]);
       await store.close();
     },

@@ -110,6 +110,87 @@ const MIGRATIONS: readonly string[] = [
     updated_at timestamptz NOT NULL
   );
   `,
+  // 4: local corrections (CONTRACT §15), as in the SQLite state file (schema.ts,
+  // migration 3). Its triggers move the change counter and announce it, as keys' do.
+  `
+  CREATE TABLE corrections (
+    cidr text PRIMARY KEY,
+    fields text NOT NULL,
+    note text,
+    created_at timestamptz NOT NULL,
+    updated_at timestamptz NOT NULL
+  );
+  CREATE TRIGGER corrections_insert AFTER INSERT ON corrections REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER corrections_update AFTER UPDATE ON corrections REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER corrections_delete AFTER DELETE ON corrections REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation_if_changed();
+  CREATE TRIGGER corrections_truncate AFTER TRUNCATE ON corrections FOR EACH STATEMENT EXECUTE FUNCTION iplookup_bump_generation();
+  `,
+  // 5: key controls, rotation with a grace period, read-only admin tokens and the audit
+  // log (CONTRACT §16), as in the SQLite file's migration 4: the controls are JSON text
+  // written canonically by iplookup (text, not jsonb, so that they read back byte for
+  // byte); keys_update moves the change counter for them too. The audit log has no trigger.
+  `
+  ALTER TABLE keys ADD COLUMN expires_at timestamptz;
+  ALTER TABLE keys ADD COLUMN allowed_cidrs text;
+  ALTER TABLE keys ADD COLUMN allowed_origins text;
+  ALTER TABLE keys ADD COLUMN metadata text;
+  ALTER TABLE keys ADD COLUMN previous_secret_hash text UNIQUE;
+  ALTER TABLE keys ADD COLUMN grace_until timestamptz;
+  ALTER TABLE admin_tokens ADD COLUMN read_only boolean NOT NULL DEFAULT false;
+  CREATE TABLE audit_log (
+    seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at timestamptz NOT NULL,
+    actor text NOT NULL,
+    action text NOT NULL,
+    target text NOT NULL,
+    changes text NOT NULL
+  );
+  CREATE INDEX audit_log_by_time ON audit_log (at, seq);
+  `,
+  // 6: webhooks and the event outbox (CONTRACT §16), as the SQLite file's migration 5
+  // (see postgres-webhooks.ts): `once_key` is unique, so an event that must happen once
+  // is recorded once by the whole fleet; a delivery is claimed with FOR UPDATE SKIP
+  // LOCKED and a lease (`lease_until`, ms since the epoch), so one server sends it at a
+  // time, and another takes it over only once a lease has run out (a server that died).
+  `
+  CREATE TABLE webhooks (
+    id text PRIMARY KEY,
+    seq bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    url text NOT NULL,
+    events text NOT NULL,
+    secret text NOT NULL,
+    created_at timestamptz NOT NULL
+  );
+  CREATE TABLE webhook_events (
+    id text PRIMARY KEY,
+    type text NOT NULL,
+    body text NOT NULL,
+    created_at timestamptz NOT NULL,
+    once_key text UNIQUE
+  );
+  CREATE TABLE webhook_deliveries (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    event_id text NOT NULL REFERENCES webhook_events (id),
+    webhook_id text NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    state text NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts integer NOT NULL DEFAULT 0,
+    next_attempt_at bigint NOT NULL,
+    lease_until bigint,
+    UNIQUE (event_id, webhook_id)
+  );
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at);
+  CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
+  CREATE TABLE webhook_attempts (
+    delivery_id bigint NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    attempt integer NOT NULL,
+    at timestamptz NOT NULL,
+    status integer,
+    duration_ms integer NOT NULL,
+    response text,
+    error text,
+    PRIMARY KEY (delivery_id, attempt)
+  );
+  `,
 ];
 
 /** The schema version this code writes. */

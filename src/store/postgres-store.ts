@@ -8,6 +8,12 @@ import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
 import { DayTally } from "./usage-days.ts";
 import { checkSnapshot } from "./state-snapshot.ts";
+import * as corrections from "./postgres-corrections.ts";
+import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
+import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
+import { exportWebhookRows, importWebhookRows, PostgresWebhooks, recordCrossings } from "./postgres-webhooks.ts";
+import type { UsageCrossing } from "./sqlite-webhooks.ts";
+import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StoreError,
   StoreUnavailableError,
@@ -15,6 +21,7 @@ import {
   type AdminToken,
   type AdminTokenRecord,
   type ApiKey,
+  type AuditEntry,
   type AuthSnapshot,
   type Charge,
   type ChargeOutcome,
@@ -24,14 +31,24 @@ import {
   type IssuedAdminToken,
   type IssuedKey,
   type KeyActivity,
+  type KeyChanges,
+  type KeyControls,
   type KeyRecord,
   type KeyUsage,
   type Plan,
   type PlanChanges,
+  type RotateOptions,
   type StateSnapshot,
   type Store,
   type TokenLease,
   type UsageRecord,
+  type AttemptResult,
+  type ClaimOptions,
+  type DeliveryRecord,
+  type DueDelivery,
+  type IssuedWebhook,
+  type NewEvent,
+  type Webhook,
 } from "./store.ts";
 
 /** Options of PostgresStore.open. */
@@ -60,9 +77,15 @@ export interface PostgresStoreOptions {
   readonly readTimeoutMs?: number;
   /** Charge transactions in flight at once (default 2). */
   readonly chargeGroupsInFlight?: number;
+  /**
+   * How long a statement may wait for another session's lock, in milliseconds (none by
+   * default): then it fails, as StoreUnavailableError. The admin listener sets it, so an
+   * admin write that meets a held lock answers 503 instead of waiting without end.
+   */
+  readonly lockTimeoutMs?: number;
 }
 
-interface KeyRow {
+interface KeyRow extends ControlColumns {
   id: string;
   name: string;
   plan: string;
@@ -77,20 +100,22 @@ interface PlanRow {
   rate_limit: number | null;
 }
 
-type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string };
+type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string; previous_secret_hash: string | null };
 
 interface AdminTokenRow {
   id: string;
   name: string;
   created_at: Date;
   revoked_at: Date | null;
+  read_only: boolean;
 }
 
-const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
+const KEY_COLUMNS = `id, name, plan, created_at, revoked_at, ${controlColumnList()}`;
 const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
-const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at";
+const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at, read_only";
 /** Active keys with their plans; a WHERE clause follows. */
-const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
+const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, ${controlColumnList("k.")}, k.secret_hash, k.previous_secret_hash,
+    p.max_batch_size, p.monthly_units, p.rate_limit
   FROM keys k JOIN plans p ON p.name = k.plan`;
 /**
  * PostgresStore.leaseTokens: $1 the key, $2 its rate (and burst), $3 the tokens wanted.
@@ -184,6 +209,7 @@ export class PostgresStore implements Store {
   /** The pool; replaced by resetPool. */
   private sql: SQL;
   private lastReset = -Infinity;
+  private readonly webhooks: PostgresWebhooks;
 
   private constructor(
     sql: SQL,
@@ -197,6 +223,7 @@ export class PostgresStore implements Store {
     groupsInFlight: number,
   ) {
     this.sql = sql;
+    this.webhooks = new PostgresWebhooks({ sql: () => this.sql, guard: (work) => this.guard(work), read: (work) => this.read(work), clock });
     this.charges = new AsyncGroupCommit((group) => this.guard(() => this.applyGroup(group)), {
       maxInFlight: groupsInFlight,
       maxGroupSize: MAX_GROUP,
@@ -247,6 +274,7 @@ export class PostgresStore implements Store {
         // partition) would hold its row locks until TCP keepalive notices, hours later;
         // the server ends such a transaction after 10 s of silence.
         idle_in_transaction_session_timeout: 10_000,
+        ...(options.lockTimeoutMs !== undefined ? { lock_timeout: options.lockTimeoutMs } : {}),
       },
     });
     const sql = connect();
@@ -327,15 +355,18 @@ export class PostgresStore implements Store {
     return new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
   }
 
-  async createKey(name: string, plan: string): Promise<IssuedKey> {
+  async createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey> {
     const trimmed = name.trim();
     const refused = keyNameError(trimmed);
     if (refused) throw new StoreError(refused);
     const secret = newSecret();
-    const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null };
+    const kept = applyControlChanges(undefined, controls ?? {});
+    const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null, ...(kept ? { controls: kept } : {}) };
+    const values = controlValues(kept);
     const inserted = await this.guard(
-      () => this.sql`INSERT INTO keys (id, name, plan, secret_hash, created_at)
-        SELECT ${key.id}, ${key.name}, name, ${hashSecret(secret)}, ${key.createdAt}::timestamptz FROM plans WHERE name = ${plan}`,
+      () => this.sql`INSERT INTO keys (id, name, plan, secret_hash, created_at, expires_at, allowed_cidrs, allowed_origins, metadata)
+        SELECT ${key.id}, ${key.name}, name, ${hashSecret(secret)}, ${key.createdAt}::timestamptz,
+          ${values.expiresAt}::timestamptz, ${values.allowedCidrs}, ${values.allowedOrigins}, ${values.metadata} FROM plans WHERE name = ${plan}`,
     );
     // The plan's row takes a share lock from the foreign key, so it cannot vanish between.
     if (inserted.count === 0) throw new StoreError(`there is no plan "${plan}"`);
@@ -358,14 +389,19 @@ export class PostgresStore implements Store {
     return this.getKey(id);
   }
 
-  async rotateKey(id: string): Promise<IssuedKey | null> {
+  async rotateKey(id: string, options: RotateOptions = {}): Promise<IssuedKey | null> {
     const secret = newSecret();
+    const now = this.clock();
+    const graceUntil = options.graceMs ? new Date(now.getTime() + options.graceMs).toISOString() : null;
+    // With a grace, the secret being replaced becomes the previous one (and the one an
+    // earlier grace kept stops); without, both stop at once.
     const [row] = await this.guard(() =>
-      this.sql.unsafe<KeyRow[]>(`UPDATE keys SET secret_hash = $2, rotated_at = $3::timestamptz WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`, [
-        id,
-        hashSecret(secret),
-        this.now(),
-      ]),
+      this.sql.unsafe<KeyRow[]>(
+        `UPDATE keys SET previous_secret_hash = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret_hash END, grace_until = $4::timestamptz,
+           secret_hash = $2, rotated_at = $3::timestamptz
+         WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+        [id, hashSecret(secret), now.toISOString(), graceUntil],
+      ),
     );
     return row ? { key: toKey(row), secret } : null;
   }
@@ -427,15 +463,23 @@ export class PostgresStore implements Store {
         const [generation] = await tx`SELECT value FROM generation WHERE id = 1`;
         const rows = await tx.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`);
         const keysByHash = new Map<string, ActiveKey>();
-        for (const row of rows) keysByHash.set(row.secret_hash, toActiveKey(row));
+        for (const row of rows) {
+          const active = toActiveKey(row);
+          keysByHash.set(row.secret_hash, active);
+          if (row.previous_secret_hash !== null) keysByHash.set(row.previous_secret_hash, previousSecret(active));
+        }
         return { generation: Number(generation.value), keysByHash };
       }),
     );
   }
 
   async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
-    const [row] = await this.read(() => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, [secretHash]), true);
-    return row ? toActiveKey(row) : null;
+    const [row] = await this.read(
+      () => this.sql.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE (k.secret_hash = $1 OR k.previous_secret_hash = $1) AND k.revoked_at IS NULL`, [secretHash]),
+      true,
+    );
+    if (!row) return null;
+    return row.secret_hash === secretHash ? toActiveKey(row) : previousSecret(toActiveKey(row));
   }
 
   /**
@@ -465,6 +509,8 @@ export class PostgresStore implements Store {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
     // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
     for (const { keyId, period } of group) if (!usage.has(`${keyId} ${period}`)) usage.set(`${keyId} ${period}`, { keyId, period, used: 0, added: 0 });
+    // The charges that moved a key's units across a usage.threshold line (rare).
+    const crossings: UsageCrossing[] = [];
     const rows = [...usage.values()];
     const days = new DayTally();
     let nowMs: number | undefined;
@@ -475,12 +521,14 @@ export class PostgresStore implements Store {
         ON CONFLICT (key_id, period) DO UPDATE SET used = usage.used
         RETURNING key_id, period, used`;
       for (const row of locked) usage.get(`${row.key_id} ${row.period}`)!.used = Number(row.used);
-      const outcomes = group.map(({ keyId, period, units, limit, at }): ChargeOutcome => {
+      const outcomes = group.map(({ keyId, period, units, limit, at, signal }): ChargeOutcome => {
         const row = usage.get(`${keyId} ${period}`)!;
-        if (units === 0) return { ok: true, used: row.used };
+        if (signal?.aborted) return { ok: false, used: row.used, gone: true };
+      if (units === 0) return { ok: true, used: row.used };
         if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
         row.used += units;
         row.added += units;
+        if (crossesThreshold(row.used - units, row.used, limit)) crossings.push({ keyId, period, before: row.used - units, after: row.used, limit });
         days.add(keyId, units, at ?? (nowMs ??= this.clock().getTime()));
         return { ok: true, used: row.used };
       });
@@ -503,6 +551,9 @@ export class PostgresStore implements Store {
           ORDER BY k COLLATE "C", d
           ON CONFLICT (key_id, day) DO UPDATE SET requests = usage_days.requests + excluded.requests, units = usage_days.units + excluded.units,
             last_used_at = greatest(usage_days.last_used_at, excluded.last_used_at)`;
+        // usage.threshold events, in this same transaction (a round trip only when a
+        // line was crossed): see usage-thresholds.ts.
+        await recordCrossings(tx, crossings, () => new Date((nowMs ??= this.clock().getTime())));
       }
       return outcomes;
     });
@@ -590,10 +641,15 @@ export class PostgresStore implements Store {
       this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
         const plans = (await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name COLLATE "C"`)).map(toPlan);
         const keys = (
-          await tx.unsafe<(KeyRow & { secret_hash: string; rotated_at: Date | null })[]>(
-            `SELECT ${KEY_COLUMNS}, secret_hash, rotated_at FROM keys ORDER BY created_at, seq`,
+          await tx.unsafe<(KeyRow & { secret_hash: string; rotated_at: Date | null; previous_secret_hash: string | null })[]>(
+            `SELECT ${KEY_COLUMNS}, secret_hash, rotated_at, previous_secret_hash FROM keys ORDER BY created_at, seq`,
           )
-        ).map((row): KeyRecord => ({ ...toKey(row), secretHash: row.secret_hash, rotatedAt: row.rotated_at?.toISOString() ?? null }));
+        ).map((row): KeyRecord => ({
+          ...toKey(row),
+          secretHash: row.secret_hash,
+          rotatedAt: row.rotated_at?.toISOString() ?? null,
+          ...(row.previous_secret_hash !== null ? { previousSecretHash: row.previous_secret_hash } : {}),
+        }));
         const usage = (await tx`SELECT u.key_id, u.period, u.used FROM usage u JOIN keys k ON k.id = u.key_id WHERE u.used > 0 ORDER BY k.created_at, k.seq, u.period`).map(
           (row: { key_id: string; period: string; used: string }): UsageRecord => ({ keyId: row.key_id, period: row.period, used: Number(row.used) }),
         );
@@ -611,7 +667,8 @@ export class PostgresStore implements Store {
         const adminTokens = (await tx.unsafe<(AdminTokenRow & { secret_hash: string })[]>(`SELECT ${ADMIN_TOKEN_COLUMNS}, secret_hash FROM admin_tokens ORDER BY created_at, seq`)).map(
           (row): AdminTokenRecord => ({ ...toAdminToken(row), secretHash: row.secret_hash }),
         );
-        return { plans, keys, usage, days, adminTokens };
+        const audit = (await tx.unsafe<AuditRow[]>("SELECT at, actor, action, target, changes FROM audit_log ORDER BY at, seq")).map(toAuditEntry);
+        return { plans, keys, usage, days, adminTokens, corrections: await corrections.listCorrections(tx), audit, webhooks: await exportWebhookRows(tx) };
       }),
     );
   }
@@ -622,14 +679,22 @@ export class PostgresStore implements Store {
       this.sql.begin(async (tx) => {
         // EXCLUSIVE: nobody writes these tables until COMMIT (readers carry on), so no key
         // appears between the check and the copy, and running servers' charges wait.
-        await tx`LOCK TABLE plans, keys, usage, usage_days, admin_tokens IN EXCLUSIVE MODE`;
+        await tx`LOCK TABLE plans, keys, usage, usage_days, admin_tokens, corrections, audit_log, webhooks IN EXCLUSIVE MODE`;
         const [held] = await tx`SELECT count(*)::int AS n FROM keys`;
         if (held.n > 0 && !options.replace) {
           throw new StoreError(`${this.label} holds ${held.n} key${held.n === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
         }
+        const [heldCorrections] = await tx`SELECT count(*)::int AS n FROM corrections`;
+        if (heldCorrections.n > 0 && !options.replace) {
+          throw new StoreError(`${this.label} holds ${heldCorrections.n} correction${heldCorrections.n === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
+        }
+        // The webhook tables first: see importWebhookRows.
+        await importWebhookRows(tx, snapshot.webhooks ?? [], options.replace === true);
         if (options.replace) {
+          await tx`DELETE FROM corrections`;
           await tx`DELETE FROM usage_days`;
           await tx`DELETE FROM admin_tokens`;
+          await tx`DELETE FROM audit_log`;
           await tx`DELETE FROM usage`;
           await tx`DELETE FROM keys`;
           await tx`DELETE FROM plans`;
@@ -642,12 +707,20 @@ export class PostgresStore implements Store {
         }
         for (const keys of chunks(snapshot.keys)) {
           // In the snapshot's order, which seq keeps: keys created in the same millisecond list as they did.
-          await tx`INSERT INTO keys (id, name, plan, secret_hash, created_at, revoked_at, rotated_at)
-            SELECT id, name, plan, secret_hash, created_at::timestamptz, revoked_at::timestamptz, rotated_at::timestamptz
+          const values = keys.map((k) => controlValues(k.controls));
+          await tx`INSERT INTO keys (id, name, plan, secret_hash, created_at, revoked_at, rotated_at,
+              expires_at, allowed_cidrs, allowed_origins, metadata, previous_secret_hash, grace_until)
+            SELECT id, name, plan, secret_hash, created_at::timestamptz, revoked_at::timestamptz, rotated_at::timestamptz,
+              expires_at::timestamptz, allowed_cidrs, allowed_origins, metadata, previous_secret_hash, grace_until::timestamptz
             FROM unnest(${tx.array(keys.map((k) => k.id), "TEXT")}, ${tx.array(keys.map((k) => k.name), "TEXT")}, ${tx.array(keys.map((k) => k.plan), "TEXT")},
                         ${tx.array(keys.map((k) => k.secretHash), "TEXT")}, ${tx.array(keys.map((k) => k.createdAt), "TEXT")},
-                        ${tx.array(keys.map((k) => k.revokedAt), "TEXT")}, ${tx.array(keys.map((k) => k.rotatedAt), "TEXT")})
-              WITH ORDINALITY AS t(id, name, plan, secret_hash, created_at, revoked_at, rotated_at, n)
+                        ${tx.array(keys.map((k) => k.revokedAt), "TEXT")}, ${tx.array(keys.map((k) => k.rotatedAt), "TEXT")},
+                        ${tx.array(values.map((v) => v.expiresAt), "TEXT")}, ${tx.array(values.map((v) => v.allowedCidrs), "TEXT")},
+                        ${tx.array(values.map((v) => v.allowedOrigins), "TEXT")}, ${tx.array(values.map((v) => v.metadata), "TEXT")},
+                        ${tx.array(keys.map((k) => k.previousSecretHash ?? null), "TEXT")},
+                        ${tx.array(keys.map((k) => (k.previousSecretHash ? (k.graceUntil ?? null) : null)), "TEXT")})
+              WITH ORDINALITY AS t(id, name, plan, secret_hash, created_at, revoked_at, rotated_at,
+                expires_at, allowed_cidrs, allowed_origins, metadata, previous_secret_hash, grace_until, n)
             ORDER BY n`;
         }
         for (const usage of chunks(snapshot.usage)) {
@@ -661,15 +734,123 @@ export class PostgresStore implements Store {
                         ${tx.array(days.map((d) => d.units), "INT8")}, ${tx.array(days.map((d) => d.lastUsedAt), "TEXT")}) AS t(k, d, r, u, l)`;
         }
         for (const tokens of chunks(snapshot.adminTokens ?? [])) {
-          await tx`INSERT INTO admin_tokens (id, name, secret_hash, created_at, revoked_at)
-            SELECT id, name, secret_hash, created_at::timestamptz, revoked_at::timestamptz
+          await tx`INSERT INTO admin_tokens (id, name, secret_hash, created_at, revoked_at, read_only)
+            SELECT id, name, secret_hash, created_at::timestamptz, revoked_at::timestamptz, read_only
             FROM unnest(${tx.array(tokens.map((t) => t.id), "TEXT")}, ${tx.array(tokens.map((t) => t.name), "TEXT")}, ${tx.array(tokens.map((t) => t.secretHash), "TEXT")},
-                        ${tx.array(tokens.map((t) => t.createdAt), "TEXT")}, ${tx.array(tokens.map((t) => t.revokedAt), "TEXT")})
-              WITH ORDINALITY AS t(id, name, secret_hash, created_at, revoked_at, n)
+                        ${tx.array(tokens.map((t) => t.createdAt), "TEXT")}, ${tx.array(tokens.map((t) => t.revokedAt), "TEXT")},
+                        ${tx.array(tokens.map((t) => t.readOnly === true), "BOOL")})
+              WITH ORDINALITY AS t(id, name, secret_hash, created_at, revoked_at, read_only, n)
             ORDER BY n`;
         }
+        for (const entries of chunks(snapshot.audit ?? [])) {
+          await tx`INSERT INTO audit_log (at, actor, action, target, changes)
+            SELECT at::timestamptz, actor, action, target, changes
+            FROM unnest(${tx.array(entries.map((a) => a.at), "TEXT")}, ${tx.array(entries.map((a) => a.actor), "TEXT")}, ${tx.array(entries.map((a) => a.action), "TEXT")},
+                        ${tx.array(entries.map((a) => a.target), "TEXT")}, ${tx.array(entries.map((a) => JSON.stringify(a.changes)), "TEXT")})
+              WITH ORDINALITY AS t(at, actor, action, target, changes, n)
+            ORDER BY n`;
+        }
+        await corrections.insertCorrections(tx, snapshot.corrections ?? []);
       }),
     );
+  }
+
+  async listCorrections(): Promise<Correction[]> {
+    return this.read(() => corrections.listCorrections(this.sql));
+  }
+
+  async correctionSnapshot(): Promise<CorrectionSnapshot> {
+    return this.read(() => corrections.correctionSnapshot(this.sql));
+  }
+
+  async putCorrection(cidr: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
+    return this.guard(() => corrections.putCorrection(this.sql, cidr, fields, note, this.now()));
+  }
+
+  async removeCorrection(cidr: string): Promise<Correction | null> {
+    return this.guard(() => corrections.removeCorrection(this.sql, cidr));
+  }
+
+  // Key controls, read-only admin tokens and the audit log (CONTRACT §16).
+
+  async updateKey(id: string, changes: KeyChanges): Promise<ApiKey | null> {
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        // FOR UPDATE, as setKeyPlan: nobody revokes or changes the key between the checks and the update.
+        const [row] = await tx.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`, [id]);
+        if (!row) return null;
+        if (row.revoked_at !== null) throw new StoreError(`key ${id} was revoked on ${row.revoked_at.toISOString()}; a revoked key cannot be changed`);
+        const plan = changes.plan ?? row.plan;
+        if (plan !== row.plan) {
+          const [known] = await tx`SELECT 1 AS yes FROM plans WHERE name = ${plan} FOR KEY SHARE`;
+          if (!known) throw new StoreError(`there is no plan "${plan}"`);
+        }
+        const current = toKey(row);
+        const before = controlValues(current.controls);
+        const controls = applyControlChanges(current.controls, changes);
+        const after = controlValues(controls);
+        // Only a real change writes (and moves the change counter).
+        if (plan === row.plan && sameControlValues(before, after)) return current;
+        const [updated] = await tx.unsafe<KeyRow[]>(
+          `UPDATE keys SET plan = $2, expires_at = $3::timestamptz, allowed_cidrs = $4, allowed_origins = $5, metadata = $6 WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+          [id, plan, after.expiresAt, after.allowedCidrs, after.allowedOrigins, after.metadata],
+        );
+        return toKey(updated!);
+      }),
+    );
+  }
+
+  async createReadOnlyAdminToken(name: string): Promise<IssuedAdminToken> {
+    const issued = await this.createAdminToken(name);
+    // Apart from the insert: the token's secret is known to nobody until this returns.
+    await this.guard(() => this.sql`UPDATE admin_tokens SET read_only = true WHERE id = ${issued.token.id}`);
+    return { token: { ...issued.token, readOnly: true }, secret: issued.secret };
+  }
+
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    await this.guard(
+      () => this.sql`INSERT INTO audit_log (at, actor, action, target, changes)
+        VALUES (${entry.at}::timestamptz, ${entry.actor}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.changes)})`,
+    );
+  }
+
+  async listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]> {
+    const rows = await this.read(
+      () => this.sql.unsafe<AuditRow[]>(
+        "SELECT at, actor, action, target, changes FROM audit_log WHERE at >= $1::timestamptz AND at < $2::timestamptz ORDER BY at DESC, seq DESC LIMIT $3",
+        [from, to, limit],
+      ),
+    );
+    return rows.map(toAuditEntry);
+  }
+
+  // ---- Webhooks and the event outbox: see postgres-webhooks.ts ----
+  createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+    return this.webhooks.createWebhook(url, events);
+  }
+  listWebhooks(): Promise<Webhook[]> {
+    return this.webhooks.listWebhooks();
+  }
+  getWebhook(id: string): Promise<Webhook | null> {
+    return this.webhooks.getWebhook(id);
+  }
+  removeWebhook(id: string): Promise<boolean> {
+    return this.webhooks.removeWebhook(id);
+  }
+  addEvent(event: NewEvent): Promise<boolean> {
+    return this.webhooks.addEvent(event);
+  }
+  claimDeliveries(options: ClaimOptions): Promise<DueDelivery[]> {
+    return this.webhooks.claimDeliveries(options);
+  }
+  recordAttempt(result: AttemptResult): Promise<boolean> {
+    return this.webhooks.recordAttempt(result);
+  }
+  listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
+    return this.webhooks.listDeliveries(webhookId, limit);
+  }
+  pruneOutbox(before: string): Promise<number> {
+    return this.webhooks.pruneOutbox(before);
   }
 
   /** Commits the charges still queued, then closes the connections. Closing twice is harmless. */
@@ -702,11 +883,29 @@ function chunks<T>(rows: readonly T[]): T[][] {
 }
 
 function toKey(row: KeyRow): ApiKey {
-  return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+  return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null, ...controlFields(row) };
 }
 
 function toAdminToken(row: AdminTokenRow): AdminToken {
-  return { id: row.id, name: row.name, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+  const token = { id: row.id, name: row.name, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+  return row.read_only ? { ...token, readOnly: true } : token;
+}
+
+/** The key as its previous secret finds it: working until the rotation's grace ends. */
+function previousSecret(active: ActiveKey): ActiveKey {
+  return { ...active, secretValidUntil: Date.parse(active.key.graceUntil ?? "1970-01-01T00:00:00Z") };
+}
+
+interface AuditRow {
+  at: Date;
+  actor: string;
+  action: string;
+  target: string;
+  changes: string;
+}
+
+function toAuditEntry(row: AuditRow): AuditEntry {
+  return { at: row.at.toISOString(), actor: row.actor, action: row.action, target: row.target, changes: JSON.parse(row.changes) as Record<string, unknown> };
 }
 
 function toActiveKey(row: ActiveKeyRow): ActiveKey {

@@ -62,6 +62,91 @@ const MIGRATIONS: readonly string[] = [
     revoked_at TEXT
   ) STRICT;
   `,
+  // 3: local corrections (CONTRACT §15): one row per block, its canonical CIDR text, the
+  // fields it corrects as a JSON object (see src/store/correction-rows.ts). Its triggers
+  // move the change counter, so running servers reload the corrections within a second,
+  // as they reload keys.
+  `
+  CREATE TABLE corrections (
+    cidr TEXT PRIMARY KEY,
+    fields TEXT NOT NULL,
+    note TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  ) STRICT;
+  CREATE TRIGGER corrections_insert AFTER INSERT ON corrections BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER corrections_update AFTER UPDATE ON corrections BEGIN UPDATE generation SET value = value + 1; END;
+  CREATE TRIGGER corrections_delete AFTER DELETE ON corrections BEGIN UPDATE generation SET value = value + 1; END;
+  `,
+  // 4: key controls, rotation with a grace period, read-only admin tokens and the audit
+  // log (CONTRACT §16). The controls are JSON text written canonically by iplookup
+  // (null: no such control); the previous secret's hash works until grace_until. The
+  // keys_update trigger bumps the change counter for these columns too, so every
+  // server's key cache sees a change within a second. The audit log has no trigger.
+  `
+  ALTER TABLE keys ADD COLUMN expires_at TEXT;
+  ALTER TABLE keys ADD COLUMN allowed_cidrs TEXT;
+  ALTER TABLE keys ADD COLUMN allowed_origins TEXT;
+  ALTER TABLE keys ADD COLUMN metadata TEXT;
+  ALTER TABLE keys ADD COLUMN previous_secret_hash TEXT;
+  ALTER TABLE keys ADD COLUMN grace_until TEXT;
+  CREATE UNIQUE INDEX keys_previous_secret_hash ON keys (previous_secret_hash) WHERE previous_secret_hash IS NOT NULL;
+  ALTER TABLE admin_tokens ADD COLUMN read_only INTEGER NOT NULL DEFAULT 0 CHECK (read_only IN (0, 1));
+  CREATE TABLE audit_log (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    changes TEXT NOT NULL
+  ) STRICT;
+  CREATE INDEX audit_log_by_time ON audit_log (at, seq);
+  `,
+  // 5: webhooks and the event outbox (CONTRACT §16; see sqlite-webhooks.ts). An event is
+  // written in the transaction that caused it; `once_key` is unique, so an event that
+  // must happen once (a key crossing 80% of its units in a period) is recorded once
+  // however many processes try. Each delivery is one event to one webhook, claimed with
+  // a lease (`lease_until`, ms since the epoch) while it is being sent. Times that the
+  // deliverer compares are ms since the epoch; shown times are ISO 8601 text. No
+  // triggers: webhooks do not concern the servers' key caches.
+  `
+  CREATE TABLE webhooks (
+    id TEXT PRIMARY KEY,
+    url TEXT NOT NULL,
+    events TEXT NOT NULL,
+    secret TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  ) STRICT;
+  CREATE TABLE webhook_events (
+    id TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    once_key TEXT UNIQUE
+  ) STRICT;
+  CREATE TABLE webhook_deliveries (
+    id INTEGER PRIMARY KEY,
+    event_id TEXT NOT NULL REFERENCES webhook_events (id),
+    webhook_id TEXT NOT NULL REFERENCES webhooks (id) ON DELETE CASCADE,
+    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    lease_until INTEGER,
+    UNIQUE (event_id, webhook_id)
+  ) STRICT;
+  CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_at);
+  CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
+  CREATE TABLE webhook_attempts (
+    delivery_id INTEGER NOT NULL REFERENCES webhook_deliveries (id) ON DELETE CASCADE,
+    attempt INTEGER NOT NULL,
+    at TEXT NOT NULL,
+    status INTEGER,
+    duration_ms INTEGER NOT NULL,
+    response TEXT,
+    error TEXT,
+    PRIMARY KEY (delivery_id, attempt)
+  ) STRICT, WITHOUT ROWID;
+  `,
 ];
 
 /** The schema version this code writes. */

@@ -9,6 +9,11 @@ import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
 import { DayTally } from "./usage-days.ts";
 import { checkSnapshot } from "./state-snapshot.ts";
+import * as corrections from "./sqlite-corrections.ts";
+import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
+import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
+import { SqliteWebhooks, type UsageCrossing } from "./sqlite-webhooks.ts";
+import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StateNotFoundError,
   StoreError,
@@ -17,6 +22,7 @@ import {
   type AdminToken,
   type AdminTokenRecord,
   type ApiKey,
+  type AuditEntry,
   type AuthSnapshot,
   type Charge,
   type ChargeOptions,
@@ -27,16 +33,26 @@ import {
   type IssuedAdminToken,
   type IssuedKey,
   type KeyActivity,
+  type KeyChanges,
+  type KeyControls,
   type KeyRecord,
   type KeyUsage,
   type Plan,
   type PlanChanges,
+  type RotateOptions,
   type StateSnapshot,
   type Store,
   type UsageRecord,
+  type AttemptResult,
+  type ClaimOptions,
+  type DeliveryRecord,
+  type DueDelivery,
+  type IssuedWebhook,
+  type NewEvent,
+  type Webhook,
 } from "./store.ts";
 
-interface KeyRow {
+interface KeyRow extends ControlColumns {
   id: string;
   name: string;
   plan: string;
@@ -51,13 +67,14 @@ interface PlanRow {
   rate_limit: number | null;
 }
 
-type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string };
+type ActiveKeyRow = KeyRow & Omit<PlanRow, "name"> & { secret_hash: string; previous_secret_hash: string | null };
 
 interface AdminTokenRow {
   id: string;
   name: string;
   created_at: string;
   revoked_at: string | null;
+  read_only: number;
 }
 
 /** Options of SqliteStore.open. */
@@ -80,11 +97,12 @@ export interface SqliteStoreOptions {
   readonly create?: boolean;
 }
 
-const KEY_COLUMNS = "id, name, plan, created_at, revoked_at";
+const KEY_COLUMNS = `id, name, plan, created_at, revoked_at, ${controlColumnList()}`;
 const PLAN_COLUMNS = "name, max_batch_size, monthly_units, rate_limit";
-const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at";
+const ADMIN_TOKEN_COLUMNS = "id, name, created_at, revoked_at, read_only";
 /** Active keys with their plans; a WHERE clause follows. */
-const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, k.secret_hash, p.max_batch_size, p.monthly_units, p.rate_limit
+const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, ${controlColumnList("k.")}, k.secret_hash, k.previous_secret_hash,
+    p.max_batch_size, p.monthly_units, p.rate_limit
   FROM keys k JOIN plans p ON p.name = k.plan`;
 /**
  * How long a statement waits by default for another connection's write lock before it
@@ -112,6 +130,7 @@ const BUSY_TIMEOUT_MS = 5000;
 export class SqliteStore implements Store {
   private closed = false;
   private readonly charges: GroupCommit<Charge, ChargeOutcome>;
+  private readonly webhooks: SqliteWebhooks;
   private readonly statements: {
     used: Statement<{ used: number }, [string, string]>;
     addUsage: Statement<unknown, [string, string, number]>;
@@ -127,6 +146,7 @@ export class SqliteStore implements Store {
     private readonly clock: () => Date,
     lockWaitMs?: number,
   ) {
+    this.webhooks = new SqliteWebhooks(db, clock);
     this.statements = {
       used: db.query("SELECT used FROM usage WHERE key_id = ?1 AND period = ?2"),
       addUsage: db.query(
@@ -140,7 +160,7 @@ export class SqliteStore implements Store {
       generation: db.query("SELECT value FROM generation WHERE id = 1"),
       key: db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`),
       plan: db.query(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = ?1`),
-      activeKey: db.query(`${ACTIVE_KEYS} WHERE k.secret_hash = ?1 AND k.revoked_at IS NULL`),
+      activeKey: db.query(`${ACTIVE_KEYS} WHERE (k.secret_hash = ?1 OR k.previous_secret_hash = ?1) AND k.revoked_at IS NULL`),
     };
     // Wrapped once: bun:sqlite builds a new wrapper, with its variants, on every call of transaction().
     const applyInTransaction = db.transaction((group: readonly Charge[]) => this.applyGroup(group));
@@ -201,18 +221,23 @@ export class SqliteStore implements Store {
     return this.clock().toISOString();
   }
 
-  async createKey(name: string, plan: string): Promise<IssuedKey> {
+  async createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey> {
     const trimmed = name.trim();
     const refused = keyNameError(trimmed);
     if (refused) throw new StoreError(refused);
     const secret = newSecret();
-    const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null };
+    const kept = applyControlChanges(undefined, controls ?? {});
+    const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null, ...(kept ? { controls: kept } : {}) };
+    const values = controlValues(kept);
     this.db
       .transaction(() => {
         if (!this.statements.plan.get(plan)) throw new StoreError(`there is no plan "${plan}"`);
         this.db
-          .query("INSERT INTO keys (id, name, plan, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-          .run(key.id, key.name, key.plan, hashSecret(secret), key.createdAt);
+          .query(
+            `INSERT INTO keys (id, name, plan, secret_hash, created_at, expires_at, allowed_cidrs, allowed_origins, metadata)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
+          )
+          .run(key.id, key.name, key.plan, hashSecret(secret), key.createdAt, values.expiresAt, values.allowedCidrs, values.allowedOrigins, values.metadata);
       })
       .immediate();
     return { key, secret };
@@ -233,13 +258,18 @@ export class SqliteStore implements Store {
     return this.getKey(id);
   }
 
-  async rotateKey(id: string): Promise<IssuedKey | null> {
+  async rotateKey(id: string, options: RotateOptions = {}): Promise<IssuedKey | null> {
     const secret = newSecret();
+    const now = this.clock();
+    const graceUntil = options.graceMs ? new Date(now.getTime() + options.graceMs).toISOString() : null;
+    // With a grace, the secret being replaced becomes the previous one (and the one an
+    // earlier grace kept stops); without, both stop at once.
     const row = this.db
-      .query<KeyRow, [string, string, string]>(
-        `UPDATE keys SET secret_hash = ?2, rotated_at = ?3 WHERE id = ?1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
+      .query<KeyRow, [string, string, string, string | null]>(
+        `UPDATE keys SET previous_secret_hash = CASE WHEN ?4 IS NULL THEN NULL ELSE secret_hash END, grace_until = ?4, secret_hash = ?2, rotated_at = ?3
+         WHERE id = ?1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
       )
-      .get(id, hashSecret(secret), this.now());
+      .get(id, hashSecret(secret), now.toISOString(), graceUntil);
     return row ? { key: toKey(row), secret } : null;
   }
 
@@ -298,7 +328,11 @@ export class SqliteStore implements Store {
         const generation = this.statements.generation.get()!.value;
         const rows = this.db.query<ActiveKeyRow, []>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`).all();
         const keysByHash = new Map<string, ActiveKey>();
-        for (const row of rows) keysByHash.set(row.secret_hash, toActiveKey(row));
+        for (const row of rows) {
+          const active = toActiveKey(row);
+          keysByHash.set(row.secret_hash, active);
+          if (row.previous_secret_hash !== null) keysByHash.set(row.previous_secret_hash, previousSecret(active));
+        }
         return { generation, keysByHash };
       })
       .deferred();
@@ -306,7 +340,8 @@ export class SqliteStore implements Store {
 
   async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
     const row = this.statements.activeKey.get(secretHash);
-    return row ? toActiveKey(row) : null;
+    if (!row) return null;
+    return row.secret_hash === secretHash ? toActiveKey(row) : previousSecret(toActiveKey(row));
   }
 
   charge(charge: Charge, options?: ChargeOptions): Promise<ChargeOutcome> {
@@ -330,21 +365,27 @@ export class SqliteStore implements Store {
   private applyGroup(group: readonly Charge[]): ChargeOutcome[] {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
     const days = new DayTally();
+    // The charges that moved a key's units across a usage.threshold line (rare).
+    const crossings: UsageCrossing[] = [];
     let nowMs: number | undefined;
-    const outcomes = group.map(({ keyId, period, units, limit, at }): ChargeOutcome => {
+    const outcomes = group.map(({ keyId, period, units, limit, at, signal }): ChargeOutcome => {
       // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
       const id = `${keyId} ${period}`;
       let row = usage.get(id);
       if (!row) usage.set(id, (row = { keyId, period, used: this.statements.used.get(keyId, period)?.used ?? 0, added: 0 }));
+      if (signal?.aborted) return { ok: false, used: row.used, gone: true };
       if (units === 0) return { ok: true, used: row.used };
       if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
       row.used += units;
       row.added += units;
+      if (crossesThreshold(row.used - units, row.used, limit)) crossings.push({ keyId, period, before: row.used - units, after: row.used, limit });
       days.add(keyId, units, at ?? (nowMs ??= this.clock().getTime()));
       return { ok: true, used: row.used };
     });
     for (const row of usage.values()) if (row.added > 0) this.statements.addUsage.run(row.keyId, row.period, row.added);
     for (const row of days.list()) this.statements.addDay.run(row.keyId, row.day, row.requests, row.units, row.lastUsedAt);
+    // usage.threshold events, in this same transaction: see usage-thresholds.ts.
+    this.webhooks.recordCrossings(crossings, () => (nowMs ??= this.clock().getTime()));
     return outcomes;
   }
 
@@ -415,9 +456,16 @@ export class SqliteStore implements Store {
       .transaction(() => {
         const plans = this.db.query<PlanRow, []>(`SELECT ${PLAN_COLUMNS} FROM plans ORDER BY name`).all().map(toPlan);
         const keys = this.db
-          .query<KeyRow & { secret_hash: string; rotated_at: string | null }, []>(`SELECT ${KEY_COLUMNS}, secret_hash, rotated_at FROM keys ORDER BY created_at, rowid`)
+          .query<KeyRow & { secret_hash: string; rotated_at: string | null; previous_secret_hash: string | null }, []>(
+            `SELECT ${KEY_COLUMNS}, secret_hash, rotated_at, previous_secret_hash FROM keys ORDER BY created_at, rowid`,
+          )
           .all()
-          .map((row): KeyRecord => ({ ...toKey(row), secretHash: row.secret_hash, rotatedAt: row.rotated_at }));
+          .map((row): KeyRecord => ({
+            ...toKey(row),
+            secretHash: row.secret_hash,
+            rotatedAt: row.rotated_at,
+            ...(row.previous_secret_hash !== null ? { previousSecretHash: row.previous_secret_hash } : {}),
+          }));
         const usage = this.db
           .query<{ key_id: string; period: string; used: number }, []>(
             "SELECT u.key_id, u.period, u.used FROM usage u JOIN keys k ON k.id = u.key_id WHERE u.used > 0 ORDER BY k.created_at, k.rowid, u.period",
@@ -434,7 +482,11 @@ export class SqliteStore implements Store {
           .query<AdminTokenRow & { secret_hash: string }, []>(`SELECT ${ADMIN_TOKEN_COLUMNS}, secret_hash FROM admin_tokens ORDER BY created_at, rowid`)
           .all()
           .map((row): AdminTokenRecord => ({ ...toAdminToken(row), secretHash: row.secret_hash }));
-        return { plans, keys, usage, days, adminTokens };
+        const audit = this.db
+          .query<AuditRow, []>("SELECT at, actor, action, target, changes FROM audit_log ORDER BY at, seq")
+          .all()
+          .map(toAuditEntry);
+        return { plans, keys, usage, days, adminTokens, corrections: corrections.listCorrections(this.db), audit, webhooks: this.webhooks.exportRows() };
       })
       .deferred();
   }
@@ -448,22 +500,126 @@ export class SqliteStore implements Store {
         if (held > 0 && !options.replace) {
           throw new StoreError(`the state file holds ${held} key${held === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
         }
-        if (options.replace) for (const table of ["usage_days", "usage", "keys", "plans", "admin_tokens"]) this.db.run(`DELETE FROM ${table}`);
+        const heldCorrections = this.db.query<{ n: number }, []>("SELECT count(*) AS n FROM corrections").get()!.n;
+        if (heldCorrections > 0 && !options.replace) {
+          throw new StoreError(`the state file holds ${heldCorrections} correction${heldCorrections === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
+        }
+        // The webhook tables first: see SqliteWebhooks.importRows.
+        this.webhooks.importRows(snapshot.webhooks ?? [], options.replace === true);
+        if (options.replace) for (const table of ["usage_days", "usage", "keys", "plans", "admin_tokens", "corrections", "audit_log"]) this.db.run(`DELETE FROM ${table}`);
         const plan = this.db.query(
           `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
            ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
         );
         for (const p of snapshot.plans) plan.run(p.name, p.maxBatchSize, p.monthlyUnits, p.rateLimit);
-        const key = this.db.query("INSERT INTO keys (id, name, plan, secret_hash, created_at, revoked_at, rotated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-        for (const k of snapshot.keys) key.run(k.id, k.name, k.plan, k.secretHash, k.createdAt, k.revokedAt, k.rotatedAt);
+        const key = this.db.query(
+          `INSERT INTO keys (id, name, plan, secret_hash, created_at, revoked_at, rotated_at, expires_at, allowed_cidrs, allowed_origins, metadata, previous_secret_hash, grace_until)
+           VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)`,
+        );
+        for (const k of snapshot.keys) {
+          const values = controlValues(k.controls);
+          key.run(k.id, k.name, k.plan, k.secretHash, k.createdAt, k.revokedAt, k.rotatedAt, values.expiresAt, values.allowedCidrs, values.allowedOrigins, values.metadata,
+            k.previousSecretHash ?? null, k.previousSecretHash ? (k.graceUntil ?? null) : null);
+        }
         const usage = this.db.query("INSERT INTO usage (key_id, period, used) VALUES (?1, ?2, ?3)");
         for (const u of snapshot.usage) usage.run(u.keyId, u.period, u.used);
         const day = this.db.query("INSERT INTO usage_days (key_id, day, requests, units, last_used_at) VALUES (?1, ?2, ?3, ?4, ?5)");
         for (const d of snapshot.days ?? []) day.run(d.keyId, d.day, d.requests, d.units, d.lastUsedAt);
-        const token = this.db.query("INSERT INTO admin_tokens (id, name, secret_hash, created_at, revoked_at) VALUES (?1, ?2, ?3, ?4, ?5)");
-        for (const t of snapshot.adminTokens ?? []) token.run(t.id, t.name, t.secretHash, t.createdAt, t.revokedAt);
+        const token = this.db.query("INSERT INTO admin_tokens (id, name, secret_hash, created_at, revoked_at, read_only) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+        for (const t of snapshot.adminTokens ?? []) token.run(t.id, t.name, t.secretHash, t.createdAt, t.revokedAt, t.readOnly ? 1 : 0);
+        corrections.insertCorrections(this.db, snapshot.corrections ?? []);
+        const entry = this.db.query("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, ?2, ?3, ?4, ?5)");
+        for (const a of snapshot.audit ?? []) entry.run(a.at, a.actor, a.action, a.target, JSON.stringify(a.changes));
       })
       .immediate();
+  }
+
+  async listCorrections(): Promise<Correction[]> {
+    return corrections.listCorrections(this.db);
+  }
+
+  async correctionSnapshot(): Promise<CorrectionSnapshot> {
+    return corrections.correctionSnapshot(this.db);
+  }
+
+  async putCorrection(cidr: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
+    return corrections.putCorrection(this.db, cidr, fields, note, this.now());
+  }
+
+  async removeCorrection(cidr: string): Promise<Correction | null> {
+    return corrections.removeCorrection(this.db, cidr);
+  }
+
+  // Key controls, read-only admin tokens and the audit log (CONTRACT §16).
+
+  async updateKey(id: string, changes: KeyChanges): Promise<ApiKey | null> {
+    // IMMEDIATE, as setKeyPlan: the key and the plan are read under the write lock.
+    return this.db
+      .transaction(() => {
+        const row = this.statements.key.get(id);
+        if (!row) return null;
+        if (row.revoked_at !== null) throw new StoreError(`key ${id} was revoked on ${row.revoked_at}; a revoked key cannot be changed`);
+        const plan = changes.plan ?? row.plan;
+        if (plan !== row.plan && !this.statements.plan.get(plan)) throw new StoreError(`there is no plan "${plan}"`);
+        const current = toKey(row);
+        const before = controlValues(current.controls);
+        const controls = applyControlChanges(current.controls, changes);
+        const after = controlValues(controls);
+        // Only a real change writes (and moves the change counter).
+        if (plan === row.plan && sameControlValues(before, after)) return current;
+        this.db
+          .query("UPDATE keys SET plan = ?2, expires_at = ?3, allowed_cidrs = ?4, allowed_origins = ?5, metadata = ?6 WHERE id = ?1")
+          .run(id, plan, after.expiresAt, after.allowedCidrs, after.allowedOrigins, after.metadata);
+        return toKey(this.statements.key.get(id)!);
+      })
+      .immediate();
+  }
+
+  async createReadOnlyAdminToken(name: string): Promise<IssuedAdminToken> {
+    const issued = await this.createAdminToken(name);
+    // The same transaction is not needed: the token's secret is known to nobody until this returns.
+    this.db.query("UPDATE admin_tokens SET read_only = 1 WHERE id = ?1").run(issued.token.id);
+    return { token: { ...issued.token, readOnly: true }, secret: issued.secret };
+  }
+
+  async recordAudit(entry: AuditEntry): Promise<void> {
+    this.db.query("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, ?2, ?3, ?4, ?5)").run(entry.at, entry.actor, entry.action, entry.target, JSON.stringify(entry.changes));
+  }
+
+  async listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]> {
+    return this.db
+      .query<AuditRow, [string, string, number]>("SELECT at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 ORDER BY at DESC, seq DESC LIMIT ?3")
+      .all(from, to, limit)
+      .map(toAuditEntry);
+  }
+
+  // ---- Webhooks and the event outbox: see sqlite-webhooks.ts ----
+  createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+    return this.webhooks.createWebhook(url, events);
+  }
+  listWebhooks(): Promise<Webhook[]> {
+    return this.webhooks.listWebhooks();
+  }
+  getWebhook(id: string): Promise<Webhook | null> {
+    return this.webhooks.getWebhook(id);
+  }
+  removeWebhook(id: string): Promise<boolean> {
+    return this.webhooks.removeWebhook(id);
+  }
+  addEvent(event: NewEvent): Promise<boolean> {
+    return this.webhooks.addEvent(event);
+  }
+  claimDeliveries(options: ClaimOptions): Promise<DueDelivery[]> {
+    return this.webhooks.claimDeliveries(options);
+  }
+  recordAttempt(result: AttemptResult): Promise<boolean> {
+    return this.webhooks.recordAttempt(result);
+  }
+  listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
+    return this.webhooks.listDeliveries(webhookId, limit);
+  }
+  pruneOutbox(before: string): Promise<number> {
+    return this.webhooks.pruneOutbox(before);
   }
 
   /** Commits the charges still queued, then closes the file. Closing twice is harmless. */
@@ -492,11 +648,29 @@ function createPrivateFile(path: string): void {
 }
 
 function toKey(row: KeyRow): ApiKey {
-  return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at, revokedAt: row.revoked_at };
+  return { id: row.id, name: row.name, plan: row.plan, createdAt: row.created_at, revokedAt: row.revoked_at, ...controlFields(row) };
 }
 
 function toAdminToken(row: AdminTokenRow): AdminToken {
-  return { id: row.id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at };
+  const token = { id: row.id, name: row.name, createdAt: row.created_at, revokedAt: row.revoked_at };
+  return row.read_only ? { ...token, readOnly: true } : token;
+}
+
+/** The key as its previous secret finds it: working until the rotation's grace ends. */
+function previousSecret(active: ActiveKey): ActiveKey {
+  return { ...active, secretValidUntil: Date.parse(active.key.graceUntil ?? "1970-01-01T00:00:00Z") };
+}
+
+interface AuditRow {
+  at: string;
+  actor: string;
+  action: string;
+  target: string;
+  changes: string;
+}
+
+function toAuditEntry(row: AuditRow): AuditEntry {
+  return { at: row.at, actor: row.actor, action: row.action, target: row.target, changes: JSON.parse(row.changes) as Record<string, unknown> };
 }
 
 function toActiveKey(row: ActiveKeyRow): ActiveKey {

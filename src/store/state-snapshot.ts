@@ -3,6 +3,9 @@ import { isPeriodId } from "./period.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
 import { StoreError, type StateSnapshot } from "./store.ts";
 import { isDayId } from "./usage-days.ts";
+import { checkCorrectionRow } from "./correction-rows.ts";
+import { checkSnapshotControls } from "./snapshot-controls.ts";
+import { checkWebhookRecords } from "./webhook-snapshot.ts";
 
 const KEY_ID = /^key_[a-z2-7]{16}$/;
 const SECRET_HASH = /^[0-9a-f]{64}$/;
@@ -73,6 +76,15 @@ export function checkSnapshot(snapshot: StateSnapshot): void {
     if (badName || token.name !== token.name.trim()) throw new StoreError(`the admin token ${token.id} has a bad name`);
     if (!isIsoTime(token.createdAt) || (token.revokedAt !== null && !isIsoTime(token.revokedAt))) throw new StoreError(`the admin token ${token.id} has a time that is not ISO 8601 UTC`);
   }
+  const blocks = new Set<string>();
+  for (const correction of snapshot.corrections ?? []) {
+    checkCorrectionRow(correction.cidr, correction.fields, correction.note);
+    if (blocks.has(correction.cidr)) throw new StoreError(`the correction of ${correction.cidr} appears twice`);
+    blocks.add(correction.cidr);
+    if (!isIsoTime(correction.createdAt) || !isIsoTime(correction.updatedAt)) throw new StoreError(`the correction of ${correction.cidr} has a time that is not ISO 8601 UTC`);
+  }
+  checkSnapshotControls(snapshot, isIsoTime);
+  checkWebhookRecords(snapshot.webhooks ?? []);
 }
 
 /** `2026-11-05T10:00:00.000Z`, as Date.toISOString writes it. */

@@ -4,6 +4,8 @@
  * deployments of several instances. Every method is async for that reason.
  */
 
+import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
+
 /** A plan. `null` means unlimited. */
 export interface Plan {
   readonly name: string;
@@ -30,6 +32,13 @@ export interface ApiKey {
   readonly createdAt: string;
   /** ISO 8601 UTC, or null while the key is active. */
   readonly revokedAt: string | null;
+  /** Its controls (CONTRACT §16); present only on a key that has at least one. */
+  readonly controls?: KeyControls;
+  /**
+   * ISO 8601 UTC until which the secret it had before its last rotation still works
+   * (`keys rotate --grace`); present only when that rotation gave a grace period.
+   */
+  readonly graceUntil?: string;
 }
 
 /** A key together with its secret, which exists only at creation or rotation. */
@@ -42,6 +51,11 @@ export interface IssuedKey {
 export interface ActiveKey {
   readonly key: ApiKey;
   readonly plan: Plan;
+  /**
+   * Milliseconds since the epoch: set when this is the key's previous secret, which a
+   * rotation with a grace period keeps working until then (and refused from then on).
+   */
+  readonly secretValidUntil?: number;
 }
 
 /** A snapshot of every active key by the hash of its secret, for the in-memory key cache. */
@@ -57,6 +71,8 @@ export interface KeyRecord extends ApiKey {
   readonly secretHash: string;
   /** ISO 8601 UTC of the last rotation, or null. */
   readonly rotatedAt: string | null;
+  /** The hash of the secret a rotation with grace keeps working until graceUntil; left out: none. */
+  readonly previousSecretHash?: string | null;
 }
 
 /** Units a key used in one period. */
@@ -82,6 +98,15 @@ export interface StateSnapshot {
   readonly days?: readonly DayUsageRecord[];
   /** Admin tokens (their hashes), oldest first; exportState always fills it (left out: none). */
   readonly adminTokens?: readonly AdminTokenRecord[];
+  /** Local corrections, in address order; exportState always fills it (left out: none). */
+  readonly corrections?: readonly Correction[];
+  /** The audit log, oldest first; exportState always fills it (left out: none). */
+  readonly audit?: readonly AuditEntry[];
+  /**
+   * Webhooks with their signing secrets, oldest first; exportState always fills it (left
+   * out: none). Their outbox (events not yet delivered, the delivery log) stays behind.
+   */
+  readonly webhooks?: readonly WebhookRecord[];
 }
 
 /** How importState treats a store that holds keys already. */
@@ -109,6 +134,12 @@ export interface Charge {
    * the key's last use. Left out: the store's clock when the charge is committed.
    */
   readonly at?: number;
+  /**
+   * Aborted when the client has gone (the request's signal): a charge whose signal is
+   * aborted when its transaction applies it is not made, and its outcome says `gone`.
+   * Nothing is charged for an answer nobody receives (CONTRACT §13).
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** How a charge is committed. */
@@ -130,6 +161,8 @@ export interface AdminToken {
   readonly createdAt: string;
   /** ISO 8601 UTC, or null while the token is active. */
   readonly revokedAt: string | null;
+  /** Present (true) only on a read-only token, which may only read (GET, HEAD). */
+  readonly readOnly?: true;
 }
 
 /** An admin token together with its secret (`ipla_…`), which exists only at creation. */
@@ -181,6 +214,8 @@ export interface ChargeOutcome {
   readonly ok: boolean;
   /** Units used in the period after this charge (or, when refused, without it). */
   readonly used: number;
+  /** The client had gone before the charge was applied (see Charge.signal): nothing was charged. */
+  readonly gone?: boolean;
 }
 
 /** What a lease of rate-limit tokens got (see Store.leaseTokens). */
@@ -191,14 +226,208 @@ export interface TokenLease {
   readonly available: number;
 }
 
-export interface Store {
-  createKey(name: string, plan: string): Promise<IssuedKey>;
+/**
+ * A key's controls (CONTRACT §16), as the store keeps them, already checked and written
+ * canonically (see src/access/key-control-values.ts). Null: no such control.
+ */
+export interface KeyControls {
+  /** ISO 8601 UTC: from then on the key is refused with key_expired. */
+  readonly expiresAt: string | null;
+  /** Canonical CIDR blocks the client's address must lie in. */
+  readonly allowedCidrs: readonly string[] | null;
+  /** Browser origins (`https://app.example.com`) a request's Origin header must be one of. */
+  readonly allowedOrigins: readonly string[] | null;
+  /** The operator's own JSON object (at most 1 KiB), returned by the admin API. */
+  readonly metadata: Readonly<Record<string, unknown>> | null;
+}
+
+/** What `updateKey` changes; a field left undefined keeps its value, null clears it. */
+export interface KeyChanges {
+  readonly plan?: string;
+  readonly expiresAt?: string | null;
+  readonly allowedCidrs?: readonly string[] | null;
+  readonly allowedOrigins?: readonly string[] | null;
+  readonly metadata?: Readonly<Record<string, unknown>> | null;
+}
+
+/** How a key is rotated. */
+export interface RotateOptions {
+  /** How long the old secret keeps working, in milliseconds; 0 or left out: it stops at once. */
+  readonly graceMs?: number;
+}
+
+/** One entry of the audit log: a change made through the admin API, the console or the CLI. */
+export interface AuditEntry {
+  /** ISO 8601 UTC. */
+  readonly at: string;
+  /** The admin token's id, or `cli`. */
+  readonly actor: string;
+  /** `key.created`, `key.updated`, `plan.updated`, `admin_token.revoked`, … */
+  readonly action: string;
+  /** What was changed: a key's or token's id, `plan:NAME`, … */
+  readonly target: string;
+  /** What changed, field by field (never a secret nor a secret's hash). */
+  readonly changes: Readonly<Record<string, unknown>>;
+}
+
+// ---- Webhooks and the event outbox (CONTRACT §16; the events themselves: src/events/) ----
+
+/** A webhook an operator registered: never its secret, which is shown once. */
+export interface Webhook {
+  /** Public identifier, `wh_…`. */
+  readonly id: string;
+  readonly url: string;
+  /** The event types it receives. */
+  readonly events: readonly string[];
+  /** ISO 8601 UTC. */
+  readonly createdAt: string;
+}
+
+/** A webhook with its signing secret, as `state copy` moves it. */
+export interface WebhookRecord extends Webhook {
+  readonly secret: string;
+}
+
+/** A webhook with its signing secret (`whsec_…`), as it is created. */
+export interface IssuedWebhook {
+  readonly webhook: Webhook;
+  readonly secret: string;
+}
+
+/** An event to put in the outbox. */
+export interface NewEvent {
+  /** `msg_…`, sent as webhook-id. */
+  readonly id: string;
+  readonly type: string;
+  /** The exact JSON body every delivery of it sends (and signs). */
+  readonly body: string;
+  /** ISO 8601 UTC: when it happened; its deliveries are retried until 24 hours after. */
+  readonly createdAt: string;
+  /**
+   * When set, the event is recorded only if no event with this key was (the unique
+   * constraint decides, across every process and host): `usage.threshold`, `key.expiring`.
+   */
+  readonly onceKey?: string;
+  /** Deliver to this webhook only, whatever it subscribes to (the test event). */
+  readonly webhookId?: string;
+}
+
+export type DeliveryState = "pending" | "delivered" | "failed";
+
+/** A delivery the deliverer has claimed (leased) and is to attempt now. */
+export interface DueDelivery {
+  readonly deliveryId: number;
+  /** The number of this attempt: 1 for the first. */
+  readonly attempt: number;
+  readonly webhookId: string;
+  readonly url: string;
+  readonly secret: string;
+  readonly eventId: string;
+  readonly eventType: string;
+  readonly body: string;
+  /** ISO 8601 UTC. */
+  readonly eventCreatedAt: string;
+}
+
+/** One attempt, as the delivery log shows it. */
+export interface DeliveryAttempt {
+  readonly attempt: number;
+  /** ISO 8601 UTC, when it started. */
+  readonly at: string;
+  /** The receiver's HTTP status; null when there was no answer. */
+  readonly status: number | null;
+  readonly durationMs: number;
+  /** The first 256 bytes of the answer's body (as text), or null. */
+  readonly response: string | null;
+  /** Why there was no answer (timeout, refused, …), or null. */
+  readonly error: string | null;
+}
+
+/** What an attempt came to, for recordAttempt. */
+export interface AttemptResult extends DeliveryAttempt {
+  readonly deliveryId: number;
+  readonly state: DeliveryState;
+  /** When to try again (ms since the epoch), for state `pending`. */
+  readonly nextAttemptAt: number | null;
+}
+
+/** A delivery with its log, newest attempt last. */
+export interface DeliveryRecord {
+  readonly id: number;
+  readonly eventId: string;
+  readonly eventType: string;
+  /** When the event happened (ISO 8601 UTC). */
+  readonly createdAt: string;
+  readonly state: DeliveryState;
+  readonly attempts: readonly DeliveryAttempt[];
+  /** ISO 8601 UTC of the next try while pending; null otherwise. */
+  readonly nextAttemptAt: string | null;
+}
+
+/** What claimDeliveries takes. */
+export interface ClaimOptions {
+  /** The most deliveries to claim. */
+  readonly limit: number;
+  /** Now, in ms since the epoch (the wall clock: the schedule is shared by a fleet). */
+  readonly nowMs: number;
+  /** How long the claim holds: another server takes the delivery only after it. */
+  readonly leaseMs: number;
+  /** Only this event's deliveries (a test event sent at once). */
+  readonly eventId?: string;
+}
+
+/**
+ * The webhook part of a Store. The outbox is durable: an event is committed with what
+ * caused it (a threshold with the charge that crossed it), its deliveries wait in the
+ * store until they succeed or are given up, and a restart loses none. A delivery is
+ * claimed with a lease (and, on PostgreSQL, FOR UPDATE SKIP LOCKED), so however many
+ * servers share the store, one of them sends it at a time.
+ */
+export interface WebhookStore {
+  /** Creates a webhook with a new secret; the URL and event types are checked by the caller. */
+  createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook>;
+  /** Every webhook, oldest first. */
+  listWebhooks(): Promise<Webhook[]>;
+  getWebhook(id: string): Promise<Webhook | null>;
+  /** Removes a webhook with its deliveries and their log; false when there is no such webhook. */
+  removeWebhook(id: string): Promise<boolean>;
+  /**
+   * Records an event and, in the same transaction, one pending delivery, due now, for
+   * every webhook subscribed to its type (or for `webhookId` alone). False, changing
+   * nothing, when its onceKey is recorded already.
+   */
+  addEvent(event: NewEvent): Promise<boolean>;
+  /** Claims due deliveries (pending, next try passed, no live lease), oldest due first. */
+  claimDeliveries(options: ClaimOptions): Promise<DueDelivery[]>;
+  /**
+   * Logs an attempt and moves its delivery on (delivered, failed, or pending until
+   * nextAttemptAt), releasing the lease. False, changing nothing, when the attempt was
+   * recorded already (a lease that ran out and a second sender).
+   */
+  recordAttempt(result: AttemptResult): Promise<boolean>;
+  /** A webhook's latest deliveries, newest event first, with their attempts. */
+  listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]>;
+  /**
+   * Forgets what is done with from before `before` (ISO 8601): delivered and failed
+   * deliveries of older events with their attempts, and older events left without a
+   * delivery. Pending ones stay. Answers the events removed.
+   */
+  pruneOutbox(before: string): Promise<number>;
+}
+
+export interface Store extends WebhookStore {
+  /** Creates a key, with its controls (CONTRACT §16) when given, in one step. */
+  createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey>;
   listKeys(): Promise<ApiKey[]>;
   getKey(id: string): Promise<ApiKey | null>;
   /** Revokes a key; null when there is no such key. Revoking twice is harmless. */
   revokeKey(id: string): Promise<ApiKey | null>;
-  /** Gives an active key a new secret; the old secret stops working. Null when no such active key. */
-  rotateKey(id: string): Promise<IssuedKey | null>;
+  /**
+   * Gives an active key a new secret; the old secret stops working, at once or, with
+   * `graceMs`, at the end of that grace (a secret kept by an earlier grace stops at once).
+   * Null when no such active key.
+   */
+  rotateKey(id: string, options?: RotateOptions): Promise<IssuedKey | null>;
   /**
    * Moves an active key to another plan, as one atomic step; its secret, name and usage
    * stay. Resolves to the key as it is afterwards, or null when there is no such key.
@@ -255,13 +484,26 @@ export interface Store {
   /** The active admin token whose secret has this hash, or null. */
   findAdminToken(secretHash: string): Promise<AdminToken | null>;
 
+  // Local corrections (CONTRACT §15), keyed by their block's canonical CIDR text (see
+  // parseCorrectionBlock). Every change moves the change counter (generation), so
+  // running servers reload them within a second. A correction that is not sound
+  // (checkCorrectionRow) is refused with StoreError, changing nothing.
+  /** Every correction, IPv4 first, in address order, a block before the blocks inside it. */
+  listCorrections(): Promise<Correction[]>;
+  /** The corrections with the change counter, from one snapshot: what a server's correction cache loads. */
+  correctionSnapshot(): Promise<CorrectionSnapshot>;
+  /** Sets a block's correction, replacing the one it had (whose created_at stays); updated_at is now. */
+  putCorrection(cidr: string, fields: CorrectionFields, note: string | null): Promise<Correction>;
+  /** Removes a block's correction and resolves to it; null when the block has none. */
+  removeCorrection(cidr: string): Promise<Correction | null>;
+
   /** Every plan, key (with its secret's hash) and usage row, from one consistent snapshot. */
   exportState(): Promise<StateSnapshot>;
   /**
    * Writes a snapshot into this store, in one transaction: plans are created or changed
    * to the snapshot's values (other plans stay, unless `replace`), keys and usage rows
    * are added as they are. Throws StoreError, changing nothing, for a snapshot that is
-   * not sound (see checkSnapshot) and for a store that holds keys already, unless
+   * not sound (see checkSnapshot) and for a store that holds keys or corrections already, unless
    * `options.replace`. Moves the change counter, so running servers reload their keys.
    */
   importState(snapshot: StateSnapshot, options?: ImportOptions): Promise<void>;
@@ -276,6 +518,26 @@ export interface Store {
    * out by stores of one host (SQLite), whose servers share buckets in memory.
    */
   leaseTokens?(keyId: string, ratePerSecond: number, wanted: number): Promise<TokenLease>;
+
+  // Key controls, read-only admin tokens and the audit log (CONTRACT §16).
+
+  /**
+   * Changes an active key's plan and controls, as one atomic step; its secret, name and
+   * usage stay. Resolves to the key as it is afterwards, or null when there is no such
+   * key. Throws StoreError, changing nothing, for a plan that does not exist and for a
+   * revoked key. A change moves the change counter, so running servers see it within a
+   * second; one that changes nothing writes nothing.
+   */
+  updateKey(id: string, changes: KeyChanges): Promise<ApiKey | null>;
+  /** Creates a read-only admin token, which may only read (see createAdminToken). */
+  createReadOnlyAdminToken(name: string): Promise<IssuedAdminToken>;
+  /** Adds an entry to the audit log (see src/audit/audit-log.ts, which checks it holds no secret). */
+  recordAudit(entry: AuditEntry): Promise<void>;
+  /**
+   * Audit entries from `from` to `to` (ISO 8601 UTC; from included, to excluded), newest
+   * first, at most `limit`.
+   */
+  listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]>;
 
   close(): Promise<void>;
 }

@@ -120,8 +120,21 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       const { status, body } = await adminJson<{ keys: Record<string, unknown>[] }>("GET", "/admin/v1/keys");
       expect(status).toBe(200);
       const key = body.keys.find((entry) => entry.id === issued.id)!;
-      expect(Object.keys(key).sort()).toEqual(["created_at", "id", "last_used_at", "name", "plan", "revoked_at", "units_this_period"]);
-      expect(key).toMatchObject({ name: "counted", plan: "standard", revoked_at: null, units_this_period: 4 });
+      expect(Object.keys(key).sort()).toEqual([
+        "allowed_cidrs",
+        "allowed_origins",
+        "created_at",
+        "expires_at",
+        "grace_until",
+        "id",
+        "last_used_at",
+        "metadata",
+        "name",
+        "plan",
+        "revoked_at",
+        "units_this_period",
+      ]);
+      expect(key).toMatchObject({ name: "counted", plan: "standard", revoked_at: null, units_this_period: 4, expires_at: null, allowed_cidrs: null, allowed_origins: null, metadata: {}, grace_until: null });
       expect(Date.parse(key.created_at as string)).toBeGreaterThan(Date.now() - 60_000);
       expect(Date.parse(key.last_used_at as string)).toBeGreaterThan(Date.now() - 60_000);
       const never = body.keys.find((entry) => entry.name === "defaulted")!;
@@ -211,6 +224,48 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       expect(((await wrong.json()) as { code: string }).code).toBe("method_not_allowed");
       expect(wrong.headers.get("x-request-id")).toBeTruthy();
     });
+
+    test("the route is checked before the token: a wrong method without a token is 405, an unknown path 404", async () => {
+      const wrong = await adminRequest("DELETE", "/admin/v1/keys", { bearer: null });
+      expect([wrong.status, ((await wrong.json()) as { code: string }).code]).toEqual([405, "method_not_allowed"]);
+      const unknown = await adminRequest("GET", "/admin/v1/nothing", { bearer: null });
+      expect(unknown.status).toBe(404);
+      const right = await adminRequest("GET", "/admin/v1/keys", { bearer: null });
+      expect(right.status).toBe(401);
+    });
+
+    test("bad percent-encoding and control characters anywhere in admin input: 400 invalid_request, nothing written, never 500", async () => {
+      const before = (await adminJson<{ keys: unknown[] }>("GET", "/admin/v1/keys")).body.keys.length;
+      const plansBefore = (await adminJson<{ plans: unknown[] }>("GET", "/admin/v1/plans")).body.plans.length;
+      const plan = { max_batch_size: 1, monthly_units: null, rate_limit: null };
+      const attempts: [string, string, unknown][] = [
+        ["PUT", "/admin/v1/plans/%zz", plan],
+        ["PUT", "/admin/v1/plans/%", plan],
+        ["PUT", "/admin/v1/plans/%E2%82", plan],
+        ["PUT", "/admin/v1/plans/a%00b", plan],
+        ["PUT", "/admin/v1/plans/a%0Ab", plan],
+        ["PATCH", "/admin/v1/keys/%zz", { plan: "free" }],
+        ["PATCH", "/admin/v1/keys/key_%00", { plan: "free" }],
+        ["POST", "/admin/v1/keys/%E2%82/rotate", undefined],
+        ["POST", "/admin/v1/keys/%00/revoke", undefined],
+        ["POST", "/admin/v1/keys", { name: "a\u0000b" }],
+        ["POST", "/admin/v1/keys", { name: "line\nbreak" }],
+        ["POST", "/admin/v1/keys", { name: "ok", plan: "fr\u0000ee" }],
+        ["PATCH", "/admin/v1/keys/key_aaaaaaaaaaaaaaaa", { plan: "\u0000" }],
+        ["GET", "/admin/v1/usage?key=key_%00", undefined],
+        ["GET", "/admin/v1/usage?key=%zz", undefined],
+        ["GET", "/admin/v1/usage?from=2026-01-01%00", undefined],
+        ["GET", "/admin/v1/usage?%00=1", undefined],
+      ];
+      for (const [method, path, body] of attempts) {
+        const response = await adminRequest(method, path, { body });
+        const problem = (await response.json()) as { code: string; detail: string };
+        expect({ method, path, status: response.status, code: problem.code }).toEqual({ method, path, status: 400, code: "invalid_request" });
+        expect(problem.detail).not.toContain("null");
+      }
+      expect((await adminJson<{ keys: unknown[] }>("GET", "/admin/v1/keys")).body.keys).toHaveLength(before);
+      expect((await adminJson<{ plans: unknown[] }>("GET", "/admin/v1/plans")).body.plans).toHaveLength(plansBefore);
+    });
   });
 
   describe("plans", () => {
@@ -287,6 +342,135 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
     });
   });
 
+  describe("key controls, rotation with a grace, read-only tokens and the audit log (CONTRACT §16)", () => {
+    test("controls set at creation and by PATCH: written canonically, applied on the public port, refused values change nothing", async () => {
+      const future = new Date(Date.now() + 86_400_000).toISOString();
+      const created = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", {
+        name: "guarded",
+        allowed_cidrs: ["203.0.113.7/24"],
+        allowed_origins: ["https://App.Example.com/"],
+        expires_at: future,
+        metadata: { team: "maps" },
+      });
+      expect(created.status).toBe(201);
+      const listed = (await adminJson<{ keys: Record<string, unknown>[] }>("GET", "/admin/v1/keys")).body.keys.find((key) => key.id === created.body.id)!;
+      expect(listed).toMatchObject({ allowed_cidrs: ["203.0.113.0/24"], allowed_origins: ["https://app.example.com"], expires_at: future, metadata: { team: "maps" } });
+      // The tests' requests come from 127.0.0.1, outside the allowlist: refused at once (a new key), never charged.
+      const refused = await lookup(created.body.key);
+      expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([403, "address_not_allowed"]);
+      const patched = await adminJson<Record<string, unknown>>("PATCH", `/admin/v1/keys/${created.body.id}`, { allowed_cidrs: ["127.0.0.0/8", "::1"], metadata: null });
+      expect(patched.body).toMatchObject({ allowed_cidrs: ["127.0.0.0/8", "::1/128"], allowed_origins: ["https://app.example.com"], metadata: {} });
+      await withinASecond(async () => (await lookup(created.body.key)).status === 200);
+      const origin = await fetch(`${server.url}/v1/lookup`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${created.body.key}`, "content-type": "application/json", origin: "https://evil.example" },
+        body: '{"ip":"1.1.1.1"}',
+      });
+      expect([origin.status, ((await origin.json()) as { code: string }).code]).toEqual([403, "origin_not_allowed"]);
+      for (const body of [{ expires_at: "2001-01-01T00:00:00Z" }, { expires_at: "tomorrow" }, { allowed_cidrs: ["10.0.0.0/33"] }, { allowed_origins: ["ftp://x.example"] }, { metadata: { pad: "x".repeat(1100) } }, { metadata: [1] }]) {
+        const response = await adminJson<{ code: string }>("PATCH", `/admin/v1/keys/${created.body.id}`, body);
+        expect({ body, status: response.status, code: response.body.code }).toEqual({ body, status: 400, code: "invalid_request" });
+      }
+      const after = (await adminJson<{ keys: Record<string, unknown>[] }>("GET", "/admin/v1/keys")).body.keys.find((key) => key.id === created.body.id)!;
+      expect(after).toMatchObject({ allowed_cidrs: ["127.0.0.0/8", "::1/128"], expires_at: future });
+      expect((await usageOf(created.body.key)).units.used).toBe(1);
+    });
+
+    test('POST …/rotate {"grace":"1h"}: the new secret at once, the old one still working on every thread, grace_until in the answer', async () => {
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "graceful", plan: "standard" });
+      const started = Date.now();
+      const { status, body: rotated } = await adminJson<Record<string, string>>("POST", `/admin/v1/keys/${issued.id}/rotate`, { grace: "1h" });
+      expect(status).toBe(200);
+      expect(Object.keys(rotated).sort()).toEqual(["grace_until", "id", "key", "name", "plan"]);
+      expect(Math.abs(Date.parse(rotated.grace_until!) - (started + 3_600_000))).toBeLessThan(60_000);
+      expect((await lookup(rotated.key!)).status).toBe(200);
+      await Bun.sleep(1100);
+      for (let i = 0; i < 6; i++) expect([(await lookup(issued.key)).status, (await lookup(rotated.key!)).status]).toEqual([200, 200]);
+      const bad = await adminJson<{ code: string }>("POST", `/admin/v1/keys/${issued.id}/rotate`, { grace: "31d" });
+      expect([bad.status, bad.body.code]).toEqual([400, "invalid_request"]);
+    });
+
+    test("a read-only admin token reads everything and changes nothing: 403 read_only_token after the route and token checks", async () => {
+      const made = cli(["admin", "create", "--name", "auditor", "--read-only", "--json"], { IPLOOKUP_STATE: state });
+      expect(made.code).toBe(0);
+      const reader = (JSON.parse(made.stdout) as { token: string; read_only: boolean });
+      expect(reader.read_only).toBe(true);
+      for (const path of ["/admin/v1/keys", "/admin/v1/plans", "/admin/v1/usage", "/admin/v1/status", "/admin/v1/audit"]) {
+        expect({ path, status: (await adminRequest("GET", path, { bearer: reader.token })).status }).toEqual({ path, status: 200 });
+      }
+      expect(await (await adminRequest("GET", "/admin/v1/token", { bearer: reader.token })).json()).toMatchObject({ name: "auditor", read_only: true });
+      expect(await (await adminRequest("GET", "/admin/v1/token")).json()).toMatchObject({ name: "ops", read_only: false });
+      const { body: target } = await adminJson<{ id: string }>("POST", "/admin/v1/keys", { name: "untouchable" });
+      const before = await (await adminRequest("GET", "/admin/v1/keys")).text();
+      for (const [method, path, body] of [
+        ["POST", "/admin/v1/keys", { name: "nope" }],
+        ["PATCH", `/admin/v1/keys/${target.id}`, { plan: "unlimited" }],
+        ["POST", `/admin/v1/keys/${target.id}/rotate`, undefined],
+        ["POST", `/admin/v1/keys/${target.id}/revoke`, undefined],
+        ["PUT", "/admin/v1/plans/free", { max_batch_size: 1, monthly_units: null, rate_limit: null }],
+      ] as const) {
+        const response = await adminRequest(method, path, { bearer: reader.token, body });
+        expect({ method, path, status: response.status, code: ((await response.json()) as { code: string }).code }).toEqual({ method, path, status: 403, code: "read_only_token" });
+      }
+      // The route and the token come first.
+      expect((await adminRequest("POST", "/admin/v1/nowhere", { bearer: reader.token })).status).toBe(404);
+      expect((await adminRequest("DELETE", "/admin/v1/keys", { bearer: reader.token })).status).toBe(405);
+      expect((await adminRequest("POST", "/admin/v1/keys", { bearer: null, body: { name: "x" } })).status).toBe(401);
+      expect(await (await adminRequest("GET", "/admin/v1/keys")).text()).toBe(before);
+    });
+
+    test("the audit log: every change by the API (its token's id) and the CLI (cli), newest first, the same in iplookup audit, never a secret", async () => {
+      const secrets: string[] = [token];
+      const { body: me } = await adminJson<{ id: string }>("GET", "/admin/v1/token");
+      const { body: issued } = await adminJson<{ id: string; key: string }>("POST", "/admin/v1/keys", { name: "audited", metadata: { owner: "ops" } });
+      secrets.push(issued.key);
+      await adminJson("PATCH", `/admin/v1/keys/${issued.id}`, { plan: "standard", allowed_origins: ["https://a.example"] });
+      const { body: rotated } = await adminJson<{ key: string }>("POST", `/admin/v1/keys/${issued.id}/rotate`, { grace: "5m" });
+      secrets.push(rotated.key);
+      await adminJson("PUT", "/admin/v1/plans/audited-plan", { max_batch_size: 7, monthly_units: null, rate_limit: 3 });
+      await adminJson("POST", `/admin/v1/keys/${issued.id}/revoke`);
+      const env = { IPLOOKUP_STATE: state };
+      const made = JSON.parse(cli(["keys", "create", "--name", "by-cli", "--json"], env).stdout) as { id: string; key: string };
+      secrets.push(made.key);
+      const again = JSON.parse(cli(["keys", "rotate", made.id, "--json"], env).stdout) as { key: string };
+      secrets.push(again.key);
+      const tokenMade = JSON.parse(cli(["admin", "create", "--name", "temp", "--json"], env).stdout) as { id: string; token: string };
+      secrets.push(tokenMade.token);
+      expect(cli(["admin", "revoke", tokenMade.id], env).code).toBe(0);
+
+      const { status, body } = await adminJson<{ entries: { at: string; actor: string; action: string; target: string; changes: Record<string, unknown> }[] }>("GET", `/admin/v1/audit?from=${today()}&to=${today()}`);
+      expect(status).toBe(200);
+      const mine = body.entries.filter((entry) => entry.target === issued.id || entry.target === made.id || entry.target === tokenMade.id || entry.target === "plan:audited-plan");
+      expect(mine.map((entry) => [entry.actor, entry.action, entry.target])).toEqual([
+        ["cli", "admin_token.revoked", tokenMade.id],
+        ["cli", "admin_token.created", tokenMade.id],
+        ["cli", "key.rotated", made.id],
+        ["cli", "key.created", made.id],
+        [me.id, "key.revoked", issued.id],
+        [me.id, "plan.created", "plan:audited-plan"],
+        [me.id, "key.rotated", issued.id],
+        [me.id, "key.updated", issued.id],
+        [me.id, "key.created", issued.id],
+      ]);
+      expect(mine.find((entry) => entry.action === "key.updated")!.changes).toEqual({ plan: { from: "free", to: "standard" }, allowed_origins: { from: null, to: ["https://a.example"] } });
+      const times = body.entries.map((entry) => entry.at);
+      expect([...times].sort().reverse()).toEqual(times);
+      // The CLI prints the same entries.
+      const printed = JSON.parse(cli(["audit", "--json", "--from", today(), "--to", today()], env).stdout) as { entries: unknown[] };
+      expect(printed).toEqual(body);
+      // No secret, and no hash of one, anywhere in the log.
+      const text = JSON.stringify(body);
+      for (const secret of secrets) {
+        expect(text).not.toContain(secret);
+        expect(text).not.toContain(new Bun.CryptoHasher("sha256").update(secret).digest("hex"));
+      }
+      expect(text).not.toMatch(/ipla?_[A-Za-z0-9_-]{20}|[0-9a-f]{64}/);
+      // A bad span is refused.
+      expect((await adminJson("GET", "/admin/v1/audit?from=2026-02-30")).status).toBe(400);
+      expect((await adminJson("GET", `/admin/v1/audit?from=${today()}&to=2000-01-01`)).status).toBe(400);
+    });
+  });
+
   test("GET /admin/v1/status: version, uptime, workers and the data set's sources", async () => {
     const { status, body } = await adminJson<{ version: string; uptime_seconds: number; workers: number; data: { data_version: string; built_at: string; sources: Record<string, unknown>[] } }>(
       "GET",
@@ -298,7 +482,7 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
     expect(Number.isInteger(body.uptime_seconds)).toBe(true);
     const ready = (await (await fetch(`${server.url}/readyz`)).json()) as { data_version: string };
     expect(body.data.data_version).toBe(ready.data_version);
-    expect(body.data.sources.map((source) => source.license)).toEqual(["CC BY 4.0", "CC0"]);
+    expect(body.data.sources.map((source) => source.license)).toEqual(["CC BY 4.0", "CC0", "MIT (part of iplookup)"]);
     expect(body.data.sources[0]).toMatchObject({ origin: "@ip-location-db/asn", attribution: expect.stringContaining("RouteViews") });
   });
 

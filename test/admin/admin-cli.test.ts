@@ -36,7 +36,7 @@ test("admin create prints the token once, stores only its hash; list never shows
   expect(listed.stdout).not.toContain("ipla_");
   const tokens = JSON.parse(listed.stdout) as { id: string; name: string; created_at: string; revoked_at: string | null }[];
   expect(tokens.map((token) => [token.name, token.revoked_at])).toEqual([["ops", null], ["ci", null]]);
-  expect(cli(["admin", "list"], env).stdout).toMatch(/ID\s+NAME\s+CREATED\s+STATUS\n.*ops.*active/);
+  expect(cli(["admin", "list"], env).stdout).toMatch(/ID\s+NAME\s+ACCESS\s+CREATED\s+STATUS\n.*ops\s+read-write.*active/);
 
   const store = SqliteStore.open(env.IPLOOKUP_STATE);
   expect((await store.findAdminToken(hashSecret(token)))?.name).toBe("ops");

@@ -26,7 +26,7 @@ type Pass = () => number;
  * passes of one round meet the same machine, so their ratio holds where each one's
  * time does not. Returns nanoseconds per input for every pass in every round.
  */
-function roundsOf(passes: readonly Pass[], items: number, rounds = 9): number[][] {
+export function roundsOf(passes: readonly Pass[], items: number, rounds = 9): number[][] {
   // What building the inputs (and loading the data) left is collected first, as serve
   // collects it before it listens: measured while that garbage was still being swept,
   // the first library timed lost a quarter of its speed (IPv4: ~210 ns, ~160 after).

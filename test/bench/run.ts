@@ -3,7 +3,9 @@
  * in the same run. Writes test/bench/results/latest.md and latest.json and prints the
  * table. The HTTP part needs wrk (Debian: `apt-get install wrk`) and, for pinning the
  * server and the load to separate cores, taskset; it loads 127.0.0.1 only, for a
- * bounded time. Options: --quick (shorter runs), --skip-http, --skip-import.
+ * bounded time. Options: --quick (shorter runs), --skip-http, --skip-import, --skip-signals,
+ * --skip-asn (the AS rows alone: `bun test/bench/asn.ts`), and --only key-controls (that
+ * row alone: what a key's controls cost single lookups).
  */
 import { cpus, tmpdir } from "node:os";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -12,17 +14,56 @@ import { parseArgs } from "node:util";
 import { measureHttp, type Comparison, type HttpFigures } from "./http.ts";
 import { measureImport, type ImportFigures } from "./import.ts";
 import { measureInProcess } from "./in-process.ts";
+import { measureKeyControls, type KeyControlsFigures } from "./key-controls.ts";
+import { measureSignals, type SignalsFigures } from "./signals.ts";
 import { measureStateStores, type StateStoreFigures } from "./state-stores.ts";
 import { binaryPath, measureStartup, type StartupFigures } from "./startup.ts";
 import { haveWrk } from "./wrk.ts";
 import { measureWorkersMemory, type WorkersMemoryFigures } from "./workers-memory.ts";
+import { asnRows, measureAsn, type AsnFigures } from "./asn.ts";
 
-const { values } = parseArgs({ options: { quick: { type: "boolean" }, "skip-http": { type: "boolean" }, "skip-import": { type: "boolean" } } });
+const { values } = parseArgs({ options: { quick: { type: "boolean" }, "skip-http": { type: "boolean" }, "skip-import": { type: "boolean" }, "skip-signals": { type: "boolean" }, "skip-asn": { type: "boolean" }, only: { type: "string" } } });
 const root = join(import.meta.dir, "..", "..");
 const machine = `${cpus()[0]?.model ?? "unknown CPU"}, ${cpus().length} cores, Bun ${Bun.version}, ${process.platform}-${process.arch}`;
+const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
+/** A paired ratio as the table shows it: the median (and `unit`), then the range of the rounds. */
+const ratioText = (figure: { ratio: number; ratioRange: [number, number] }, digits: number, unit = "") =>
+  `${fmt(figure.ratio, digits)}${unit} (${fmt(figure.ratioRange[0], 2)}–${fmt(figure.ratioRange[1], 2)})`;
+const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
+/**
+ * The row of the key controls' cost (CONTRACT §16): requests a second, and the server's
+ * CPU a request, whose paired ratio the verdict reads (the rate of one core shared with
+ * other work swings far more than the controls could move it).
+ */
+const keyControlsRow = (c: KeyControlsFigures, accessLog: boolean) => [
+  `HTTP single lookup, a key with every control (expiry, 20 address blocks, 5 origins, CORS answered) against a plain key, one server, ${accessLog ? "access log on (serve's default)" : "access log off (the allowlist alone asks for the peer's address)"}`,
+  `${fmt(c.subject.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[0], 1)} µs of CPU a request`,
+  `plain key ${fmt(c.reference.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[1], 1)} µs`,
+  `rate ${ratioText(c, 3)}; CPU a request ${ratioText({ ratio: c.cpuRatio, ratioRange: c.cpuRatioRange }, 3)}`,
+  `costs ≤ 3% (CPU a request): ${verdict(c.cpuRatio >= 0.97)}`,
+];
+const bounds = values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 15, seconds: 1, connections: 32 };
+
+if (values.only !== undefined) {
+  if (values.only !== "key-controls") throw new Error(`--only: "${values.only}" is not a row this bench runs alone (key-controls)`);
+  if (!haveWrk()) throw new Error("wrk is not installed (Debian: apt-get install wrk)");
+  console.error("HTTP: a key with every control against a plain key…");
+  const rows = [keyControlsRow(await measureKeyControls({ ...bounds, accessLog: true }), true), keyControlsRow(await measureKeyControls({ ...bounds, accessLog: false }), false)];
+  console.log(["| what | iplookup | reference (same run) | ratio: median of paired runs (range) | target |", "|---|---|---|---|---|", ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n"));
+  process.exit(0);
+}
 
 console.error("in-process lookups…");
 const inProcess = measureInProcess();
+
+let signals: SignalsFigures | null = null;
+if (values["skip-signals"]) console.error("lookups with privacy signals: skipped (--skip-signals)");
+else {
+  console.error("lookups with privacy signals loaded against without…");
+  signals = await measureSignals(
+    values["skip-http"] || !haveWrk() ? {} : { http: values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 7, seconds: 1, connections: 32 } },
+  );
+}
 
 let http: HttpFigures | null = null;
 if (values["skip-http"]) console.error("HTTP: skipped (--skip-http)");
@@ -31,14 +72,22 @@ else {
   console.error("HTTP: iplookup, the framework's floor and the contract's minimum (without and with an access log) against a bare Bun.serve, then SQLite state against an in-memory store…");
   // Many short paired runs rather than a few long ones: this machine's speed drifts by
   // ±15% from one second to the next, and the median of 15 paired ratios moves far less.
-  http = await measureHttp(values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 15, seconds: 1, connections: 32 });
+  http = await measureHttp(bounds);
 }
+const keyControls = http ? { logged: await measureKeyControls({ ...bounds, accessLog: true }), quiet: await measureKeyControls({ ...bounds, accessLog: false }) } : null;
 
 let stateStores: StateStoreFigures | null = null;
 if (http) {
   console.error("HTTP: keys and units in PostgreSQL against a SQLite state file…");
   stateStores = await measureStateStores(values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 7, seconds: 1, connections: 32 });
   if (!stateStores) console.error("PostgreSQL: skipped, not reachable (IPLOOKUP_BENCH_POSTGRES, default 127.0.0.1:5432)");
+}
+
+let asn: AsnFigures | null = null;
+if (values["skip-asn"] || values["skip-http"]) console.error("AS lookups: skipped");
+else if (haveWrk()) {
+  console.error("HTTP: AS lookups (a small AS, the AS with the most prefixes) against a bare Bun.serve, and the AS index's build time and memory…");
+  asn = await measureAsn(values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 7, seconds: 1, connections: 32 });
 }
 
 console.error("start-up…");
@@ -63,11 +112,6 @@ else {
 }
 
 const rows: string[][] = [];
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
-/** A paired ratio as the table shows it: the median (and `unit`), then the range of the rounds. */
-const ratioText = (figure: { ratio: number; ratioRange: [number, number] }, digits: number, unit = "") =>
-  `${fmt(figure.ratio, digits)}${unit} (${fmt(figure.ratioRange[0], 2)}–${fmt(figure.ratioRange[1], 2)})`;
-const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
 for (const figure of inProcess) {
   rows.push([
     `in-process lookup, IPv${figure.family} (text in, parse + lookup)`,
@@ -75,6 +119,36 @@ for (const figure of inProcess) {
     `mmdb-lib ${fmt(figure.mmdbLibNs)} ns`,
     ratioText(figure, 2, "×"),
     figure.family === 4 ? `≥ 5× faster than mmdb-lib: ${verdict(figure.ratio <= 0.2)}` : `≥ 3× faster than mmdb-lib: ${verdict(figure.ratio <= 1 / 3)}`,
+  ]);
+}
+if (signals) {
+  for (const figure of signals.lookups) {
+    rows.push([
+      `in-process ${figure.scenario} with its JSON answer (LookupService.lookupJson), privacy signals loaded (${signals.feeds}) against none`,
+      `${fmt(figure.withNs)} ns an address`,
+      `no signal source ${fmt(figure.withoutNs)} ns`,
+      ratioText(figure, 2, "×"),
+      "— (what the signals cost a lookup)",
+    ]);
+  }
+  for (const c of signals.http ?? []) {
+    const rate = (figures: Comparison["subject"]) =>
+      c.addressesPerRequest === 1 ? `${fmt(figures.requestsPerSecond)} req/s` : `${fmt(figures.requestsPerSecond * c.addressesPerRequest)} addresses/s`;
+    rows.push([
+      `HTTP ${c.scenario}, serve at default settings, one worker, on the data with those privacy signals (p50 ${fmt(c.subject.p50Ms, 2)} ms, p99 ${fmt(c.subject.p99Ms, 2)} ms)`,
+      rate(c.subject),
+      `no signal source ${rate(c.reference)} (p50 ${fmt(c.reference.p50Ms, 2)} ms, p99 ${fmt(c.reference.p99Ms, 2)} ms)`,
+      ratioText(c, 2),
+      "— (what the signals cost an answer)",
+    ]);
+  }
+  const { withSignals: withFile, without: withoutFile } = signals;
+  rows.push([
+    "data file with those privacy signals: size and load (best of 3, in process)",
+    `${fmt(withFile.fileMiB, 1)} MiB, loads in ${fmt(withFile.loadMs)} ms (${fmt(withFile.segments)} segments, ${fmt(withFile.records)} records)`,
+    `no signal source: ${fmt(withoutFile.fileMiB, 1)} MiB, ${fmt(withoutFile.loadMs)} ms (${fmt(withoutFile.segments)} segments, ${fmt(withoutFile.records)} records)`,
+    `${fmt(withFile.fileMiB / withoutFile.fileMiB, 2)}× the size, ${fmt(withFile.loadMs / withoutFile.loadMs, 2)}× the load`,
+    "—",
   ]);
 }
 if (http) {
@@ -102,6 +176,7 @@ if (http) {
     ratioText(http.accessLog, 3),
     `costs ≤ 5%: ${verdict(http.accessLog.ratio >= 0.95)}`,
   ]);
+  if (keyControls) rows.push(keyControlsRow(keyControls.logged, true), keyControlsRow(keyControls.quiet, false));
   // Three more servers against the bare one, for single lookups: where the distance to bare comes from.
   const againstBare = (what: string, c: Comparison, note: string) => [
     what,
@@ -152,6 +227,7 @@ if (http) {
   }
   rows.push([`RSS after ${fmt(http.requestsServed)} requests`, `${fmt(http.rssAfterLoadMiB)} MiB`, "", "", `≤ 150 MB: ${verdict(http.rssAfterLoadMiB * 1.048576 <= 150)}`]);
 }
+if (asn) rows.push(...asnRows(asn, fmt, ratioText));
 for (const figure of startup) {
   const isBinary = figure.command.startsWith("dist/");
   rows.push([
@@ -192,5 +268,5 @@ const table = [
 const results = join(import.meta.dir, "results");
 mkdirSync(results, { recursive: true });
 writeFileSync(join(results, "latest.md"), `${table}\n`);
-writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, http, stateStores, startup, imports, workersMemory }, null, 2));
+writeFileSync(join(results, "latest.json"), JSON.stringify({ machine, date: new Date().toISOString(), inProcess, signals, http, keyControls, stateStores, asn, startup, imports, workersMemory }, null, 2));
 console.log(table);

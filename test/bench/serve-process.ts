@@ -8,10 +8,11 @@ const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 /**
  * `iplookup serve` as an operator runs it, at its default settings but one worker on
  * core `core`: the access log on (`--log-level info`), written to `logFile` as a
- * service manager would collect it. Creates an unlimited key in `state`; `info` carries
+ * service manager would collect it; `data`: a data file other than the default one.
+ * Creates an unlimited key in `state`; `info` carries
  * {key, port} like the other bench servers.
  */
-export async function startServe(options: { state: string; logFile: string; logLevel?: "info" | "warn"; core: number }): Promise<BenchProcess> {
+export async function startServe(options: { state: string; logFile: string; logLevel?: "info" | "warn"; core: number; data?: string }): Promise<BenchProcess> {
   const store = SqliteStore.open(options.state);
   const { secret } = await store.createKey("bench", "unlimited");
   await store.close();
@@ -22,6 +23,7 @@ export async function startServe(options: { state: string; logFile: string; logL
     pinned(options.core, [
       process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--admin-port", "off",
       "--state", options.state, "--log-level", options.logLevel ?? "info",
+      ...(options.data !== undefined ? ["--data", options.data] : []),
     ]),
     { stdout: "ignore", stderr: Bun.file(options.logFile) },
   );

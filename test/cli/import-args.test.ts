@@ -19,11 +19,43 @@ describe("data import arguments", () => {
       data: "out.db",
       json: true,
       withDefault: false,
+      downloads: { requireChecksum: false },
       sources: [
         { files: [{ path: a, format: undefined, family: undefined }, { path: b, format: undefined, family: undefined }], describe: { name: "City", license: "CC BY 4.0" } },
         { files: [{ path: c, format: "iptoasn-tsv", family: 6 }], describe: {} },
       ],
     });
+  });
+
+  test("--download-timeout, --max-expanded and --require-checksum are the import's, anywhere", () => {
+    expect(parseImportArgs([a, "--max-expanded", "1MiB", "--download-timeout=5s", "--require-checksum"]).downloads).toEqual({ "max-expanded": "1MiB", "download-timeout": "5s", requireChecksum: true });
+  });
+
+  test("--signal and --service describe the source of the FILE after them, and join a joined source from its first FILE", () => {
+    const parsed = parseImportArgs(["--signal", "tor", a, "--signal=relay", "--service", "iCloud Private Relay", b, "+", c, "--signal", "hosting", a]);
+    expect(parsed.sources).toEqual([
+      { files: [{ path: a, format: undefined, family: undefined, sha256: undefined }], describe: {}, feed: { signal: "tor", service: undefined } },
+      {
+        files: [
+          { path: b, format: undefined, family: undefined, sha256: undefined },
+          { path: c, format: undefined, family: undefined, sha256: undefined },
+        ],
+        describe: {},
+        feed: { signal: "relay", service: "iCloud Private Relay" },
+      },
+      { files: [{ path: a, format: undefined, family: undefined, sha256: undefined }], describe: {}, feed: { signal: "hosting", service: undefined } },
+    ]);
+    expect(parseImportArgs([a]).sources[0]).not.toHaveProperty("feed");
+  });
+
+  test.each([
+    [["--signal", "anonymous", a], /--signal must be one of hosting, tor, vpn, relay, proxy \(got "anonymous"\)/],
+    [["--signal", "tor", "--service", "Onion", a], /--service names the provider of hosting or relay addresses; a tor source has none/],
+    [["--service", "", a], /--service must not be empty/],
+    [[a, "--signal", "tor"], /--signal must come before the FILE it describes/],
+    [[a, "+", "--signal", "tor", b], /describe a joined source before its first FILE/],
+  ])("feed options refused: %p", (argv, message) => {
+    expect(() => parseImportArgs(argv as string[])).toThrow(message);
   });
 
   test.each([

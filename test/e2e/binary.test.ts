@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { hostingBy, NO_SIGNAL_SOURCE } from "../support/privacy.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 const root = join(import.meta.dir, "..", "..");
@@ -75,17 +76,19 @@ test("the binary imports an MMDB file into a data file of its own and answers fr
   expect(imported.stderr).toContain("merged:");
   expect(imported.code).toBe(0);
   const offline = run(["lookup", "--data", data, "1.1.1.1"]);
-  expect(JSON.parse(offline.stdout)).toEqual({ ip: "1.1.1.1", version: 4, found: true, network: "1.1.1.0/24", asn: null, as_name: null, country_code: "AU", country: "Australia" });
+  expect(JSON.parse(offline.stdout)).toEqual({ ip: "1.1.1.1", version: 4, found: true, network: "1.1.1.0/24", asn: null, as_name: null, country_code: "AU", country: "Australia", privacy: NO_SIGNAL_SOURCE });
   expect(JSON.parse(run(["data", "info", "--json", "--data", data]).stdout).sources[0]).toMatchObject({ format: "mmdb", license: "CC0" });
 
   // In front of the data embedded in the binary.
   const combined = join(dir, "combined.db");
   expect(run(["data", "import", "--data", combined, "--with-default", mmdb]).code).toBe(0);
-  expect(JSON.parse(run(["lookup", "--data", combined, "1.1.1.1"]).stdout)).toMatchObject({ asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU" });
+  // The embedded data's hosting list comes along.
+  expect(JSON.parse(run(["lookup", "--data", combined, "1.1.1.1"]).stdout)).toMatchObject({ asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", privacy: hostingBy("Cloudflare") });
   expect(JSON.parse(run(["data", "info", "--json", "--data", combined]).stdout).sources.map((source: { license: string }) => source.license)).toEqual([
     "not stated",
     "CC BY 4.0",
     "CC0",
+    "MIT (part of iplookup)",
   ]);
 });
 

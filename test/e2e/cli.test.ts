@@ -86,7 +86,18 @@ describe("the command line", () => {
     expect((await store.findActiveKey(hashSecret(created.key!)))?.plan.name).toBe("standard");
     await store.close();
     const json = JSON.parse(cli(["keys", "set-plan", created.id!, "unlimited", "--json"], env).stdout);
-    expect(json).toEqual({ id: created.id, name: "mover", plan: "unlimited", created_at: expect.any(String), revoked_at: null });
+    expect(json).toEqual({
+      id: created.id,
+      name: "mover",
+      plan: "unlimited",
+      created_at: expect.any(String),
+      revoked_at: null,
+      expires_at: null,
+      allowed_cidrs: null,
+      allowed_origins: null,
+      metadata: {},
+      grace_until: null,
+    });
     const again = cli(["keys", "set-plan", created.id!, "unlimited"], env);
     expect(again.code).toBe(0);
     expect(again.stdout).toContain("is on plan unlimited already; nothing changed");
@@ -229,7 +240,11 @@ describe("the command line", () => {
     expect(human.stdout).toMatch(/DB-IP/);
     expect(human.stdout).toMatch(/NRO/);
     const json = JSON.parse(cli(["data", "info", "--json"], env).stdout) as { sources: Array<{ version: string }> };
-    expect(json.sources.map((source) => source.version)).toEqual(["2.3.2026061719", "2.3.2026061719"]);
+    expect(json.sources.map((source) => source.version)).toEqual(["2.3.2026061719", "2.3.2026061719", expect.stringMatching(/^\d{4}-\d{2}-\d{2}-[0-9a-f]{8}$/)]);
+    // The hosting list, the default data's source of privacy.hosting, with its age.
+    expect(human.stdout).toContain("Hosting and cloud providers' AS numbers");
+    expect(human.stdout).toMatch(/signal: {6}hosting/);
+    expect(human.stdout).toMatch(/built: {7}\d{4}-\d{2}-\d{2}T00:00:00\.000Z \(\d+ (seconds|minutes|hours|days) old\)/);
   });
 
   test("data info --json has snake_case keys, like every other JSON iplookup prints", () => {
@@ -241,4 +256,10 @@ describe("the command line", () => {
     expect(json.segments_v4).toBeGreaterThan(100_000);
     expect(json.sources[0]).toMatchObject({ origin: "@ip-location-db/asn", built_at: expect.any(String), rows_v4: expect.any(Number), ranges_v6: expect.any(Number) });
   });
+});
+
+test("a reader that stops reading ends the output quietly: exit 0, nothing on stderr", () => {
+  const piped = Bun.spawnSync(["bash", "-c", `"${process.execPath}" "${join(import.meta.dir, "..", "..", "src", "main.ts")}" asn AS16509 | head -1; echo "status \${PIPESTATUS[0]}" >&2`], { stdout: "pipe", stderr: "pipe" });
+  expect(piped.stdout.toString()).toStartWith("AS16509 ");
+  expect(piped.stderr.toString().trim()).toBe("status 0");
 });

@@ -6,6 +6,7 @@ import { parseAddress } from "../../src/address/parse.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { cli } from "../support/server-process.ts";
 import { startSocketServer } from "../support/in-process-server.ts";
+import { NO_SIGNAL_SOURCE } from "../support/privacy.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-data-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,6 +55,7 @@ describe("data import", () => {
       latitude: -27.4679,
       longitude: 153.0281,
       time_zone: "Australia/Brisbane",
+      privacy: NO_SIGNAL_SOURCE,
     });
     expect(lookup(path, "8.8.8.8")).toMatchObject({ network: "8.8.8.0/25", asn: 15169, city: "Mountain View" });
     expect(lookup(path, "8.8.8.200")).toEqual({
@@ -68,13 +70,14 @@ describe("data import", () => {
       latitude: null,
       longitude: null,
       time_zone: null,
+      privacy: NO_SIGNAL_SOURCE,
     });
     expect(lookup(path, "9.9.9.9")).toBeNull();
     expect(lookup(path, "2606:4700::1")).toMatchObject({ network: "2606:4700::/112", city: "San Francisco, CA", asn: 13335 });
     expect(lookup(path, "2606:4700::1:0")).toMatchObject({ network: "2606:4700::1:0/112", city: null, asn: 13335 });
 
     const info = JSON.parse(cli(["data", "info", "--json", "--data", path]).stdout);
-    expect(info.fields).toEqual(["asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone"]);
+    expect(info.fields).toEqual(["asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone", "privacy"]);
     expect(info.data_version).toMatch(/^\d{8}T\d{6}Z-[0-9a-f]{8}$/);
     expect(info.sources).toMatchObject([
       { name: "Test city", format: "city-csv", license: "CC0", attribution: "made by the test", rows_v4: 2, rows_v6: 1, ranges_v4: 2, ranges_v6: 1 },

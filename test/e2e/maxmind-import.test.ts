@@ -6,6 +6,7 @@ import { parseAddress } from "../../src/address/parse.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { double, uint32, writeMmdb } from "../support/mmdb-writer.ts";
 import { cli } from "../support/server-process.ts";
+import { hostingBy, NO_SIGNAL_SOURCE, NOT_HOSTING } from "../support/privacy.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-maxmind-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -56,7 +57,7 @@ test("GeoLite2-style City and ASN files: nested records, continents, the licence
     return hit && { network: hit.network, ...hit.record };
   };
   expect(index.info.fields).toEqual([
-    "asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone", "continent_code", "continent",
+    "asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone", "continent_code", "continent", "privacy",
   ]);
   expect(look("5.9.1.2")).toEqual({
     network: "5.9.0.0/16",
@@ -72,6 +73,7 @@ test("GeoLite2-style City and ASN files: nested records, continents, the licence
     time_zone: "Europe/Berlin",
     continent_code: "EU",
     continent: "Europe",
+    privacy: NO_SIGNAL_SOURCE,
   });
   expect(look("5.10.0.1")).toMatchObject({ network: "5.10.0.0/16", city: null, postal_code: null, country_code: "DE", continent: "Europe", asn: null });
   // The ASN file's block is larger than the city file's: the rest has the ASN only.
@@ -107,11 +109,16 @@ test("--with-default: a city file in front of the default ASN and country data, 
   // The city file wins where it has a value (its country), the default data fills the rest.
   expect(look("1.1.1.1")).toMatchObject({ network: "1.1.1.0/24", asn: 13335, as_name: "Cloudflare, Inc.", country_code: "DE", country: "Germany", city: "Berlin" });
   expect(look("8.8.8.8")).toMatchObject({ network: "8.8.8.0/24", asn: 15169, country_code: "US", city: null, continent: null });
+  // The default data's hosting list comes along, and answers by the new records' AS numbers.
+  expect(look("1.1.1.1")?.privacy).toEqual(hostingBy("Cloudflare"));
+  expect(look("8.8.8.8")?.privacy).toEqual(NOT_HOSTING);
   expect(look("2606:4700:4700::1111")).toMatchObject({ asn: 13335, city: null });
   expect(index.info.sources.map((source) => [source.name, source.license])).toEqual([
     ["GeoLite2-City", "GeoLite2 End User License Agreement"],
     ["ASN (RouteViews, NRO, DB-IP)", "CC BY 4.0"],
     ["Country (geo-whois-asn-country)", "CC0"],
+    ["Hosting and cloud providers' AS numbers", "MIT (part of iplookup)"],
   ]);
   expect(index.info.sources[1]!.attribution).toContain("RouteViews");
+  expect(index.hostingOfAsn(13335)).toBe(true);
 });

@@ -109,6 +109,46 @@ describe.skipIf(!postgresAvailable)("two servers on one PostgreSQL database", ()
     expect(await onBoth(4, moved.secret, pair)).toEqual(Array(8).fill(413));
   });
 
+  test("a key's controls and its rotation with a grace reach both servers within a second", async () => {
+    const { key, secret } = await keyOn("unlimited");
+    const codesOnBoth = async (count: number, headers: Record<string, string>, with_ = secret) => {
+      const [a, b] = servers;
+      return Promise.all(
+        [a!, b!].flatMap((server) =>
+          Array.from({ length: count }, async () => {
+            const response = await fetch(`${server.url}/v1/lookup`, {
+              method: "POST",
+              headers: { authorization: `Bearer ${with_}`, "content-type": "application/json", connection: "close", ...headers },
+              body: '{"ip":"1.1.1.1"}',
+            });
+            return response.status === 200 ? 200 : ((await response.json()) as { code: string }).code;
+          }),
+        ),
+      );
+    };
+    /** Resolves to the milliseconds until every answer on both servers is `expected`. */
+    const until = async (expected: number | string, headers: Record<string, string>, with_ = secret) => {
+      const started = performance.now();
+      while (performance.now() - started < 2000) {
+        if ((await codesOnBoth(4, headers, with_)).every((code) => code === expected)) return performance.now() - started;
+        await Bun.sleep(50);
+      }
+      return Number.POSITIVE_INFINITY;
+    };
+    expect(await codesOnBoth(4, {})).toEqual(Array(8).fill(200));
+    await store.updateKey(key.id, { allowedCidrs: ["203.0.113.0/24"] });
+    expect(await until("address_not_allowed", {})).toBeLessThan(1000);
+    await store.updateKey(key.id, { allowedCidrs: null, allowedOrigins: ["https://app.example.com"] });
+    expect(await until("origin_not_allowed", { origin: "https://evil.example" })).toBeLessThan(1000);
+    expect(await codesOnBoth(4, { origin: "https://app.example.com" })).toEqual(Array(8).fill(200));
+    const rotated = (await store.rotateKey(key.id, { graceMs: 3_600_000 }))!;
+    expect(await codesOnBoth(4, {}, rotated.secret)).toEqual(Array(8).fill(200));
+    await Bun.sleep(1100);
+    expect(await codesOnBoth(4, {}, secret)).toEqual(Array(8).fill(200));
+    await store.updateKey(key.id, { expiresAt: new Date(Date.now() - 1000).toISOString() });
+    expect(await until("key_expired", {}, rotated.secret)).toBeLessThan(1000);
+  });
+
   test("16 clients over both servers never spend more than the quota; what they were answered is what is stored", async () => {
     const limit = 2_000;
     const { key, secret } = await keyOn("race", { maxBatchSize: 100, monthlyUnits: limit, rateLimit: null });

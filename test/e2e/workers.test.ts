@@ -130,6 +130,42 @@ describe("two workers answer as one server", () => {
     expect(batches).toEqual(Array(10).fill(413));
   });
 
+  test("a key's controls (address, origin, expiry) and its rotation with a grace reach every thread within a second", async () => {
+    const { server, state } = await serve("controls");
+    const { key, secret } = await keyOn(state, "unlimited");
+    const send = (headers: Record<string, string> = {}, with_ = secret) =>
+      fetch(`${server.url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${with_}`, "content-type": "application/json", connection: "close", ...headers }, body: '{"ip":"1.1.1.1"}' });
+    const codes = async (count: number, headers?: Record<string, string>, with_?: string) =>
+      Promise.all(Array.from({ length: count }, async () => {
+        const response = await send(headers, with_);
+        return response.status === 200 ? 200 : `${response.status} ${((await response.json()) as { code: string }).code}`;
+      }));
+    const change = async (work: (store: SqliteStore) => Promise<unknown>) => {
+      const store = SqliteStore.open(state);
+      await work(store);
+      await store.close();
+      await Bun.sleep(1000);
+    };
+    expect(await codes(10)).toEqual(Array(10).fill(200));
+    // The test's requests come from 127.0.0.1.
+    await change((store) => store.updateKey(key.id, { allowedCidrs: ["203.0.113.0/24"] }));
+    expect(await codes(10)).toEqual(Array(10).fill("403 address_not_allowed"));
+    await change((store) => store.updateKey(key.id, { allowedCidrs: ["127.0.0.0/8"], allowedOrigins: ["https://app.example.com"] }));
+    expect(await codes(10, { origin: "https://evil.example" })).toEqual(Array(10).fill("403 origin_not_allowed"));
+    const allowed = await Promise.all(Array.from({ length: 10 }, async () => (await send({ origin: "https://app.example.com" })).headers.get("access-control-allow-origin")));
+    expect(allowed).toEqual(Array(10).fill("https://app.example.com"));
+    // Rotation with a grace: the new secret at once, the old one still, on every thread.
+    const store = SqliteStore.open(state);
+    const rotated = (await store.rotateKey(key.id, { graceMs: 3_600_000 }))!;
+    await store.close();
+    expect(await codes(10, {}, rotated.secret)).toEqual(Array(10).fill(200));
+    await Bun.sleep(1000);
+    expect(await codes(10, {}, secret)).toEqual(Array(10).fill(200));
+    // Expired a moment ago.
+    await change((store) => store.updateKey(key.id, { expiresAt: new Date(Date.now() - 1000).toISOString() }));
+    expect(await codes(10, {}, rotated.secret)).toEqual(Array(10).fill("401 key_expired"));
+  });
+
   test("a reload swaps the data in every thread", async () => {
     const data = join(dir, "reload-data.db");
     copyFileSync(defaultDataPath(), data);

@@ -26,6 +26,12 @@ async function expectContractAnswer(request: Request, addresses: number) {
     expect(after - before).toBe(addresses);
     return;
   }
+  // A CORS preflight on a /v1 route: an empty 204, which charges nothing (CONTRACT §16).
+  if (request.method === "OPTIONS" && response.status === 204) {
+    expect(after).toBe(before);
+    expect(await response.text()).toBe("");
+    return;
+  }
   expect(response.headers.get("content-type")).toBe("application/problem+json");
   const body = (await response.json()) as { code: keyof typeof ERROR_STATUS; status: number };
   expect(ERROR_STATUS[body.code] as number).toBe(response.status);

@@ -99,3 +99,29 @@ describe("rate limits through leased tokens", () => {
     expect((await app.handle(new Request("http://iplookup.test/readyz"))).status).toBe(200);
   });
 });
+
+describe("key controls with leased rates", () => {
+  test("a key's own refusal comes before its lease and asks for none; a lease's refusal still tells the browser it may read it", async () => {
+    const { secret: web } = await store.createKey("web", "three", { expiresAt: null, allowedCidrs: null, allowedOrigins: ["https://app.example.com"], metadata: null });
+    const send = (origin: string) =>
+      app.handle(
+        new Request("http://iplookup.test/v1/lookup", {
+          method: "POST",
+          headers: { authorization: `Bearer ${web}`, "content-type": "application/json", origin },
+          body: JSON.stringify({ ip: "1.1.1.1" }),
+        }),
+      );
+    await Bun.sleep(1100);
+    bucket.error = undefined;
+    bucket.tokens = 0;
+    const asked = bucket.asked.length;
+    const refused = await send("https://evil.example");
+    expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([403, "origin_not_allowed"]);
+    expect(bucket.asked).toHaveLength(asked);
+    const limited = await send("https://app.example.com");
+    expect([limited.status, ((await limited.json()) as { code: string }).code]).toEqual([429, "rate_limited"]);
+    expect(bucket.asked.length).toBeGreaterThan(asked);
+    expect(limited.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+    expect(limited.headers.get("vary")).toBe("Origin");
+  });
+});

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import type { LookupResult } from "../../src/lookup/lookup-result.ts";
 import { makeTestApp, type TestApp } from "../support/test-app.ts";
+import { hostingBy, NOT_HOSTING } from "../support/privacy.ts";
 
 let t: TestApp;
 let key: string;
@@ -22,7 +23,7 @@ describe("POST /v1/lookup", () => {
     expect(response.headers.get("x-units-consumed")).toBe("1");
     expect(Number(response.headers.get("x-units-remaining"))).toBeLessThan(10_000_000);
     const result = (await response.json()) as LookupResult;
-    expect(result).toMatchObject({ ip: "1.1.1.1", version: 4, found: true, asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia" });
+    expect(result).toMatchObject({ ip: "1.1.1.1", version: 4, found: true, asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia", privacy: hostingBy("Cloudflare") });
     expect(result.network).toMatch(/^1\.1\.1\.0\/2[0-9]$/);
   });
 
@@ -46,7 +47,8 @@ describe("POST /v1/lookup", () => {
 
   test("every key of a LookupResult is present, null where unknown", async () => {
     const result = (await (await lookup("1.1.1.1")).json()) as Record<string, unknown>;
-    expect(Object.keys(result)).toEqual(["ip", "version", "found", "network", "asn", "as_name", "country_code", "country"]);
+    expect(Object.keys(result)).toEqual(["ip", "version", "found", "network", "asn", "as_name", "country_code", "country", "privacy"]);
+    expect(Object.keys(result.privacy as object)).toEqual(["hosting", "tor", "vpn", "relay", "proxy", "service"]);
   });
 });
 
@@ -122,7 +124,8 @@ describe("POST /v1/lookup/batch (SPEC §4.2)", () => {
     // 2c0f:ffff:ffff::1 is public but covered by no row of either source file.
     const before = await used();
     const result = (await (await lookup("2c0f:ffff:ffff::1")).json()) as LookupResult;
-    expect(result).toEqual({ ip: "2c0f:ffff:ffff::1", version: 6, found: false, network: null, asn: null, as_name: null, country_code: null, country: null });
+    // The hosting list is a source of hosting: an address no AS covers is not hosting (false, not null).
+    expect(result).toEqual({ ip: "2c0f:ffff:ffff::1", version: 6, found: false, network: null, asn: null, as_name: null, country_code: null, country: null, privacy: NOT_HOSTING });
     expect(await used()).toBe(before + 1);
   });
 });

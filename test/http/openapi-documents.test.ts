@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { adminOpenApiDocument } from "../../src/admin/admin-openapi.ts";
-import { AdminKeyList, AdminPlanList, AdminStatus, AdminUsage } from "../../src/admin/admin-schemas.ts";
+import { AdminKeyList, AdminPlanList, AdminStatus, AdminTokenInfo, AdminUsage, AuditList, IssuedKey } from "../../src/admin/admin-schemas.ts";
 import { createAdminApp } from "../../src/admin/admin-app.ts";
 import { openApiDocument } from "../../src/http/openapi.ts";
 import { BatchResultSchema, LookupResultSchema, UsageSchema } from "../../src/http/schemas.ts";
@@ -78,12 +78,13 @@ describe("the public document", () => {
 
   test("quota_exceeded only on the routes that charge; 503 store_unavailable on every /v1 route", () => {
     for (const { path, method, operation } of operations(doc as never)) {
-      const charges = path === "/v1/lookup" || path === "/v1/lookup/batch";
+      const charges = path === "/v1/lookup" || path === "/v1/lookup/batch" || path.startsWith("/v1/asn");
       expect({ path, method, quota: codesOf(operation, "429").includes("quota_exceeded") }).toEqual({ path, method, quota: charges });
       if (path.startsWith("/v1/")) {
         expect({ path, codes: codesOf(operation, "429") }).toEqual({ path, codes: charges ? ["rate_limited", "quota_exceeded"] : ["rate_limited"] });
         expect(codesOf(operation, "503")).toEqual(["store_unavailable"]);
-        expect(codesOf(operation, "401")).toEqual(["missing_key", "invalid_key"]);
+        expect(codesOf(operation, "401")).toEqual(["missing_key", "invalid_key", "key_expired"]);
+        expect(codesOf(operation, "403")).toEqual(["address_not_allowed", "origin_not_allowed"]);
       }
     }
     expect(JSON.stringify(doc.paths["/v1/me"])).not.toContain("quota_exceeded");
@@ -92,12 +93,30 @@ describe("the public document", () => {
   });
 
   test("a lookup's answer documents X-Units-Consumed, X-Units-Remaining, X-Data-Version and X-Request-Id", () => {
-    for (const path of ["/v1/lookup", "/v1/lookup/batch"] as const) {
-      const headers = doc.paths[path].post.responses["200"].headers;
+    for (const operation of [doc.paths["/v1/lookup"].post, doc.paths["/v1/lookup/batch"].post, doc.paths["/v1/asn/{asn}"].get, doc.paths["/v1/asn"].get]) {
+      const headers = operation.responses["200"].headers;
       expect(Object.keys(headers).sort()).toEqual(["X-Data-Version", "X-Request-Id", "X-Units-Consumed", "X-Units-Remaining"]);
     }
     expect(doc.components.headers["X-Units-Remaining"]).not.toHaveProperty("required");
     expect(doc.components.headers["X-Units-Consumed"].schema).toEqual({ type: "integer", minimum: 0 });
+  });
+
+  test("LookupResult documents privacy: six members in the contract's order, each signal true, false or null, service text or null", () => {
+    const schemas = doc.components.schemas as unknown as Record<string, { properties: Record<string, unknown>; required: string[] }>;
+    const lookupResult = schemas.LookupResult!;
+    expect(lookupResult.required).toContain("privacy");
+    const privacy = lookupResult.properties.privacy as { properties: Record<string, { anyOf: unknown[] }>; required: string[]; additionalProperties: boolean };
+    expect(Object.keys(privacy.properties)).toEqual(["hosting", "tor", "vpn", "relay", "proxy", "service"]);
+    expect(privacy.required).toEqual(["hosting", "tor", "vpn", "relay", "proxy", "service"]);
+    expect(privacy.additionalProperties).toBe(false);
+    expect(privacy.properties.tor!.anyOf.map((schema) => (schema as { type: string }).type)).toEqual(["boolean", "null"]);
+    expect(privacy.properties.service!.anyOf.map((schema) => (schema as { type: string }).type)).toEqual(["string", "null"]);
+    const result = { ip: "1.1.1.1", version: 4, found: true, network: "1.1.1.0/24", asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia" };
+    const signals = { hosting: true, tor: false, vpn: null, relay: false, proxy: null, service: "Cloudflare" };
+    expect(Value.Check(LookupResultSchema, { ...result, privacy: signals })).toBe(true);
+    expect(Value.Check(LookupResultSchema, result)).toBe(false);
+    expect(Value.Check(LookupResultSchema, { ...result, privacy: { ...signals, tor: "no" } })).toBe(false);
+    expect(Value.Check(LookupResultSchema, { ...result, privacy: { ...signals, anonymous: true } })).toBe(false);
   });
 
   test("what the app answers matches the document's schemas", async () => {
@@ -105,7 +124,9 @@ describe("the public document", () => {
     try {
       const { secret } = await app.issueKey("free");
       const lookup = await app.request("POST", "/v1/lookup", { key: secret, body: { ip: "1.1.1.1" } });
-      expect(Value.Check(LookupResultSchema, await lookup.json())).toBe(true);
+      const answered = await lookup.json();
+      expect(Value.Check(LookupResultSchema, answered)).toBe(true);
+      expect((answered as { privacy: { hosting: boolean } }).privacy.hosting).toBe(true);
       const batch = await app.request("POST", "/v1/lookup/batch", { key: secret, body: { ips: ["8.8.8.8", "2606:4700:4700::1111"] } });
       expect(Value.Check(BatchResultSchema, await batch.json())).toBe(true);
       const usage = await app.request("GET", "/v1/usage", { key: secret });
@@ -125,9 +146,17 @@ describe("the admin document", () => {
       const index = defaultIndex();
       const app = createAdminApp({ store: testApp.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 3, dataInfo: () => index.info });
       const { secret } = await testApp.store.createAdminToken("ops");
-      await testApp.store.createKey("k", "free");
+      const { key } = await testApp.store.createKey("k", "free", { expiresAt: "2099-01-01T00:00:00.000Z", allowedCidrs: ["10.0.0.0/8"], allowedOrigins: ["https://a.example"], metadata: { a: [1] } });
       const get = async (path: string) => (await app.handle(new Request(`http://admin${path}`, { headers: { authorization: `Bearer ${secret}` } }))).json();
+      const rotated = await app.handle(
+        new Request(`http://admin/admin/v1/keys/${key.id}/rotate`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: '{"grace":"1h"}' }),
+      );
+      expect(Value.Check(IssuedKey, await rotated.json())).toBe(true);
       expect(Value.Check(AdminKeyList, await get("/admin/v1/keys"))).toBe(true);
+      const audit = (await get("/admin/v1/audit")) as { entries: unknown[] };
+      expect(audit.entries).toHaveLength(1);
+      expect(Value.Check(AuditList, audit)).toBe(true);
+      expect(Value.Check(AdminTokenInfo, await get("/admin/v1/token"))).toBe(true);
       expect(Value.Check(AdminPlanList, await get("/admin/v1/plans"))).toBe(true);
       expect(Value.Check(AdminUsage, await get("/admin/v1/usage"))).toBe(true);
       expect(Value.Check(AdminStatus, await get("/admin/v1/status"))).toBe(true);

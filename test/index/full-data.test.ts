@@ -5,6 +5,7 @@ import { parseAddress } from "../../src/address/parse.ts";
 import { defaultSources } from "../../src/importer/default-dataset.ts";
 import type { IndexHit, RangeIndex } from "../../src/index/range-index.ts";
 import { defaultIndex } from "../support/default-data.ts";
+import { hostingBy } from "../support/privacy.ts";
 
 /**
  * The whole default data set against the rule of CONTRACT §7 applied to the source CSVs
@@ -196,7 +197,7 @@ describe("the full default data set agrees with the rule applied to the CSVs", (
 
   test("known answers", () => {
     const look = (text: string) => asPlain(index.lookup(parseAddress(text)!));
-    expect(look("1.1.1.1")).toEqual({ network: "1.1.1.0/24", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia" } });
+    expect(look("1.1.1.1")).toEqual({ network: "1.1.1.0/24", record: { asn: 13335, as_name: "Cloudflare, Inc.", country_code: "AU", country: "Australia", privacy: hostingBy("Cloudflare") } });
     expect(look("8.8.8.8")?.record.asn).toBe(15169);
     expect(look("2606:4700:4700::1111")?.record.asn).toBe(13335);
   });

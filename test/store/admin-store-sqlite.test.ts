@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { downgradeSqlite } from "./downgrade.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { SCHEMA_VERSION } from "../../src/store/schema.ts";
 import { adminStoreSuite } from "./admin-store-suite.ts";
@@ -16,9 +17,9 @@ describe("admin tokens and daily use on SQLite", () => {
     const { key } = await store.createKey("old", "free");
     await store.charge({ keyId: key.id, period: "2026-11", units: 5, limit: null });
     await store.close();
-    // Back to version 1, as an iplookup before the admin API left it.
+    // Back to version 1, as an iplookup before the admin API left it (and before the key controls).
     const db = new Database(path);
-    db.run("DROP TABLE usage_days; DROP TABLE admin_tokens; PRAGMA user_version = 1");
+    downgradeSqlite(db, 1);
     db.close();
     const reopened = SqliteStore.open(path);
     expect(await reopened.unitsUsed(key.id, "2026-11")).toBe(5);

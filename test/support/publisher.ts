@@ -17,6 +17,10 @@ export interface PublishedFile {
   redirect?: string;
   /** Content-Disposition's file name. */
   filename?: string;
+  /** Send the body one byte every this many ms (a publisher that trickles). */
+  trickleMs?: number;
+  /** A Content-Encoding header sent with the body as given, whatever the request accepts. */
+  encoding?: string;
 }
 
 export interface RecordedRequest {
@@ -55,11 +59,13 @@ export function startPublisher(): Publisher {
       const modified = (file.modified ?? new Date(0)).toUTCString();
       const headers: Record<string, string> = { etag, "last-modified": modified };
       if (file.filename) headers["content-disposition"] = `attachment; filename=${file.filename}`;
+      if (file.encoding) headers["content-encoding"] = file.encoding;
       const ifNoneMatch = request.headers.get("if-none-match");
       const ifModifiedSince = request.headers.get("if-modified-since");
       if (ifNoneMatch !== null ? ifNoneMatch === etag : ifModifiedSince !== null && Date.parse(ifModifiedSince) >= Date.parse(modified)) {
         return new Response(null, { status: 304, headers });
       }
+      if (file.trickleMs !== undefined) return new Response(trickle(body, file.trickleMs), { headers: { ...headers, "content-length": String(body.byteLength) } });
       return new Response(body, { headers });
     },
   });
@@ -74,6 +80,19 @@ export function startPublisher(): Publisher {
       server.stop(true);
     },
   };
+}
+
+/** `body`, a byte every `everyMs` ms. */
+function trickle(body: Uint8Array, everyMs: number): ReadableStream<Uint8Array> {
+  let at = 0;
+  return new ReadableStream({
+    async pull(controller) {
+      await Bun.sleep(everyMs);
+      if (at >= body.byteLength) return controller.close();
+      controller.enqueue(body.slice(at, at + 1));
+      at++;
+    },
+  });
 }
 
 /**

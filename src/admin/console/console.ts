@@ -9,6 +9,15 @@
  * bar and history at once. Every text shown is set as text, never parsed as HTML.
  */
 import uPlot from "uplot";
+import { correctionsSection } from "./corrections.ts";
+import { initAuditPage, loadAudit } from "./audit-page.ts";
+import type { ConsoleHooks } from "./console-hooks.ts";
+import { askGrace, decorateKeyRow, initKeyControls } from "./key-controls-panel.ts";
+import { applyTokenAccess } from "./token-access.ts";
+import { startAsnLookup } from "./asn-lookup.ts";
+import { startWebhooks, type ConsoleKit } from "./webhooks.ts";
+import { dataSetTime, firstShownDay, isStale as isStaleAt, STALE_AFTER_DAYS, WHOLE_STEPS } from "./rules.ts";
+import { byId as element, make } from "./dom.ts";
 
 interface Problem {
   readonly status: number;
@@ -50,6 +59,8 @@ interface Source {
   readonly license: string;
   readonly attribution: string;
   readonly url: string;
+  /** The privacy signal the source gives, or null for network data. */
+  readonly signal: string | null;
 }
 interface Status {
   readonly version: string;
@@ -72,20 +83,10 @@ let token: string | null = null;
 let keys: Key[] = [];
 let plans: Plan[] = [];
 let chart: uPlot | null = null;
-
-function element<T extends HTMLElement = HTMLElement>(id: string): T {
-  const found = document.getElementById(id);
-  if (!found) throw new Error(`the page has no #${id}`);
-  return found as T;
-}
-
-/** A new element with text content and attributes: nothing is parsed as HTML. */
-function make<K extends keyof HTMLElementTagNameMap>(tag: K, text?: string, attributes: Record<string, string> = {}): HTMLElementTagNameMap[K] {
-  const created = document.createElement(tag);
-  if (text !== undefined) created.textContent = text;
-  for (const [name, value] of Object.entries(attributes)) created.setAttribute(name, value);
-  return created;
-}
+let corrections: { load(): Promise<void> } | null = null;
+/** The Webhooks page (webhooks.ts), given what it needs from here. */
+const kit: ConsoleKit = { api, make, say, attempt: (action, place) => attempt(action, place), placeNote: () => placeNote(), formatTime, ago };
+const webhooks = startWebhooks(kit);
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${token ?? ""}` };
@@ -135,20 +136,80 @@ function formatDuration(seconds: number): string {
 
 // ---- messages -----------------------------------------------------------------------
 
-function say(text: string, isError = false): void {
-  const message = element("message");
-  message.textContent = text;
-  message.classList.toggle("error-message", isError);
-  message.hidden = false;
+/**
+ * The latest message, and where it belongs: `place` names the element of the action
+ * (`data-place`: a key's or a plan's row, a form), so the message shows beside it, not in
+ * a banner the operator may have scrolled away from. A row drawn again keeps it.
+ */
+let note: { place: string; text: string; isError: boolean } | null = null;
+
+function say(text: string, isError = false, place = "top"): void {
+  note = { place, text, isError };
+  placeNote(true);
 }
 
-/** Runs an action, saying what went wrong (a refusal's detail) instead of throwing. */
-async function attempt(action: () => Promise<void>): Promise<void> {
+/**
+ * Names each cell of the tables that stack on a phone (`table.stack`) by its column's
+ * heading (data-label), which the narrow layout shows beside the value.
+ */
+function labelCells(): void {
+  for (const table of document.querySelectorAll<HTMLTableElement>("table.stack")) {
+    const headings = [...table.querySelectorAll("thead th")].map((heading) => heading.textContent ?? "");
+    for (const row of table.querySelectorAll<HTMLTableRowElement>("tbody tr:not(.note-row)")) {
+      [...row.cells].forEach((cell, index) => cell.setAttribute("data-label", cell.colSpan > 1 ? "" : (headings[index] ?? "")));
+    }
+  }
+}
+
+/** Shows the latest message beside its place (again, after a table was drawn anew). */
+function placeNote(scroll = false): void {
+  labelCells();
+  for (const old of document.querySelectorAll(".note")) old.remove();
+  const banner = element("message");
+  banner.hidden = true;
+  if (!note) return;
+  const anchor = note.place === "top" ? null : document.querySelector<HTMLElement>(`[data-place="${CSS.escape(note.place)}"]`);
+  const attributes = { class: `note ${note.isError ? "note-error" : "note-ok"}`, role: note.isError ? "alert" : "status" };
+  let shown: HTMLElement;
+  if (!anchor) {
+    banner.textContent = note.text;
+    banner.classList.toggle("error-message", note.isError);
+    banner.hidden = false;
+    shown = banner;
+  } else if (anchor instanceof HTMLTableRowElement) {
+    shown = make("tr", undefined, { ...attributes, class: `${attributes.class} note-row` });
+    shown.append(make("td", note.text, { colspan: String(anchor.cells.length) }));
+    anchor.after(shown);
+  } else {
+    shown = make("p", note.text, attributes);
+    anchor.after(shown);
+  }
+  if (!scroll) return;
+  // Brought to the middle of the screen when it is not wholly in view, so that a row
+  // drawn again a moment later (the tables refresh after each change) still shows it.
+  const box = shown.getBoundingClientRect();
+  if (box.top < 0 || box.bottom > innerHeight) shown.scrollIntoView({ block: "center" });
+}
+
+/** A refusal of one field: the message names it, and the field is marked. */
+class FieldError extends Error {
+  constructor(
+    message: string,
+    readonly field: HTMLElement,
+  ) {
+    super(message);
+  }
+}
+
+/** Runs an action, saying what went wrong (a refusal's detail) beside `place` instead of throwing. */
+async function attempt(action: () => Promise<void>, place = "top"): Promise<void> {
+  for (const marked of document.querySelectorAll("[aria-invalid=true]")) marked.removeAttribute("aria-invalid");
   try {
     await action();
   } catch (error) {
     if (error instanceof ApiFailure && error.problem.status === 401) return;
-    say(error instanceof ApiFailure ? `${error.problem.detail} (${error.problem.code})` : String(error), true);
+    if (error instanceof FieldError) error.field.setAttribute("aria-invalid", "true");
+    say(error instanceof ApiFailure ? `${error.problem.detail} (${error.problem.code})` : error instanceof Error ? error.message : String(error), true, place);
   }
 }
 
@@ -156,6 +217,7 @@ async function attempt(action: () => Promise<void>): Promise<void> {
 
 function showSignIn(reason?: string): void {
   token = null;
+  note = null;
   sessionStorage.removeItem(TOKEN_STORAGE);
   element("signed-in").hidden = true;
   element("sign-out").hidden = true;
@@ -176,6 +238,7 @@ async function signIn(candidate: string): Promise<void> {
     element("signed-in").hidden = false;
     element("sign-out").hidden = false;
     renderStatus(status);
+    await applyTokenAccess({ api });
     await refresh();
   } catch (error) {
     if (!(error instanceof ApiFailure && error.problem.status === 401)) showSignIn(`Cannot reach the admin API: ${String(error)}`);
@@ -199,7 +262,8 @@ async function refresh(): Promise<void> {
   renderKeys();
   renderPlans();
   renderUsageKeyChoice();
-  await loadUsage();
+  await Promise.all([loadUsage(), corrections?.load(), loadAudit(), webhooks.refresh()]);
+  placeNote();
 }
 
 function renderStatus(status: Status): void {
@@ -211,16 +275,40 @@ function renderStatus(status: Status): void {
     make("code", data.data_version),
     `, built ${formatTime(data.built_at)} (${ago(data.built_at)}).`,
   );
+  // Its age is that of its newest source of network data (see dataSetTime).
+  const newest = dataSetTime(data.sources, data.built_at);
+  const stale = isStale(newest);
+  element("data-card").classList.toggle("stale", stale);
+  element("stale-data").hidden = !stale;
+  if (stale) {
+    const warning = make("p", undefined, { class: "stale-warning", role: "alert", id: "stale-warning" });
+    warning.append(
+      make("strong", "Stale data. "),
+      `The newest source is from ${newest.slice(0, 10)} (${ago(newest)}), older than ${STALE_AFTER_DAYS} days: answers may be out of date. Update it with `,
+      make("code", "iplookup data update"),
+      " (or serve with ",
+      make("code", "--update-every 24h"),
+      ").",
+    );
+    summary.append(warning);
+  }
   const rows = data.sources.map((source) => {
     const row = make("tr");
     const name = make("td");
     name.append(make("strong", source.name), make("br"), make("span", source.origin, { class: "muted" }));
     const attribution = make("td", source.attribution);
     if (/^https?:\/\//.test(source.url)) attribution.append(" ", make("a", source.url, { href: source.url, rel: "noreferrer noopener", target: "_blank" }));
-    row.append(name, make("td", source.version), make("td", source.built_at ? `${source.built_at.slice(0, 10)} (${ago(source.built_at)})` : "not stated"), make("td", source.license), attribution);
+    const built = make("td", source.built_at ? `${source.built_at.slice(0, 10)} (${ago(source.built_at)})` : "not stated");
+    if (source.built_at && isStale(source.built_at)) built.append(" ", make("span", "stale", { class: "badge stale-badge" }));
+    row.append(name, make("td", source.version), built, make("td", source.license), attribution);
     return row;
   });
   element("sources").querySelector("tbody")!.replaceChildren(...rows);
+  labelCells();
+}
+
+function isStale(iso: string): boolean {
+  return isStaleAt(iso, Date.now());
 }
 
 function planOptions(select: HTMLSelectElement, chosen: string): void {
@@ -232,7 +320,7 @@ function renderKeys(): void {
   const newPlan = element<HTMLSelectElement>("new-key-plan");
   planOptions(newPlan, plans.some((plan) => plan.name === newPlan.value) ? newPlan.value : plans.some((plan) => plan.name === "free") ? "free" : (plans[0]?.name ?? ""));
   const rows = keys.map((key) => {
-    const row = make("tr", undefined, { "data-key-id": key.id });
+    const row = make("tr", undefined, { "data-key-id": key.id, "data-place": `key:${key.id}` });
     if (key.revoked_at) row.classList.add("revoked");
     const plan = make("select", undefined, { "aria-label": `Plan of ${key.name}`, class: "key-plan" });
     planOptions(plan, key.plan);
@@ -240,9 +328,9 @@ function renderKeys(): void {
     plan.addEventListener("change", () =>
       attempt(async () => {
         const moved = await api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, { plan: plan.value });
-        say(`Key ${moved.name} is now on plan ${moved.plan}; its secret is unchanged.`);
+        say(`Key ${moved.name} is now on plan ${moved.plan}; its secret is unchanged.`, false, `key:${key.id}`);
         await refresh();
-      }),
+      }, `key:${key.id}`),
     );
     const planCell = make("td");
     planCell.append(plan);
@@ -252,24 +340,28 @@ function renderKeys(): void {
       const rotate = make("button", "Rotate", { type: "button", class: "quiet" });
       rotate.addEventListener("click", () =>
         attempt(async () => {
-          if (!confirm(`Give ${key.name} a new secret? The old one stops working within a second.`)) return;
-          showSecret(await api<IssuedKey>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`), "Rotated key");
+          const grace = askGrace(key.name);
+          if (grace === null) return;
+          showSecret(await api<IssuedKey>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, grace === "" ? undefined : { grace }), "Rotated key");
+          say(`Key ${key.name} has a new secret (shown above, once); the old one stops working ${grace === "" ? "within a second" : `after ${grace}`}.`, false, `key:${key.id}`);
           await refresh();
-        }),
+        }, `key:${key.id}`),
       );
       const revoke = make("button", "Revoke", { type: "button", class: "danger" });
       revoke.addEventListener("click", () =>
         attempt(async () => {
           if (!confirm(`Revoke ${key.name} (${key.id}) for good?`)) return;
           const revoked = await api<Key>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`);
-          say(`Key ${revoked.name} is revoked.`);
+          say(`Key ${revoked.name} is revoked.`, false, `key:${key.id}`);
           await refresh();
-        }),
+        }, `key:${key.id}`),
       );
       actions.append(rotate, revoke);
     }
     const last = make("td", key.last_used_at ? ago(key.last_used_at) : "never", key.last_used_at ? { title: formatTime(key.last_used_at) } : {});
-    row.append(make("td", key.name), make("td", key.id, { class: "mono" }), planCell, make("td", key.created_at.slice(0, 10)), last, make("td", numbers.format(key.units_this_period), { class: "num" }), status, actions);
+    const nameCell = make("td", key.name);
+    decorateKeyRow(key, nameCell, actions);
+    row.append(nameCell, make("td", key.id, { class: "mono" }), planCell, make("td", key.created_at.slice(0, 10)), last, make("td", numbers.format(key.units_this_period), { class: "num" }), status, actions);
     return row;
   });
   if (rows.length === 0) {
@@ -278,6 +370,7 @@ function renderKeys(): void {
     rows.push(empty);
   }
   element("keys").querySelector("tbody")!.replaceChildren(...rows);
+  placeNote();
 }
 
 function showSecret(issued: IssuedKey, title: string): void {
@@ -303,54 +396,73 @@ async function copySecret(): Promise<void> {
   element("copy-secret").textContent = "Copied";
 }
 
-function limitInput(value: number | null, label: string): HTMLInputElement {
-  const input = make("input", undefined, { type: "number", min: "1", step: "1", "aria-label": label, placeholder: "unlimited" });
+/**
+ * A plan's limit: a number box and, where a limit may be lifted, an explicit
+ * "unlimited" box. An empty number is never read as unlimited: the operator ticks it.
+ */
+function limitField(value: number | null, label: string, name: string, canBeUnlimited: boolean, isNew: boolean): { cell: HTMLTableCellElement; read(): number | null } {
+  const cell = make("td", undefined, { class: "limit" });
+  const input = make("input", undefined, { type: "number", min: "1", step: "1", "aria-label": label });
   input.value = value === null ? "" : String(value);
-  return input;
-}
-
-/** A limit field's value: a whole number of at least 1, or null (empty: unlimited, where allowed). */
-function readLimit(input: HTMLInputElement, name: string, unlimited: boolean): number | null {
-  const text = input.value.trim();
-  if (text === "" && unlimited) return null;
-  const value = Number(text);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${name} must be a whole number of at least 1${unlimited ? ", or empty for unlimited" : ""}`);
-  return value;
+  cell.append(input);
+  let unlimited: HTMLInputElement | null = null;
+  if (canBeUnlimited) {
+    unlimited = make("input", undefined, { type: "checkbox", "aria-label": `${label}: unlimited` });
+    unlimited.checked = value === null && !isNew;
+    const sync = () => {
+      input.disabled = unlimited!.checked;
+      if (unlimited!.checked) input.value = "";
+    };
+    unlimited.addEventListener("change", sync);
+    sync();
+    const choice = make("label", undefined, { class: "unlimited" });
+    choice.append(unlimited, " unlimited");
+    cell.append(choice);
+  }
+  return {
+    cell,
+    read() {
+      if (unlimited?.checked) return null;
+      const text = input.value.trim();
+      const value = Number(text);
+      if (text === "" || !Number.isSafeInteger(value) || value < 1) {
+        throw new FieldError(`${name} must be a whole number of at least 1${canBeUnlimited ? ", or tick “unlimited”" : ""}; nothing was saved`, input);
+      }
+      return value;
+    },
+  };
 }
 
 function planRow(plan: Plan | null): HTMLTableRowElement {
-  const row = make("tr", undefined, { "data-plan": plan?.name ?? "" });
+  const place = `plan:${plan?.name ?? "+new"}`;
+  const row = make("tr", undefined, { "data-plan": plan?.name ?? "", "data-place": place });
   const name = plan ? make("td", plan.name, { class: "mono" }) : make("td");
   const nameInput = make("input", undefined, { "aria-label": "New plan's name", placeholder: "new plan", maxlength: "64" });
   if (!plan) name.append(nameInput);
-  const batch = limitInput(plan?.max_batch_size ?? null, `Max batch of ${plan?.name ?? "the new plan"}`);
-  batch.placeholder = "";
-  const units = limitInput(plan?.monthly_units ?? null, `Units a month of ${plan?.name ?? "the new plan"}`);
-  const rate = limitInput(plan?.rate_limit ?? null, `Requests a second of ${plan?.name ?? "the new plan"}`);
+  const of = plan?.name ?? "the new plan";
+  const batch = limitField(plan?.max_batch_size ?? null, `Max batch of ${of}`, "Max batch", false, !plan);
+  const units = limitField(plan?.monthly_units ?? null, `Units a month of ${of}`, "Units a month", true, !plan);
+  const rate = limitField(plan?.rate_limit ?? null, `Requests a second of ${of}`, "Requests a second", true, !plan);
   const save = make("button", plan ? "Save" : "Add plan", { type: "button" });
   save.addEventListener("click", () =>
     attempt(async () => {
       const planName = plan?.name ?? nameInput.value.trim();
-      if (planName === "") throw new Error("give the new plan a name");
-      const body = { max_batch_size: readLimit(batch, "max batch", false), monthly_units: readLimit(units, "units a month", true), rate_limit: readLimit(rate, "requests a second", true) };
+      if (planName === "") throw new FieldError("Give the new plan a name; nothing was saved", nameInput);
+      const body = { max_batch_size: batch.read(), monthly_units: units.read(), rate_limit: rate.read() };
       const saved = await api<Plan>("PUT", `/admin/v1/plans/${encodeURIComponent(planName)}`, body);
-      say(`Plan ${saved.name}: ${formatCount(saved.max_batch_size)} a batch, ${formatCount(saved.monthly_units)} units a month, ${formatCount(saved.rate_limit)} requests a second.`);
       await refresh();
-    }),
+      say(`Plan ${saved.name} saved: ${formatCount(saved.max_batch_size)} a batch, ${formatCount(saved.monthly_units)} units a month, ${formatCount(saved.rate_limit)} requests a second.`, false, `plan:${saved.name}`);
+    }, place),
   );
-  const cells = [batch, units, rate].map((input) => {
-    const cell = make("td");
-    cell.append(input);
-    return cell;
-  });
   const actions = make("td", undefined, { class: "actions" });
   actions.append(save);
-  row.append(name, ...cells, actions);
+  row.append(name, batch.cell, units.cell, rate.cell, actions);
   return row;
 }
 
 function renderPlans(): void {
   element("plans").querySelector("tbody")!.replaceChildren(...plans.map(planRow), planRow(null));
+  placeNote();
 }
 
 function renderUsageKeyChoice(): void {
@@ -367,6 +479,22 @@ async function loadUsage(): Promise<void> {
   renderTopKeys(usage);
 }
 
+/** The legend under the chart: the hovered day, else the latest one, never empty labels. */
+function showLegend(usage: Usage, index: number | null): void {
+  const day = usage.days[index ?? usage.days.length - 1];
+  const legend = element("usage-legend");
+  if (!day) {
+    legend.textContent = "";
+    return;
+  }
+  legend.replaceChildren(make("strong", day.date), ` ${numbers.format(day.units)} unit${day.units === 1 ? "" : "s"} · ${numbers.format(day.requests)} request${day.requests === 1 ? "" : "s"}`);
+  legend.dataset.day = day.date;
+}
+
+function chartWidth(container: HTMLElement): number {
+  return Math.max(200, container.clientWidth);
+}
+
 function renderChart(usage: Usage): void {
   const container = element("usage-chart");
   const xs = usage.days.map((day) => Date.parse(`${day.date}T00:00:00Z`) / 1000);
@@ -374,21 +502,49 @@ function renderChart(usage: Usage): void {
   const today = usage.days[usage.days.length - 1];
   const total = units.reduce((sum, value) => sum + value, 0);
   container.dataset.todayUnits = String(today?.units ?? 0);
-  element("usage-summary").textContent = `Today (${today?.date ?? "?"}): ${numbers.format(today?.units ?? 0)} units in ${numbers.format(today?.requests ?? 0)} requests · ${usage.from} to ${usage.to}: ${numbers.format(total)} units`;
-  const width = Math.max(320, container.clientWidth);
+  const firstUse = units.findIndex((value) => value > 0);
+  // The days shown: from the day before the first use, a week at least (see rules.ts).
+  const shownFrom = firstShownDay(units);
+  container.dataset.shownFrom = usage.days[shownFrom]?.date ?? "";
+  const plural = (count: number, word: string) => `${numbers.format(count)} ${word}${count === 1 ? "" : "s"}`;
+  element("usage-summary").textContent =
+    `Today (${today?.date ?? "?"}): ${plural(today?.units ?? 0, "unit")} in ${plural(today?.requests ?? 0, "request")} · ${usage.from} to ${usage.to}: ${plural(total, "unit")}` +
+    (firstUse > 0 ? ` (none before ${usage.days[firstUse]?.date})` : "");
+  showLegend(usage, null);
+  const width = chartWidth(container);
   if (chart) {
-    chart.setData([xs, units]);
-    chart.setSize({ width, height: 240 });
-    return;
+    chart.destroy();
+    chart = null;
   }
   const options: uPlot.Options = {
     width,
     height: 240,
     // Days are UTC days: the axis says so, whatever the browser's time zone.
     tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
-    // Half a day either side, so the first and last days' bars show whole.
-    scales: { x: { time: true, range: (_chart, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_chart, _min, max) => [0, Math.max(10, Math.ceil(max * 1.15))] } },
-    axes: [{ stroke: "#6b7280", grid: { show: false } }, { stroke: "#6b7280", size: 56, grid: { stroke: "#eef0f3" }, values: (_chart, ticks) => ticks.map((tick) => compact.format(tick)) }],
+    // Half a day either side, so the first and last days' bars show whole; the days
+    // before the first use (but a week at least) are left out, so that a single day of
+    // use is a bar among labelled days, not a sliver at the edge of a month.
+    scales: {
+      x: { time: true, range: () => [(xs[shownFrom] ?? 0) - 43_200, (xs[xs.length - 1] ?? 0) + 43_200] },
+      y: { range: (_chart, _min, max) => [0, Math.max(5, Math.ceil(max * 1.15))] },
+    },
+    axes: [
+      { stroke: "#6b7280", grid: { show: false } },
+      // Whole units only: a step of 1 at least, never 2.5.
+      {
+        stroke: "#6b7280",
+        size: 56,
+        grid: { stroke: "#eef0f3" },
+        incrs: [...WHOLE_STEPS],
+        values: (_chart, ticks) => {
+          // The ticks drawn, for whoever checks the axis (the browser tests).
+          container.dataset.yTicks = ticks.join(",");
+          return ticks.map((tick) => compact.format(tick));
+        },
+      },
+    ],
+    legend: { show: false },
+    hooks: { setCursor: [(plot) => showLegend(usage, plot.cursor.idx ?? null)] },
     series: [
       { label: "Day", value: (_chart, seconds) => (seconds === null ? "" : new Date(seconds * 1000).toISOString().slice(0, 10)) },
       {
@@ -424,6 +580,7 @@ function renderTopKeys(usage: Usage): void {
 // ---- wiring ---------------------------------------------------------------------------
 
 function start(): void {
+  corrections = correctionsSection({ api, attempt, say: (text) => say(text) });
   element("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = element<HTMLInputElement>("token-input");
@@ -440,15 +597,29 @@ function start(): void {
       name.value = "";
       showSecret(issued, "Created key");
       await refresh();
-    });
+      say(`Key ${issued.name} created on plan ${issued.plan}; copy its secret above now.`, false, `key:${issued.id}`);
+    }, "create-key");
   });
   element("copy-secret").addEventListener("click", () => void copySecret());
   element("dismiss-secret").addEventListener("click", () => {
     element("secret-value").textContent = "";
     element("secret-panel").hidden = true;
   });
-  element("usage-key").addEventListener("change", () => void attempt(loadUsage));
-  window.addEventListener("resize", () => chart?.setSize({ width: Math.max(320, element("usage-chart").clientWidth), height: 240 }));
+  element("usage-key").addEventListener("change", () => void attempt(loadUsage, "usage"));
+  startAsnLookup({ get: (path) => api("GET", path) });
+  // The legend of the chart, under it (uPlot's own reads "Day: · Units:" until hovered).
+  element("usage-chart").after(make("p", undefined, { id: "usage-legend", class: "legend" }));
+  // `/console#token=…` typed into a tab already on /console changes only the fragment:
+  // sign in with it, and take it out of the address bar, as on a first load.
+  window.addEventListener("hashchange", () => {
+    const typed = tokenFromFragment();
+    if (typed) void signIn(typed);
+  });
+  window.addEventListener("resize", () => chart?.setSize({ width: chartWidth(element("usage-chart")), height: 240 }));
+  // The key controls' editor and the audit log (key-controls-panel.ts, audit-page.ts).
+  const hooks: ConsoleHooks = { api, refresh, attempt, say, showSecret, planNames: () => plans.map((plan) => plan.name) };
+  initKeyControls(hooks);
+  initAuditPage(hooks);
 
   const fromFragment = tokenFromFragment();
   const saved = fromFragment ?? sessionStorage.getItem(TOKEN_STORAGE);

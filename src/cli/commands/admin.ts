@@ -1,4 +1,5 @@
 import { ConfigError } from "../../config/config-error.ts";
+import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import type { AdminToken } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
@@ -9,30 +10,41 @@ import { formatTable } from "../table.ts";
 import { withStore } from "../with-store.ts";
 
 function tokenJson(token: AdminToken) {
-  return { id: token.id, name: token.name, created_at: token.createdAt, revoked_at: token.revokedAt };
+  return { id: token.id, name: token.name, created_at: token.createdAt, revoked_at: token.revokedAt, read_only: token.readOnly === true };
 }
 
 const create: Command = {
   name: "create",
   summary: "create an admin token and print it once",
-  help: `Usage: iplookup admin create --name NAME [--json]
+  help: `Usage: iplookup admin create --name NAME [--read-only] [--json]
 
 Creates a token for the admin API and the console (serve's --admin-port) and prints
 it. Only a hash is stored: it cannot be shown again. An admin token is not an API key:
 neither is accepted in place of the other.
 
   --name NAME      a label for the token (who holds it)
-  --json           print {"id","token","name"}
+  --read-only      the token may only read (GET): any change answers 403 read_only_token
+  --json           print {"id","token","name"} ("read_only": true with --read-only)
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags } = parseCommandArgs(argv, { settings: ["state"], strings: ["name"], booleans: ["json"] });
+    const { flags } = parseCommandArgs(argv, { settings: ["state"], strings: ["name"], booleans: ["json", "read-only"] });
     const name = typeof flags.name === "string" ? flags.name.trim() : "";
     if (name === "") throw new ConfigError("--name is required and must not be empty");
-    const issued = await withStore(flags, context, { create: true }, (store) => store.createAdminToken(name));
+    const readOnly = flags["read-only"] === true;
+    const issued = await withStore(flags, context, { create: true }, async (store) => {
+      const made = readOnly ? await store.createReadOnlyAdminToken(name) : await store.createAdminToken(name);
+      await new AuditLog(store, () => context.now()).record({
+        actor: CLI_ACTOR,
+        action: "admin_token.created",
+        target: made.token.id,
+        changes: { name: { from: null, to: made.token.name }, read_only: { from: null, to: readOnly } },
+      });
+      return made;
+    });
     if (flags.json) {
-      context.io.out(JSON.stringify({ id: issued.token.id, token: issued.secret, name: issued.token.name }));
+      context.io.out(JSON.stringify({ id: issued.token.id, token: issued.secret, name: issued.token.name, ...(readOnly ? { read_only: true } : {}) }));
     } else {
-      context.io.out(`Created admin token ${issued.token.id} (${issued.token.name}).`);
+      context.io.out(`Created ${readOnly ? "read-only " : ""}admin token ${issued.token.id} (${issued.token.name}).`);
       context.io.out(`Token (shown only now; store it safely):\n\n  ${issued.secret}\n`);
       context.io.out(`With serve's default admin listener, the console is http://127.0.0.1:8081/console#token=${issued.secret}`);
       context.io.out(`(the part after # never leaves the browser); the admin API takes it as: Authorization: Bearer ${issued.secret}`);
@@ -58,8 +70,8 @@ ${STATE_FLAG_HELP}`,
     } else if (tokens.length === 0) {
       context.io.out(`No admin tokens yet. Create one with: ${howToRun(context, "admin create --name NAME")}`);
     } else {
-      const rows = tokens.map((token) => [token.id, token.name, token.createdAt, token.revokedAt ? `revoked ${token.revokedAt}` : "active"]);
-      context.io.out(formatTable(["ID", "NAME", "CREATED", "STATUS"], rows));
+      const rows = tokens.map((token) => [token.id, token.name, token.readOnly ? "read-only" : "read-write", token.createdAt, token.revokedAt ? `revoked ${token.revokedAt}` : "active"]);
+      context.io.out(formatTable(["ID", "NAME", "ACCESS", "CREATED", "STATUS"], rows));
     }
     return EXIT_OK;
   },
@@ -82,6 +94,7 @@ ${STATE_FLAG_HELP}`,
       if (found.revokedAt) throw new CommandFailed(`admin token ${id} (${found.name}) was revoked on ${found.revokedAt} already`);
       const revoked = await store.revokeAdminToken(id);
       if (!revoked) throw new CommandFailed(`no admin token ${id}`);
+      await new AuditLog(store, () => context.now()).record({ actor: CLI_ACTOR, action: "admin_token.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } });
       return revoked;
     });
     context.io.out(`Revoked admin token ${token.id} (${token.name}).`);

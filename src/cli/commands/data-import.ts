@@ -6,14 +6,17 @@ import { delimitedFormatHelp } from "../../importer/delimited/formats.ts";
 import { LICENSE_NOT_STATED } from "../../importer/describe-source.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
 import { dataInfoJson } from "../data-info-json.ts";
+import { DOWNLOAD_FLAGS_HELP } from "../flag-help.ts";
 import { parseImportArgs } from "../import-args.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
 
 export const importCommand: Command = {
   name: "import",
-  summary: "build a data file from MMDB, CSV or TSV files or URLs and install it",
-  help: `Usage: iplookup data import [--data PATH] [--json] [--with-default] [SOURCE OPTIONS] FILE [+ FILE] [[SOURCE OPTIONS] FILE [+ FILE]]...
+  summary: "build a data file from MMDB, CSV or TSV files, signal feeds or URLs and install it",
+  help: `Usage: iplookup data import [--data PATH] [--json] [--with-default] [--require-checksum]
+                          [--download-timeout DURATION] [--max-expanded SIZE]
+                          [SOURCE OPTIONS] FILE [+ FILE] [[SOURCE OPTIONS] FILE [+ FILE]]...
 
 Builds a new data file from the FILEs and installs it at --data in one step (written
 beside it, checked, then renamed into place). A server reading that file picks the new
@@ -37,6 +40,14 @@ ${delimitedFormatHelp()
   .map((line) => `  ${line}`)
   .join("\n")}
 (start and end as address text, or as integers in the -num/-u32 variants).
+Privacy and hosting signal feeds (see docs/signals.md), each a source of the result's
+privacy field:
+  aws-ip-ranges, google-cloud, azure-service-tags, oracle-cloud
+               the cloud providers' own ranges (AWS ip-ranges.json, Google Cloud
+               cloud.json, Azure Service Tags, Oracle public_ip_ranges.json): hosting
+  geofeed      an RFC 8805 geofeed, with --signal hosting|relay --service NAME
+  address-list addresses and CIDR blocks, one a line, # comments (Tor's bulk exit
+               list, Cloudflare's ips-v4), with --signal tor|vpn|proxy|hosting|relay
 
   --data PATH      the data file to write (env IPLOOKUP_DATA; the binary's embedded
                    data cannot be replaced: name a file, and serve with the same --data)
@@ -44,6 +55,8 @@ ${delimitedFormatHelp()
   --with-default   put the default data set (shipped with iplookup, or embedded in
                    the binary) after the FILEs, with its sources' licences: e.g. a
                    city file in front of the default ASN and country data
+  --require-checksum  refuse a FILE that has no checksum (given or published)
+${DOWNLOAD_FLAGS_HELP}
 
 Source options, each for the FILE that follows it:
   --format F           one of the formats above
@@ -53,9 +66,14 @@ Source options, each for the FILE that follows it:
   --attribution TEXT   the attribution its licence asks for
   --url URL            where it comes from
   --source-version V   its version (default: its package version or build date)
+  --signal S           what a list's or geofeed's addresses are: tor, vpn, proxy,
+                       hosting or relay
+  --service NAME       the provider a hosting or relay list's addresses belong to
+                       (privacy.service)
   --sha256 HEX|URL     the SHA-256 the FILE must have, or a checksum file's URL
-                       (without it, a download's URL.sha256 is checked when the
-                       publisher has one, as MaxMind does); a mismatch refuses`,
+                       (without it, the publisher's: URL.sha256, and for a URL with
+                       a query also its path with .sha256 before the query; 404 or
+                       403 at both is none); a mismatch refuses`,
   async run(argv, context) {
     const args = parseImportArgs(argv);
     const path = readSetting("data", args.data === undefined ? {} : { data: args.data }, context.env, context.defaultDataPath);
@@ -71,6 +89,9 @@ Source options, each for the FILE that follows it:
       progress,
       env: context.env,
       base: args.withDefault ? context.defaultDataPath : undefined,
+      timeouts: { timeoutMs: readSetting("downloadTimeout", args.downloads, context.env) },
+      maxExpanded: readSetting("maxExpanded", args.downloads, context.env),
+      requireChecksum: args.downloads.requireChecksum,
     });
     const seconds = (performance.now() - began) / 1000;
     if (args.json) {

@@ -10,13 +10,15 @@ import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
 import { CommandFailed, type Command } from "../command.ts";
 import { dataInfoJson } from "../data-info-json.ts";
-import { DATA_FLAG_HELP } from "../flag-help.ts";
+import { DATA_FLAG_HELP, DOWNLOAD_FLAGS_HELP, STATE_FLAG_HELP } from "../flag-help.ts";
 import { EXIT_OK } from "../io.ts";
+import { announceDataUpdate } from "../data-update-events.ts";
 
 export const updateCommand: Command = {
   name: "update",
   summary: "build the data file again from the sources it records, if any changed",
-  help: `Usage: iplookup data update [--data PATH] [--json]
+  help: `Usage: iplookup data update [--data PATH] [--state PATH|URL] [--json] [--require-checksum]
+                          [--download-timeout DURATION] [--max-expanded SIZE]
 
 Builds the data file again from the sources 'data import' recorded in it: each URL is
 asked whether it changed (If-None-Match, If-Modified-Since), each local file compared
@@ -24,17 +26,28 @@ by size, time and SHA-256. When nothing changed, says so and leaves the file as 
 (exit 0). Otherwise imports again and installs the new file as 'data import' does: a
 server reading it swaps it in within a second, no request failing.
 
-Checksums are checked as at the import (--sha256, or the publisher's URL.sha256). Any
-failure (network, HTTP status, checksum, a file that cannot be read) leaves the
-installed file as it was and exits 1, naming the source and the reason.
+Checksums are checked as at the import: --sha256, or the one the publisher puts
+beside the download (URL.sha256, and for a URL with a query also its path with .sha256
+before the query); the output names the checksum verified, or says that none is
+published. Any failure (network, HTTP status, checksum, a file that cannot be read, a
+checksum that cannot be looked for) leaves the installed file as it was and exits 1,
+naming the source and the reason. One update of a file runs at a time: while another
+(or an import, or serve --update-every's) runs, this one says so and exits 1.
 
 Credentials are never stored: a source downloaded with them needs
 IPLOOKUP_DOWNLOAD_AUTH (USER:PASSWORD, or HOST=USER:PASSWORD ...).
 
+A change, or a failure, is announced to the webhooks (data.updated,
+data.update_failed) through the state named by --state, when it exists.
+
   --json           print the outcome as JSON: {"changed":false,...} or the new data set
-${DATA_FLAG_HELP}`,
+  --require-checksum  refuse a source that has no checksum (given or published)
+${DOWNLOAD_FLAGS_HELP}
+${DATA_FLAG_HELP}
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
+    const { flags } = parseCommandArgs(argv, { settings: ["data", "state", "downloadTimeout", "maxExpanded"], booleans: ["json", "require-checksum"] });
+    const statePath = readSetting("state", flags, context.env);
     const path = readSetting("data", flags, context.env, context.defaultDataPath);
     if (isEmbedded(path)) {
       throw new ConfigError("the data embedded in the binary cannot be updated; import data into a file with 'data import --data PATH …' (and serve with the same --data)");
@@ -47,10 +60,20 @@ ${DATA_FLAG_HELP}`,
     const began = performance.now();
     let outcome: UpdateOutcome;
     try {
-      outcome = await updateDataFile(path, recipe, { now: context.now(), progress, env: context.env, base: context.defaultDataPath });
+      outcome = await updateDataFile(path, recipe, {
+        now: context.now(),
+        progress,
+        env: context.env,
+        base: context.defaultDataPath,
+        timeouts: { timeoutMs: readSetting("downloadTimeout", flags, context.env) },
+        maxExpanded: readSetting("maxExpanded", flags, context.env),
+        requireChecksum: flags["require-checksum"] === true,
+      });
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw new CommandFailed(`data update failed: ${redactSecrets((error as Error)?.message ?? String(error))}; ${path} is left as it was`);
+      const reason = redactSecrets((error as Error)?.message ?? String(error));
+      await announceDataUpdate(statePath, context, { ok: false, path, reason });
+      throw new CommandFailed(`data update failed: ${reason}; ${path} is left as it was`);
     }
     const seconds = (performance.now() - began) / 1000;
     if (!outcome.changed) {
@@ -59,6 +82,7 @@ ${DATA_FLAG_HELP}`,
       return EXIT_OK;
     }
     const { info, changes } = outcome;
+    await announceDataUpdate(statePath, context, { ok: true, path, dataVersion: info.dataVersion, builtAt: info.builtAt, changes });
     if (flags.json) {
       context.io.out(JSON.stringify({ changed: true, path, changes, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...dataInfoJson(info) }));
       return EXIT_OK;

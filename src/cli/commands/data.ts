@@ -17,7 +17,8 @@ const info: Command = {
 
 Describes the data file: when it was built, its data version (the X-Data-Version
 header of every lookup), the fields its results carry, and each source in precedence
-order with its version, build date, licence, attribution and range counts.
+order with its version, build date and age, licence, attribution, range counts and,
+for the sources of privacy signals (feeds, the hosting list), the signal it gives.
 
   --json           print JSON
 ${DATA_FLAG_HELP}`,
@@ -25,9 +26,13 @@ ${DATA_FLAG_HELP}`,
     const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
     const path = readSetting("data", flags, context.env, context.defaultDataPath);
     const dataInfo = openIndex(path).info;
+    const now = context.now().getTime();
     if (flags.json) {
       const embedded = isEmbedded(path);
-      context.io.out(JSON.stringify({ path: embedded ? null : path, embedded, ...dataInfoJson(dataInfo), recipe: recipeJson(recipeForInfo(path)) }));
+      const described = dataInfoJson(dataInfo);
+      // Each source's age in seconds (null when it does not say when it was built).
+      const sources = (described.sources as Array<Record<string, unknown>>).map((source, i) => ({ ...source, age_seconds: ageSeconds(dataInfo.sources[i]?.builtAt ?? "", now) }));
+      context.io.out(JSON.stringify({ path: embedded ? null : path, embedded, ...described, sources, recipe: recipeJson(recipeForInfo(path)) }));
       return EXIT_OK;
     }
     const count = (n: number) => n.toLocaleString("en-US");
@@ -44,12 +49,15 @@ ${DATA_FLAG_HELP}`,
       lines.push(
         `${i + 1}. ${source.name} ${source.version}`,
         `  from:        ${source.origin} (${source.format})`,
-        `  built:       ${source.builtAt || "not stated"}`,
+        `  built:       ${source.builtAt ? `${source.builtAt} (${ageText(ageSeconds(source.builtAt, now))})` : "not stated"}`,
+        ...(source.signal !== null ? [`  signal:      ${source.signal} (the privacy field's ${source.signal}${source.signal === "hosting" || source.signal === "relay" ? ", and its service" : ""})`] : []),
         `  licence:     ${source.license}`,
         `  attribution: ${source.attribution || "none given"}`,
         ...(source.url ? [`  url:         ${source.url}`] : []),
         `  fields:      ${source.fields.join(", ")}`,
-        `  ranges:      ${count(source.rangesV4)} IPv4, ${count(source.rangesV6)} IPv6 (from ${count(source.rowsV4)} and ${count(source.rowsV6)} rows)`,
+        source.format === "hosting-asns"
+          ? `  AS numbers:  ${count(source.rowsV4)} (an address is hosting when its AS is one of them)`
+          : `  ranges:      ${count(source.rangesV4)} IPv4, ${count(source.rangesV6)} IPv6 (from ${count(source.rowsV4)} and ${count(source.rowsV6)} rows)`,
         "",
       );
     });
@@ -58,5 +66,20 @@ ${DATA_FLAG_HELP}`,
     return EXIT_OK;
   },
 };
+
+/** Seconds from `builtAt` (ISO 8601) to `now`, or null when it is not a time. */
+function ageSeconds(builtAt: string, now: number): number | null {
+  const time = Date.parse(builtAt);
+  return Number.isNaN(time) ? null : Math.max(0, Math.round((now - time) / 1000));
+}
+
+/** An age for people: "5 minutes old", "3 hours old", "12 days old". */
+export function ageText(seconds: number | null): string {
+  if (seconds === null) return "age unknown";
+  if (seconds < 120) return `${seconds} seconds old`;
+  if (seconds < 7200) return `${Math.floor(seconds / 60)} minutes old`;
+  if (seconds < 172800) return `${Math.floor(seconds / 3600)} hours old`;
+  return `${Math.floor(seconds / 86400)} days old`;
+}
 
 export const DATA_COMMANDS: readonly Command[] = [info, importCommand, updateCommand];

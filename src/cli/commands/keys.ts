@@ -1,5 +1,8 @@
 import { ConfigError } from "../../config/config-error.ts";
-import { StoreError, type ApiKey, type IssuedKey, type Store } from "../../store/store.ts";
+import { ControlValueError, controlsFromJson, parseGrace, type ControlJson } from "../../access/key-control-values.ts";
+import { KeyService } from "../../access/key-service.ts";
+import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
+import { StoreError, type ApiKey, type IssuedKey, type KeyChanges, type Store } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
@@ -9,16 +12,85 @@ import { formatTable } from "../table.ts";
 import { withStore } from "../with-store.ts";
 
 function keyJson(key: ApiKey) {
-  return { id: key.id, name: key.name, plan: key.plan, created_at: key.createdAt, revoked_at: key.revokedAt };
+  return {
+    id: key.id,
+    name: key.name,
+    plan: key.plan,
+    created_at: key.createdAt,
+    revoked_at: key.revokedAt,
+    expires_at: key.controls?.expiresAt ?? null,
+    allowed_cidrs: key.controls?.allowedCidrs ?? null,
+    allowed_origins: key.controls?.allowedOrigins ?? null,
+    metadata: { ...key.controls?.metadata },
+    grace_until: key.graceUntil ?? null,
+  };
+}
+
+/**
+ * The key changes of the command line: made through KeyService, recorded in the audit log
+ * as `cli` and announced to the webhooks; an event the store cannot take is a warning,
+ * and the change it reports stands.
+ */
+function keyService(store: Store, context: CliContext): KeyService {
+  return new KeyService(store, new AuditLog(store, () => context.now()), {
+    now: () => context.now(),
+    failed: (type, _key, error) => context.io.err(`iplookup: warning: the ${type} event for the webhooks could not be recorded: ${(error as Error)?.message ?? error}`),
+  });
+}
+
+/** The control flags of `keys create` and `keys update`. */
+const CONTROL_FLAGS = ["expires-at", "allowed-cidrs", "allowed-origins", "metadata"] as const;
+
+const CONTROL_HELP = `  --expires-at TIME          RFC 3339 (2027-01-01T00:00:00Z): from then on the key is
+                             refused (401 key_expired)
+  --allowed-cidrs LIST       comma-separated blocks or addresses (203.0.113.0/24,2001:db8::/32)
+                             the client's address (as /v1/me sees it) must lie in (403)
+  --allowed-origins LIST     comma-separated browser origins (https://app.example.com); a
+                             request from another Origin is refused (403), a listed one
+                             gets CORS headers
+  --metadata JSON            your own JSON object, at most 1 KiB`;
+
+/**
+ * The controls the flags ask for. "never" (--expires-at), "any" (the lists) and "none"
+ * (--metadata) clear one, for \`keys update\`. Bad values are usage errors (exit 2).
+ */
+function controlFlags(flags: Readonly<Record<string, unknown>>, nowMs: number): KeyChanges {
+  const json: { -readonly [K in keyof ControlJson]: ControlJson[K] } = {};
+  const text = (name: string) => (typeof flags[name] === "string" ? (flags[name] as string).trim() : undefined);
+  const list = (value: string) => value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  const expires = text("expires-at");
+  if (expires !== undefined) json.expires_at = expires === "never" ? null : expires;
+  const cidrs = text("allowed-cidrs");
+  if (cidrs !== undefined) json.allowed_cidrs = cidrs === "any" ? null : list(cidrs);
+  const origins = text("allowed-origins");
+  if (origins !== undefined) json.allowed_origins = origins === "any" ? null : list(origins);
+  const metadata = text("metadata");
+  if (metadata !== undefined) {
+    if (metadata === "none") json.metadata = null;
+    else {
+      try {
+        json.metadata = JSON.parse(metadata) as Record<string, unknown>;
+      } catch {
+        throw new ConfigError(`--metadata: not JSON: ${metadata.slice(0, 80)}`);
+      }
+    }
+  }
+  try {
+    return controlsFromJson(json, nowMs);
+  } catch (error) {
+    if (error instanceof ControlValueError) throw new ConfigError(`--${error.message.replace(/^([a-z_]+):/, (_, field: string) => `${field.replace(/_/g, "-")}:`)}`);
+    throw error;
+  }
 }
 
 function printIssued(issued: IssuedKey, json: boolean, context: CliContext, verb: string): void {
   if (json) {
-    const { id, name, plan } = issued.key;
-    context.io.out(JSON.stringify({ id, key: issued.secret, name, plan }));
+    const { id, name, plan, graceUntil } = issued.key;
+    context.io.out(JSON.stringify({ id, key: issued.secret, name, plan, ...(graceUntil ? { grace_until: graceUntil } : {}) }));
     return;
   }
   context.io.out(`${verb} key ${issued.key.id} (${issued.key.name}, plan ${issued.key.plan}).`);
+  if (issued.key.graceUntil) context.io.out(`The old secret keeps working until ${issued.key.graceUntil}.`);
   context.io.out(`Secret (shown only now; store it safely):\n\n  ${issued.secret}\n`);
   context.io.out(`Use it as: Authorization: Bearer ${issued.secret}`);
 }
@@ -26,21 +98,25 @@ function printIssued(issued: IssuedKey, json: boolean, context: CliContext, verb
 const create: Command = {
   name: "create",
   summary: "create a key and print its secret once",
-  help: `Usage: iplookup keys create --name NAME [--plan free] [--json]
+  help: `Usage: iplookup keys create --name NAME [--plan free] [--expires-at TIME] [--allowed-cidrs LIST]
+                            [--allowed-origins LIST] [--metadata JSON] [--json]
 
 Creates an API key on a plan and prints its secret. Only a hash of the secret is
 stored: it cannot be shown again (rotate the key to get a new one).
 
-  --name NAME      a label for the key (who or what uses it)
-  --plan PLAN      the key's plan (default: free; see 'iplookup plans list')
-  --json           print {"id","key","name","plan"}
+  --name NAME                a label for the key (who or what uses it)
+  --plan PLAN                the key's plan (default: free; see 'iplookup plans list')
+${CONTROL_HELP}
+  --json                     print {"id","key","name","plan"}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags } = parseCommandArgs(argv, { settings: ["state"], strings: ["name", "plan"], booleans: ["json"] });
+    const { flags } = parseCommandArgs(argv, { settings: ["state"], strings: ["name", "plan", ...CONTROL_FLAGS], booleans: ["json"] });
     const name = typeof flags.name === "string" ? flags.name.trim() : "";
     if (name === "") throw new ConfigError("--name is required and must not be empty");
     const plan = typeof flags.plan === "string" ? flags.plan : "free";
-    const issued = await withStore(flags, context, { create: true }, (store) => store.createKey(name, plan));
+    const changes = controlFlags(flags, context.now().getTime());
+    const controls = { expiresAt: changes.expiresAt ?? null, allowedCidrs: changes.allowedCidrs ?? null, allowedOrigins: changes.allowedOrigins ?? null, metadata: changes.metadata ?? null };
+    const issued = await withStore(flags, context, { create: true }, (store) => keyService(store, context).create(CLI_ACTOR, name, plan, controls));
     printIssued(issued, flags.json === true, context, "Created");
     return EXIT_OK;
   },
@@ -63,12 +139,29 @@ ${STATE_FLAG_HELP}`,
     } else if (keys.length === 0) {
       context.io.out(`No keys yet. Create one with: ${howToRun(context, "keys create --name NAME")}`);
     } else {
-      const rows = keys.map((key) => [key.id, key.name, key.plan, key.createdAt, key.revokedAt ? `revoked ${key.revokedAt}` : "active"]);
-      context.io.out(formatTable(["ID", "NAME", "PLAN", "CREATED", "STATUS"], rows));
+      const rows = keys.map((key) => [key.id, key.name, key.plan, key.createdAt, statusOf(key, context.now()), controlsSummary(key)]);
+      context.io.out(formatTable(["ID", "NAME", "PLAN", "CREATED", "STATUS", "CONTROLS"], rows));
     }
     return EXIT_OK;
   },
 };
+
+function statusOf(key: ApiKey, now: Date): string {
+  if (key.revokedAt) return `revoked ${key.revokedAt}`;
+  const expires = key.controls?.expiresAt;
+  if (expires) return Date.parse(expires) <= now.getTime() ? `expired ${expires}` : `active, expires ${expires}`;
+  return "active";
+}
+
+/** The key's allowlists in a few words, for the table. */
+function controlsSummary(key: ApiKey): string {
+  const parts: string[] = [];
+  if (key.controls?.allowedCidrs) parts.push(`cidrs ${key.controls.allowedCidrs.join(",")}`);
+  if (key.controls?.allowedOrigins) parts.push(`origins ${key.controls.allowedOrigins.join(",")}`);
+  if (key.controls?.metadata) parts.push("metadata");
+  if (key.graceUntil && !key.revokedAt) parts.push(`old secret until ${key.graceUntil}`);
+  return parts.join("; ");
+}
 
 function noSuchKey(id: string, context: CliContext): CommandFailed {
   return new CommandFailed(`no key ${id} (see '${howToRun(context, "keys list")}')`);
@@ -96,7 +189,7 @@ ${STATE_FLAG_HELP}`,
     const key = await withStore(flags, context, { create: false }, async (store) => {
       await activeKey(store, id, context);
       // Null only if the key was deleted in between; a revocation in between is harmless.
-      const revoked = await store.revokeKey(id);
+      const revoked = await keyService(store, context).revoke(CLI_ACTOR, id);
       if (!revoked) throw noSuchKey(id, context);
       return revoked;
     });
@@ -107,21 +200,31 @@ ${STATE_FLAG_HELP}`,
 
 const rotate: Command = {
   name: "rotate",
-  summary: "give a key a new secret; the old one stops working",
-  help: `Usage: iplookup keys rotate ID [--json]
+  summary: "give a key a new secret; the old one stops working (at once, or after --grace)",
+  help: `Usage: iplookup keys rotate ID [--grace DURATION] [--json]
 
 Gives an active key a new secret and prints it once. The key keeps its id, plan and
-usage; the old secret stops working on a running server within a second. An unknown ID,
-or a revoked key, exits 1 and changes nothing.
+usage; the new secret works at once, and the old one stops working on a running server
+within a second, or, with --grace, when the grace ends (a secret kept by an earlier
+grace stops now). An unknown ID, or a revoked key, exits 1 and changes nothing.
 
-  --json           print {"id","key","name","plan"}
+  --grace DURATION how long the old secret keeps working: 24h, 90m, 7d, 1h30m (at most 30d)
+  --json           print {"id","key","name","plan"} (and "grace_until" with --grace)
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["grace"], booleans: ["json"], positionals: [1, 1] });
     const id = positionals[0] as string;
+    let graceMs = 0;
+    if (typeof flags.grace === "string") {
+      try {
+        graceMs = parseGrace(flags.grace, "--grace");
+      } catch (error) {
+        throw error instanceof ControlValueError ? new ConfigError(error.message) : error;
+      }
+    }
     const issued = await withStore(flags, context, { create: false }, async (store) => {
       await activeKey(store, id, context);
-      const rotated = await store.rotateKey(id);
+      const rotated = await keyService(store, context).rotate(CLI_ACTOR, id, graceMs);
       if (!rotated) throw new CommandFailed(`key ${id} was revoked or deleted meanwhile; nothing changed`);
       return rotated;
     });
@@ -152,7 +255,7 @@ ${STATE_FLAG_HELP}`,
       let moved: ApiKey | null;
       try {
         // Checked again under the write lock: a revocation made meanwhile refuses the move.
-        moved = await store.setKeyPlan(id, plan);
+        moved = await keyService(store, context).update(CLI_ACTOR, id, { plan });
       } catch (error) {
         throw error instanceof StoreError ? new CommandFailed(error.message) : error;
       }
@@ -166,4 +269,42 @@ ${STATE_FLAG_HELP}`,
   },
 };
 
-export const KEY_COMMANDS: readonly Command[] = [create, list, revoke, rotate, setPlan];
+const update: Command = {
+  name: "update",
+  summary: "change a key's plan, expiry, allowlists or metadata; its secret stays",
+  help: `Usage: iplookup keys update ID [--plan PLAN] [--expires-at TIME|never] [--allowed-cidrs LIST|any]
+                           [--allowed-origins LIST|any] [--metadata JSON|none] [--json]
+
+Changes an active key in one step; what is left out stays. A running server applies the
+change within a second. An unknown ID or PLAN, or a revoked key, exits 1 and changes
+nothing; a bad value exits 2.
+
+  --plan PLAN                move the key to this plan
+${CONTROL_HELP}
+                             (never, any, none: remove that control)
+  --json                     print the key as 'keys list --json' does
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["plan", ...CONTROL_FLAGS], booleans: ["json"], positionals: [1, 1] });
+    const id = positionals[0] as string;
+    const changes: KeyChanges = { ...controlFlags(flags, context.now().getTime()), ...(typeof flags.plan === "string" ? { plan: flags.plan } : {}) };
+    if (Object.keys(changes).length === 0) throw new ConfigError("nothing to change: give --plan, --expires-at, --allowed-cidrs, --allowed-origins or --metadata");
+    const key = await withStore(flags, context, { create: false }, async (store) => {
+      await activeKey(store, id, context);
+      if (changes.plan !== undefined && !(await store.getPlan(changes.plan))) throw new CommandFailed(`there is no plan "${changes.plan}" (see '${howToRun(context, "plans list")}')`);
+      let updated: ApiKey | null;
+      try {
+        updated = await keyService(store, context).update(CLI_ACTOR, id, changes);
+      } catch (error) {
+        throw error instanceof StoreError ? new CommandFailed(error.message) : error;
+      }
+      if (!updated) throw noSuchKey(id, context);
+      return updated;
+    });
+    if (flags.json) context.io.out(JSON.stringify(keyJson(key)));
+    else context.io.out(`Key ${key.id} (${key.name}): plan ${key.plan}${controlsSummary(key) ? `; ${controlsSummary(key)}` : ""}${key.controls?.expiresAt ? `; expires ${key.controls.expiresAt}` : ""}.`);
+    return EXIT_OK;
+  },
+};
+
+export const KEY_COMMANDS: readonly Command[] = [create, list, update, revoke, rotate, setPlan];

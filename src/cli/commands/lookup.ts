@@ -1,31 +1,40 @@
+import { existsSync } from "node:fs";
+import { isFilePath } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
+import { CorrectionTable } from "../../corrections/correction-table.ts";
 import type { Address } from "../../address/address.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { LookupService } from "../../lookup/lookup-service.ts";
 import { parseCommandArgs } from "../args.ts";
-import { DATA_FLAG_HELP } from "../flag-help.ts";
+import { DATA_FLAG_HELP, STATE_FLAG_HELP } from "../flag-help.ts";
 import { openIndex } from "../open-data.ts";
 import type { Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
+import { withStoreAt } from "../with-store.ts";
+import type { CliContext } from "../command.ts";
 
 export const lookupCommand: Command = {
   name: "lookup",
   summary: "look addresses up offline (no server, no key)",
-  help: `Usage: iplookup lookup IP... [--json] [--data PATH]
+  help: `Usage: iplookup lookup IP... [--json] [--data PATH] [--state PATH|URL]
 
 Looks addresses up in the data file directly, without a server or a key, and prints
 one LookupResult as JSON per line. Addresses that are not valid public addresses are
-reported on stderr, and the exit code is then 1.
+reported on stderr, and the exit code is then 1. The local corrections of the state
+(iplookup corrections) apply as they do on a server; without --state or
+IPLOOKUP_STATE, those of the default state file, when it exists.
 
   --json           print what the API answers: for one IP the LookupResult of
                    POST /v1/lookup, for several {"results":[...]} as POST
                    /v1/lookup/batch does; like the API, nothing is printed when
                    any IP is refused
-${DATA_FLAG_HELP}`,
+${DATA_FLAG_HELP}
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"], positionals: [1, Number.MAX_SAFE_INTEGER] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data", "state"], booleans: ["json"], positionals: [1, Number.MAX_SAFE_INTEGER] });
     const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath));
-    const service = new LookupService(() => index);
+    const corrections = await readCorrections(flags, context);
+    const service = new LookupService(() => index, () => corrections);
     const addresses: Address[] = [];
     let failed = false;
     for (const text of positionals) {
@@ -47,3 +56,16 @@ ${DATA_FLAG_HELP}`,
     return failed ? EXIT_FAILED : EXIT_OK;
   },
 };
+
+/**
+ * The corrections of the state named by --state or IPLOOKUP_STATE (which must exist: a
+ * mistyped state is refused, creating nothing), or of the default state file when it
+ * exists (a machine without one looks up without corrections). Null when there are none.
+ */
+async function readCorrections(flags: Readonly<Record<string, unknown>>, context: CliContext): Promise<CorrectionTable | null> {
+  const named = readSetting("state", flags, context.env, "");
+  const location = named === "" ? readSetting("state", flags, context.env) : named;
+  if (named === "" && isFilePath(location) && !existsSync(location)) return null;
+  const corrections = await withStoreAt(location, { create: false }, (store) => store.listCorrections());
+  return corrections.length === 0 ? null : CorrectionTable.build(corrections);
+}

@@ -1,4 +1,6 @@
 import { parseLimit, parsePositive } from "../../config/options.ts";
+import { setPlanAudited } from "../../access/plan-service.ts";
+import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import type { Plan, PlanChanges } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
@@ -61,7 +63,10 @@ ${STATE_FLAG_HELP}`,
     if (typeof flags["max-batch"] === "string") changes.maxBatchSize = parsePositive(flags["max-batch"], "--max-batch");
     if (typeof flags["monthly-units"] === "string") changes.monthlyUnits = parseLimit(flags["monthly-units"], "--monthly-units");
     if (typeof flags["rate-limit"] === "string") changes.rateLimit = parseLimit(flags["rate-limit"], "--rate-limit");
-    const plan = await withStore(flags, context, { create: true }, (store) => store.setPlan(positionals[0] as string, changes));
+    // Through setPlanAudited: the change is recorded in the audit log, as `cli`.
+    const plan = await withStore(flags, context, { create: true }, (store) =>
+      setPlanAudited(store, new AuditLog(store, () => context.now()), CLI_ACTOR, positionals[0] as string, changes),
+    );
     context.io.out(
       `Plan ${plan.name}: max batch ${formatLimit(plan.maxBatchSize)}, ${formatLimit(plan.monthlyUnits)} units a month, ${formatLimit(plan.rateLimit)} requests a second.`,
     );

@@ -1,6 +1,6 @@
 import { BUILD_DATE, VERSION } from "../../build-info.ts";
 import { formatDuration } from "../../config/duration.ts";
-import { readServeConfig, type ServeConfig } from "../../config/serve-config.ts";
+import { readServeConfig, SERVE_SETTING_NAMES, type ServeConfig } from "../../config/serve-config.ts";
 import { isEmbedded } from "../../config/paths.ts";
 import { checkUpdatable, startDataUpdates } from "../../serve/data-updates.ts";
 import type { RunningServer } from "../../serve/server.ts";
@@ -60,8 +60,6 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
   });
 }
 
-const SERVE_SETTINGS = ["host", "port", "state", "data", "trustProxy", "maxBody", "logLevel", "workers", "adminHost", "adminPort", "tlsCert", "tlsKey", "updateEvery"] as const;
-
 export const serveCommand: Command = {
   name: "serve",
   summary: "run the HTTP API",
@@ -69,9 +67,15 @@ export const serveCommand: Command = {
                       [--trust-proxy CIDR,...] [--max-body SIZE] [--log-level info] [--workers N]
                       [--admin-host 127.0.0.1] [--admin-port 8081|off]
                       [--tls-cert PATH --tls-key PATH] [--update-every DURATION]
+                      [--download-timeout DURATION] [--max-expanded SIZE]
+                      [--config PATH]
 
-Serves the lookup API. Every flag can also be set by its environment variable.
+Serves the lookup API. Every flag can also be set by its environment variable, and in
+a TOML configuration file (--config): a flag wins over its variable, which wins over
+the file, which wins over the default.
 
+  --config PATH        TOML file of these settings, each named as its flag
+                       (env IPLOOKUP_CONFIG; 'iplookup config check' validates it)
   --host ADDR          address to listen on (env IPLOOKUP_HOST; default :: , every IPv6
                        and IPv4 address; 0.0.0.0 for IPv4 only)
   --port N             TCP port (env IPLOOKUP_PORT; default 8080; 0 picks a free one)
@@ -96,11 +100,15 @@ Serves the lookup API. Every flag can also be set by its environment variable.
   --update-every D     run 'data update' on the --data file this often, in the
                        background (24h, 6h, 30m; at least 1s; env IPLOOKUP_UPDATE_EVERY;
                        default off): a file made by 'data import', not the embedded data
+  --download-timeout D the longest one download of those updates may take (env
+                       IPLOOKUP_DOWNLOAD_TIMEOUT; default 30m)
+  --max-expanded SIZE  the most an update unpacks from compressed sources (env
+                       IPLOOKUP_MAX_EXPANDED; default 2GiB)
 
 SIGHUP, or replacing the data file (by rename), reloads the data without a restart.
 SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`,
   async run(argv, context) {
-    const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTINGS });
+    const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTING_NAMES, strings: ["config"] });
     const config = readServeConfig(flags, context.env, { dataPath: context.defaultDataPath });
     if (config.updateEvery !== null) checkUpdatable(config.dataPath);
     // Listen for the signals before anything else: a stop sent while the server starts
@@ -128,12 +136,15 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
       config.updateEvery !== null && !stopping
         ? startDataUpdates({
             every: config.updateEvery,
+            downloadTimeout: config.downloadTimeout,
+            maxExpanded: config.maxExpanded,
             dataPath: config.dataPath,
             command: context.selfCommand,
             env: context.env,
             logger: server.logger,
             metrics: server.metrics,
             dataBuiltAt: server.index.current().info.builtAt,
+            statePath: config.statePath,
           })
         : null;
     const reason = await Promise.race([stopRequested, server.failed]);

@@ -14,8 +14,9 @@ const copy: Command = {
   help: `Usage: iplookup state copy --from PATH|URL --to PATH|URL [--replace]
 
 Copies every key (its id, name, plan, times and the hash of its secret), every plan,
-all usage (per month and per day) and every admin token (its hash) from one state to
-another: a SQLite file or a PostgreSQL database
+all usage (per month and per day), every admin token (its hash), every local
+correction, every webhook (with its signing secret; not its pending deliveries) and the
+audit log from one state to another: a SQLite file or a PostgreSQL database
 (postgres://USER:PASSWORD@HOST/DATABASE), either way, or file to file. Secrets are not
 stored, only their hashes, and the hashes are copied: every client's key, and every
 admin token, works on the copy as it did. The copy is written in one transaction: all
@@ -26,8 +27,9 @@ keep running on it; what they charge after that moment is not in the copy. To mo
 good, stop the servers, copy, and start them on the new state.
 
 The destination is created when missing (a SQLite file, or iplookup's tables in an
-existing PostgreSQL database). One that holds keys already is refused, unless
---replace: then its keys, plans, usage and admin tokens are replaced by the source's.
+existing PostgreSQL database). One that holds keys or corrections already is refused,
+unless --replace: then its keys (with their controls), plans, usage, admin tokens,
+corrections and audit log are replaced by the source's.
 Without --replace, plans the destination has and the source has not are kept.
 
   --from PATH|URL  the state to copy from
@@ -61,12 +63,16 @@ function describe(snapshot: StateSnapshot): string {
   const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
   const revoked = snapshot.keys.filter((key) => key.revokedAt !== null).length;
   const units = snapshot.usage.reduce((sum, row) => sum + row.used, 0);
-  return [
+  const parts = [
     count(snapshot.plans.length, "plan"),
     `${count(snapshot.keys.length, "key")}${revoked > 0 ? ` (${revoked.toLocaleString("en")} revoked)` : ""}`,
     `${count(snapshot.usage.length, "monthly usage row")} (${count(units, "unit")})`,
     count(snapshot.days?.length ?? 0, "daily usage row"),
-  ].join(", ") + ` and ${count(snapshot.adminTokens?.length ?? 0, "admin token")}`;
+  ];
+  const last = [count(snapshot.adminTokens?.length ?? 0, "admin token")];
+  // Named only when there are some, so a copy of a state without corrections reads as before.
+  if ((snapshot.corrections?.length ?? 0) > 0) last.push(count(snapshot.corrections?.length ?? 0, "correction"));
+  return [...parts, ...last.slice(0, -1)].join(", ") + ` and ${last.at(-1)}`;
 }
 
 export const STATE_COMMANDS: readonly Command[] = [copy];

@@ -9,6 +9,17 @@ import { maxAddress, type Family } from "../ranges.ts";
 import { ValueTable, type SourceData } from "../source-data.ts";
 import { DELIMITED_LAYOUTS, type DelimitedColumn, type DelimitedFormat, type DelimitedLayout } from "./formats.ts";
 
+/**
+ * Bytes read a window at a time: a file is never held whole (a gigabyte that unpacked
+ * within CONTRACT §13's bounds costs a megabyte here, and a damaged one stops at its
+ * first bad line before the rest is read). A window is used before the next is asked
+ * for, so a reader may reuse one buffer.
+ */
+export interface ByteSource {
+  readonly length: number;
+  window(from: number, length: number): Uint8Array;
+}
+
 export interface ReadDelimitedOptions {
   readonly format: DelimitedFormat;
   /** The file's name as the operator gave it: errors name it, and it may tell the family. */
@@ -50,12 +61,17 @@ const CHUNK_BYTES = 1 << 20;
  * BigInt per row), the values after `start,end,` are converted once per distinct text,
  * and a file in address order is flattened cluster by cluster (flattenPackedInClusters).
  *
- * The file comes as bytes (UTF-8, decoded a chunk at a time) or as text. A malformed
+ * Rows that repeat the range of the row before them (of the same family) replace its
+ * value instead of adding a row (the later row wins there anyway): a file of one line
+ * repeated costs one row, however long it is. `rows` still counts every row read.
+ *
+ * The file comes as bytes (UTF-8, decoded a chunk at a time; a ByteSource is read a
+ * chunk at a time) or as text. A malformed
  * line, one longer than MAX_LINE_LENGTH, or one that is not UTF-8 throws `file:line: what
  * is wrong`; nothing partial is returned. `progress(done, total)` counts bytes, or
  * characters of a text.
  */
-export function readDelimitedPacked(input: string | Uint8Array, options: ReadDelimitedOptions, progress?: (done: number, total: number) => void): PackedPart {
+export function readDelimitedPacked(input: string | Uint8Array | ByteSource, options: ReadDelimitedOptions, progress?: (done: number, total: number) => void): PackedPart {
   const { file } = options;
   const layout = DELIMITED_LAYOUTS[options.format];
   if (!layout) throw new Error(`${file}: unknown delimited format ${JSON.stringify(options.format)}`);
@@ -67,6 +83,8 @@ export function readDelimitedPacked(input: string | Uint8Array, options: ReadDel
   const known = new Map<string, number>();
 
   const rows: Record<Family, LayerBuilder> = { 4: new LayerBuilder(1), 6: new LayerBuilder(4) };
+  /** Rows read per family (a repeated range is one row in `rows`, each here). */
+  const held: Record<Family, number> = { 4: 0, 6: 0 };
   // The bounds of the row being read, as words (IPv4 uses the first).
   const start = new Uint32Array(4);
   const end = new Uint32Array(4);
@@ -222,7 +240,12 @@ export function readDelimitedPacked(input: string | Uint8Array, options: ReadDel
         } else {
           value = convert(restFields as string[], table, fail);
         }
-        if (value >= 0) rows[startFamily].push(start, 0, end, 0, value);
+        if (value >= 0) {
+          held[startFamily]++;
+          const builder = rows[startFamily];
+          if (builder.lastIs(start, end)) builder.setLastValue(value);
+          else builder.push(start, 0, end, 0, value);
+        }
       }
       position = newline + 1;
       if (reportLines && progress && lineNumber % PROGRESS_LINES === 0) progress(Math.min(position, total), total);
@@ -233,32 +256,33 @@ export function readDelimitedPacked(input: string | Uint8Array, options: ReadDel
     readLines(input, true);
     progress?.(input.length, input.length);
   } else {
+    const source: ByteSource = input instanceof Uint8Array ? { length: input.length, window: (from, length) => input.subarray(from, from + length) } : input;
     const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }); // a BOM is skipped by readLines
     let at = 0;
-    while (at < input.length) {
-      let stop = Math.min(at + CHUNK_BYTES, input.length);
-      if (stop < input.length) {
-        const newline = input.lastIndexOf(10, stop - 1);
-        if (newline < at) throw new Error(`${file}:${lineNumber + 1}: the line is longer than ${CHUNK_BYTES.toLocaleString("en-US")} bytes; a data line has at most ${MAX_LINE_LENGTH.toLocaleString("en-US")} characters`);
-        stop = newline + 1;
+    while (at < source.length) {
+      let chunk = source.window(at, Math.min(CHUNK_BYTES, source.length - at));
+      if (at + chunk.length < source.length) {
+        const newline = chunk.lastIndexOf(10);
+        if (newline < 0) throw new Error(`${file}:${lineNumber + 1}: the line is longer than ${CHUNK_BYTES.toLocaleString("en-US")} bytes; a data line has at most ${MAX_LINE_LENGTH.toLocaleString("en-US")} characters`);
+        chunk = chunk.subarray(0, newline + 1);
       }
       let text: string;
       try {
-        text = decoder.decode(input.subarray(at, stop));
+        text = decoder.decode(chunk);
       } catch {
-        throw new Error(`${file}:${lineNumber + firstLineNotUtf8(input.subarray(at, stop))}: not UTF-8 text`);
+        throw new Error(`${file}:${lineNumber + firstLineNotUtf8(chunk)}: not UTF-8 text`);
       }
       readLines(text, false);
-      at = stop;
-      progress?.(at, input.length);
+      at += chunk.length;
+      progress?.(at, source.length);
     }
-    if (input.length === 0) progress?.(0, 0);
+    if (source.length === 0) progress?.(0, 0);
   }
 
   return {
     fields: layout.fields,
     values: table.values,
-    rows: { 4: rows[4].length, 6: rows[6].length },
+    rows: held,
     4: flattenPackedInClusters(rows[4].layer()),
     6: flattenPackedInClusters(rows[6].layer()),
   };

@@ -4,8 +4,9 @@ import type { FetchedRecord, RecipeFile, RecipeSource } from "../../data-file/re
 import type { SourceFormat } from "../detect-format.ts";
 import type { Progress } from "../progress.ts";
 import type { SourceFile, SourceSpec } from "../source.ts";
-import { checksumFor, fetchChecksum, isSha256Hex } from "./checksum.ts";
-import { download, DownloadError, type Downloaded } from "./download.ts";
+import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex } from "./checksum.ts";
+import { download, DownloadError, type Downloaded, type DownloadOptions } from "./download.ts";
+import type { ExpansionBudget } from "./expansion.ts";
 import { DownloadAuth, expandTemplate, hasCredentials, isTemplate, isUrl, redactSecrets, secretParamNames, storedUrl, userInfoOf } from "./locations.ts";
 import { unpack, UnpackError } from "./unpack.ts";
 
@@ -20,8 +21,12 @@ export interface AcquireContext {
   readonly auth: DownloadAuth;
   readonly now: Date;
   readonly progress?: Progress;
-  /** How long a download may go without a byte (download.ts's default otherwise). */
-  readonly idleMs?: number;
+  /** The downloads' clocks (download.ts's defaults otherwise; `--download-timeout` is `timeoutMs`). */
+  readonly timeouts?: Pick<DownloadOptions, "idleMs" | "connectMs" | "timeoutMs">;
+  /** What the sources may unpack to, together (`--max-expanded`). */
+  readonly budget: ExpansionBudget;
+  /** `--require-checksum`: a source with no checksum (given or published) is refused. */
+  readonly requireChecksum?: boolean;
 }
 
 /** A file of a source as it is to be fetched: given on the command line, or from a recipe. */
@@ -116,7 +121,7 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     const result = await download(
       { url, credentials, etag: same ? previous?.fetched.etag : undefined, lastModified: same ? previous?.fetched.lastModified : undefined },
       folder,
-      { progress: context.progress, idleMs: context.idleMs, label: displayLocation(url), missingOk: template && monthsBack === 0 ? "404" : undefined },
+      { ...context.timeouts, progress: context.progress, label: displayLocation(url), missingOk: template && monthsBack === 0 ? [404, 410] : undefined },
     );
     if (result.kind === "not-modified") {
       context.progress?.line(`${displayLocation(url)}: not modified`);
@@ -132,9 +137,14 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   const credentials = userInfoOf(new URL(url)) ?? context.auth.for(new URL(url));
   context.progress?.line(`downloaded ${displayLocation(url)} (${(downloaded.size / 2 ** 20).toFixed(1)} MiB, SHA-256 ${downloaded.sha256.slice(0, 12)}…)`);
   const changed = previous === undefined || previous.fetched.sha256 !== downloaded.sha256;
-  const expected = await expectedChecksum(request.sha256, downloaded.name, folder, context, credentials);
-  const published = expected ?? (await fetchChecksum(`${url}.sha256`, downloaded.name, join(folder, "sha256"), { credentials, published: true, idleMs: context.idleMs }));
-  checkSha256(downloaded.sha256, published, expected !== undefined ? "--sha256" : `${displayLocation(url)}.sha256`);
+  const given = await expectedChecksum(request.sha256, downloaded.name, folder, context, credentials);
+  if (given !== undefined) {
+    verify(downloaded.sha256, given, "--sha256", context);
+  } else {
+    const published = await findPublishedChecksum(url, downloaded.name, join(folder, "sha256"), { ...context.timeouts, credentials });
+    if (published.hex !== undefined) verify(downloaded.sha256, published.hex, displayLocation(published.at), context);
+    else noChecksum(published.looked.map(displayLocation), context);
+  }
   const fetched: FetchedRecord = {
     url: storedUrl(url),
     ...(downloaded.etag !== undefined ? { etag: downloaded.etag } : {}),
@@ -144,7 +154,7 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   };
   const usedCredentials = hasCredentials(new URL(request.location)) || request.credentials === true || credentials !== undefined;
   const secretParams = [...new Set([...(request.secretParams ?? []), ...secretParamNames(new URL(request.location))])];
-  const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, { ...request, secretParams }, fetched, usedCredentials, context.progress);
+  const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, { ...request, secretParams }, fetched, usedCredentials, context);
   return { changed, acquired };
 }
 
@@ -157,12 +167,20 @@ async function acquireLocal(request: FileRequest, folder: string, context: Acqui
   if (previous !== undefined && previous.fetched.size === stat.size && previous.fetched.mtime === mtime) return null;
   const sha256 = await sha256OfFile(path);
   if (previous !== undefined && previous.fetched.sha256 === sha256) return null;
-  const expected = await expectedChecksum(request.sha256, basename(path), folder, context, undefined);
-  // A checksum file saved beside it (as publishers put URL.sha256 beside a download).
-  const beside = expected ?? (existsSync(`${path}.sha256`) ? checksumFor(readFileSync(`${path}.sha256`, "latin1"), basename(path)) : undefined);
-  checkSha256(sha256, beside, expected !== undefined ? "--sha256" : `${path}.sha256`);
+  const given = await expectedChecksum(request.sha256, basename(path), folder, context, undefined);
+  if (given !== undefined) {
+    verify(sha256, given, "--sha256", context);
+  } else if (existsSync(`${path}.sha256`)) {
+    // A checksum file saved beside it (as publishers put URL.sha256 beside a download):
+    // there, it must give this file's checksum.
+    const beside = checksumFor(readFileSync(`${path}.sha256`, "latin1"), basename(path));
+    if (beside === undefined) throw new SourceError(`${path}.sha256 holds no SHA-256 for ${basename(path)}; refused`);
+    verify(sha256, beside, `${path}.sha256`, context);
+  } else {
+    noChecksum([`${path}.sha256`], context);
+  }
   const fetched: FetchedRecord = { size: stat.size, mtime, sha256 };
-  return { changed: true, acquired: await unpacked(path, basename(path), path, folder, request, fetched, false, context.progress) };
+  return { changed: true, acquired: await unpacked(path, basename(path), path, folder, request, fetched, false, context) };
 }
 
 async function unpacked(
@@ -173,9 +191,10 @@ async function unpacked(
   request: FileRequest,
   fetched: FetchedRecord,
   credentials: boolean,
-  progress: Progress | undefined,
+  context: AcquireContext,
 ): Promise<Acquired> {
-  const result = await unpack(file, name, join(folder, "unpacked"), request.format);
+  const progress = context.progress;
+  const result = await unpack(file, name, join(folder, "unpacked"), request.format, context.budget);
   const files = result.files.map((unpackedFile): SourceFile => ({
     path: unpackedFile.path,
     format: request.format,
@@ -205,12 +224,20 @@ async function expectedChecksum(option: string | undefined, name: string, folder
   if (option === undefined) return undefined;
   if (isSha256Hex(option)) return option.toLowerCase();
   const url = new URL(option);
-  return fetchChecksum(option, name, join(folder, "sha256"), { credentials: userInfoOf(url) ?? context.auth.for(url) ?? credentials, published: false, idleMs: context.idleMs });
+  return fetchChecksum(option, name, join(folder, "sha256"), { ...context.timeouts, credentials: userInfoOf(url) ?? context.auth.for(url) ?? credentials });
 }
 
-function checkSha256(actual: string, expected: string | undefined, from: string): void {
-  if (expected === undefined || expected === actual) return;
-  throw new SourceError(`its SHA-256 is ${actual}, but ${displayLocation(from)} says ${expected}: refused`);
+/** Checks the SHA-256 against the one `from` gives, and says which was verified. */
+function verify(actual: string, expected: string, from: string, context: AcquireContext): void {
+  if (expected !== actual) throw new SourceError(`its SHA-256 is ${actual}, but ${displayLocation(from)} says ${expected}: refused`);
+  context.progress?.line(`checksum verified: SHA-256 ${actual} (from ${displayLocation(from)})`);
+}
+
+/** No checksum given, none published: said, or refused under --require-checksum. */
+function noChecksum(looked: readonly string[], context: AcquireContext): void {
+  const where = looked.join(" or ");
+  if (context.requireChecksum) throw new SourceError(`no checksum is published for it (nothing at ${where}) and --require-checksum is given: refused`);
+  context.progress?.line(`no checksum published (nothing at ${where}): not verified`);
 }
 
 async function sha256OfFile(path: string): Promise<string> {
@@ -235,8 +262,8 @@ export async function acquireSources(specs: readonly SourceSpec[], context: Acqu
       files.push(...acquired.files);
       records.push(acquired.record);
     }
-    local.push({ files, describe: spec.describe });
-    recipe.push({ describe: describeOptions(spec), files: records });
+    local.push({ files, describe: spec.describe, ...(spec.feed !== undefined ? { feed: spec.feed } : {}) });
+    recipe.push({ describe: describeOptions(spec), ...feedOptions(spec), files: records });
   }
   return { specs: local, recipe };
 }
@@ -261,6 +288,14 @@ export async function inSource<T>(i: number, step: () => Promise<T>): Promise<T>
 
 export function requestOf(file: SourceFile): FileRequest {
   return { location: file.path, format: file.format, family: file.family, sha256: file.sha256 };
+}
+
+/** `--signal` and `--service` given for a source, as the recipe keeps them. */
+function feedOptions(spec: SourceSpec): Pick<RecipeSource, "signal" | "service"> {
+  return {
+    ...(spec.feed?.signal !== undefined ? { signal: spec.feed.signal } : {}),
+    ...(spec.feed?.service !== undefined ? { service: spec.feed.service } : {}),
+  };
 }
 
 /** The description options given for a source, as the recipe keeps them. */

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync } from "node:fs";
 import { download, DownloadError, TooLargeError, type DownloadOptions } from "./download.ts";
-import type { Credentials } from "./locations.ts";
+import { redactSecrets, type Credentials } from "./locations.ts";
 
 /** The largest checksum file read (a publisher's list of checksums stays far below). */
 const MAX_CHECKSUM_FILE = 1024 * 1024;
@@ -16,6 +16,17 @@ export function isSha256Hex(text: string): boolean {
  * undefined when none fits.
  */
 export function checksumFor(text: string, name: string): string | undefined {
+  const read = readChecksumFile(text, name);
+  return read.kind === "found" ? read.hex : undefined;
+}
+
+/**
+ * What a checksum file says of `name`: "found" (one line, whatever file it names — a
+ * publisher's file beside a download names the dated file, not the URL's — or the line
+ * naming `name`), "other" (lines of checksums, none of them for `name`), or "none" (no
+ * checksum line at all: not a checksum file).
+ */
+export function readChecksumFile(text: string, name: string): { kind: "found"; hex: string } | { kind: "other" } | { kind: "none" } {
   const found: Array<{ hex: string; file?: string }> = [];
   for (const line of text.split(/\r?\n/)) {
     const trimmed = line.trim();
@@ -25,41 +36,88 @@ export function checksumFor(text: string, name: string): string | undefined {
     if (gnu) found.push({ hex: (gnu[1] as string).toLowerCase(), file: gnu[2]?.trim() });
     else if (bsd) found.push({ hex: (bsd[2] as string).toLowerCase(), file: (bsd[1] as string).trim() });
   }
-  if (found.length === 1) return found[0]?.hex;
-  return found.find((entry) => entry.file !== undefined && (entry.file === name || entry.file.split("/").pop() === name))?.hex;
+  if (found.length === 0) return { kind: "none" };
+  if (found.length === 1) return { kind: "found", hex: (found[0] as { hex: string }).hex };
+  const hex = found.find((entry) => entry.file !== undefined && (entry.file === name || entry.file.split("/").pop() === name))?.hex;
+  return hex === undefined ? { kind: "other" } : { kind: "found", hex };
 }
 
+type ProbeOptions = { credentials?: Credentials } & Pick<DownloadOptions, "idleMs" | "connectMs" | "timeoutMs">;
+
 /**
- * Fetches a checksum file and returns the SHA-256 it gives for `name`. `published`:
- * the publisher's `URL.sha256` probed beside a download, which may not exist (any 4xx
- * answer, or a body that holds no checksum: undefined); otherwise the operator named it
- * (`--sha256 URL`), and it must be there and hold one.
+ * Fetches the checksum file the operator named (`--sha256 URL`) and returns the SHA-256
+ * it gives for `name`: it must be there and hold one, or this throws.
  */
-export async function fetchChecksum(
-  url: string,
-  name: string,
-  dir: string,
-  options: { credentials?: Credentials; published: boolean } & Pick<DownloadOptions, "idleMs">,
-): Promise<string | undefined> {
+export async function fetchChecksum(url: string, name: string, dir: string, options: ProbeOptions): Promise<string> {
   let outcome;
   try {
-    outcome = await download({ url, credentials: options.credentials }, dir, {
-      idleMs: options.idleMs,
-      label: null,
-      missingOk: options.published ? "4xx" : undefined,
-      maxBytes: MAX_CHECKSUM_FILE,
-    });
+    outcome = await download({ url, credentials: options.credentials }, dir, { ...timeouts(options), label: null, maxBytes: MAX_CHECKSUM_FILE });
   } catch (error) {
-    // What answers at URL.sha256 may be no checksum file at all (a server that answers
-    // every path, or a query that the suffix changed): too large to be one, it is none.
-    if (error instanceof TooLargeError && options.published) return undefined;
     if (error instanceof DownloadError) throw new DownloadError(`its checksum file could not be fetched: ${error.message}`);
     throw error;
   }
-  if (outcome.kind !== "downloaded") return undefined;
+  if (outcome.kind !== "downloaded") throw new DownloadError(`its checksum file could not be fetched: HTTP ${outcome.kind === "not-found" ? outcome.status : 304}`);
   const text = readFileSync(outcome.path, "latin1");
   rmSync(outcome.path, { force: true });
   const hex = checksumFor(text, name);
-  if (hex === undefined && !options.published) throw new DownloadError(`the checksum file holds no SHA-256 for ${name}`);
+  if (hex === undefined) throw new DownloadError(`the checksum file holds no SHA-256 for ${name}`);
   return hex;
+}
+
+/**
+ * Where a publisher puts a download's checksum (CONTRACT §13): the URL with `.sha256`
+ * appended as text (MaxMind: `…/download?suffix=tar.gz` → `…?suffix=tar.gz.sha256`) and,
+ * for a URL with a query, its path with `.sha256` appended before the query
+ * (`…/file.csv.gz.sha256?token=…`, a signed or token URL's form).
+ */
+export function checksumPlaces(url: string): string[] {
+  const places = [`${url}.sha256`];
+  const parsed = new URL(url);
+  if (parsed.search !== "") {
+    parsed.pathname = `${parsed.pathname}.sha256`;
+    places.push(parsed.href);
+  }
+  return places;
+}
+
+/** Statuses that say "nothing here": 404, and 403 from a bucket that hides what it does not hold. */
+const NOTHING_HERE = [404, 403] as const;
+
+/** A publisher's checksum looked for: found at `at`, or none at any of `looked`. */
+export type PublishedChecksum = { readonly hex: string; readonly at: string } | { readonly hex: undefined; readonly looked: readonly string[] };
+
+/**
+ * Looks for the checksum a publisher put beside the download at `url` (checksumPlaces,
+ * in order; the first found is the one). 404 or 403 at a place, or an answer that holds
+ * no checksum line at all (a server that answers every path with a page, or with the
+ * download itself when a query parameter changed), is nothing there; when nothing is
+ * at every place, none is published. Any other failure (another status, a timeout, a
+ * cut connection, a list of checksums that names other files only) throws: a checksum
+ * that cannot be read is not taken as none.
+ */
+export async function findPublishedChecksum(url: string, name: string, dir: string, options: ProbeOptions): Promise<PublishedChecksum> {
+  const looked: string[] = [];
+  for (const place of checksumPlaces(url)) {
+    looked.push(place);
+    let outcome;
+    try {
+      outcome = await download({ url: place, credentials: options.credentials }, dir, { ...timeouts(options), label: null, missingOk: NOTHING_HERE, maxBytes: MAX_CHECKSUM_FILE });
+    } catch (error) {
+      // Too large to be a checksum file: what answered is something else (the download itself).
+      if (error instanceof TooLargeError) continue;
+      if (error instanceof DownloadError) throw new DownloadError(`its checksum could not be looked for at ${redactSecrets(place)}: ${error.message}; refused`);
+      throw error;
+    }
+    if (outcome.kind !== "downloaded") continue;
+    const text = readFileSync(outcome.path, "latin1");
+    rmSync(outcome.path, { force: true });
+    const read = readChecksumFile(text, name);
+    if (read.kind === "found") return { hex: read.hex, at: place };
+    if (read.kind === "other") throw new DownloadError(`the checksum file at ${redactSecrets(place)} lists checksums, none of them for ${name}; refused`);
+  }
+  return { hex: undefined, looked };
+}
+
+function timeouts(options: ProbeOptions): Pick<DownloadOptions, "idleMs" | "connectMs" | "timeoutMs"> {
+  return { idleMs: options.idleMs, connectMs: options.connectMs, timeoutMs: options.timeoutMs };
 }

@@ -7,8 +7,16 @@ import { basicAuthorization, type Credentials, redactSecrets, userInfoOf } from 
 
 /** Redirects followed before a download is given up. */
 const MAX_REDIRECTS = 10;
-/** A download stops when no byte has come for this long (or no answer, for the headers). */
+/** A download stops when no byte of its body has come for this long. */
 export const DEFAULT_IDLE_MS = 60_000;
+/** A request stops when its answer (connection, TLS, status and headers) has not come within this long. */
+export const DEFAULT_CONNECT_MS = 30_000;
+/**
+ * A download stops when it has not ended this long after it began, however steadily
+ * bytes come (`--download-timeout`): a publisher that trickles a byte now and then
+ * cannot hold an update, or `serve --update-every`, for ever.
+ */
+export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 30 * 60_000;
 /** The largest download taken: a data set is read whole into memory afterwards anyway. */
 export const MAX_DOWNLOAD_BYTES = 4 * 2 ** 30;
 /** Progress is redrawn at most this often. */
@@ -51,10 +59,14 @@ export type DownloadOutcome = Downloaded | { readonly kind: "not-modified" } | {
 export interface DownloadOptions {
   readonly progress?: Progress;
   readonly idleMs?: number;
+  /** How long each answer may take to come (DEFAULT_CONNECT_MS). */
+  readonly connectMs?: number;
+  /** The whole download's deadline, redirects included (DEFAULT_DOWNLOAD_TIMEOUT_MS). */
+  readonly timeoutMs?: number;
   /** A short text, e.g. the download's name, or null for no progress (checksum files). */
   readonly label?: string | null;
-  /** Answer 404 and 410 ("4xx": any 4xx) as "not-found" instead of an error. */
-  readonly missingOk?: "404" | "4xx";
+  /** Statuses answered as "not-found" instead of an error. */
+  readonly missingOk?: readonly number[];
   /** The most bytes taken (default MAX_DOWNLOAD_BYTES). */
   readonly maxBytes?: number;
 }
@@ -69,19 +81,36 @@ export interface DownloadOptions {
  * hosts refuse a request with two kinds of authentication. A body shorter than its
  * Content-Length, a connection cut, an answer that is not 2xx or 304 are errors. The
  * file's modification time is set to Last-Modified when the server sends one.
+ *
+ * Three clocks end it (monotonic timers): each answer must come within `connectMs`, the
+ * body must not pause for `idleMs`, and the whole must end within `timeoutMs`.
  */
 export async function download(request: DownloadRequest, dir: string, options: DownloadOptions = {}): Promise<DownloadOutcome> {
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const connectMs = options.connectMs ?? DEFAULT_CONNECT_MS;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_DOWNLOAD_TIMEOUT_MS;
   const maxBytes = options.maxBytes ?? MAX_DOWNLOAD_BYTES;
   const start = new URL(request.url);
   const credentials = userInfoOf(start) ?? request.credentials;
   start.username = "";
   start.password = "";
   const controller = new AbortController();
-  let idle = setTimeout(() => controller.abort(), idleMs);
+  /** Why the download was stopped, once it was. */
+  let stoppedBecause: string | undefined;
+  const stopAfter = (ms: number, why: string) =>
+    setTimeout(() => {
+      stoppedBecause ??= why;
+      controller.abort();
+    }, ms);
+  const deadline = stopAfter(timeoutMs, `it did not end within --download-timeout ${seconds(timeoutMs)}`);
+  let idle = stopAfter(connectMs, `no answer within ${seconds(connectMs)}`);
   const stillAlive = () => {
     clearTimeout(idle);
-    idle = setTimeout(() => controller.abort(), idleMs);
+    idle = stopAfter(idleMs, `no data for ${seconds(idleMs)}`);
+  };
+  const answerAwaited = () => {
+    clearTimeout(idle);
+    idle = stopAfter(connectMs, `no answer within ${seconds(connectMs)}`);
   };
   try {
     let url = start;
@@ -91,10 +120,13 @@ export async function download(request: DownloadRequest, dir: string, options: D
       if (credentials && url.origin === start.origin) headers.authorization = basicAuthorization(credentials);
       if (request.etag) headers["if-none-match"] = request.etag;
       if (request.lastModified) headers["if-modified-since"] = request.lastModified;
+      answerAwaited();
       try {
-        response = await fetch(url, { headers, redirect: "manual", signal: controller.signal });
+        // decompress: false: a body sent with a Content-Encoding (asked for or not) is
+        // taken as the bytes sent, never inflated here, where no bound would meter it.
+        response = await fetch(url, { headers, redirect: "manual", signal: controller.signal, decompress: false });
       } catch (error) {
-        throw new DownloadError(controller.signal.aborted ? `no answer within ${idleMs / 1000} s` : reasonOf(error));
+        throw new DownloadError(stoppedBecause ?? reasonOf(error));
       }
       stillAlive();
       const location = response.headers.get("location");
@@ -111,7 +143,7 @@ export async function download(request: DownloadRequest, dir: string, options: D
       await response.body?.cancel();
       return { kind: "not-modified" };
     }
-    if (options.missingOk && (response.status === 404 || response.status === 410 || (options.missingOk === "4xx" && response.status >= 400 && response.status < 500))) {
+    if (options.missingOk?.includes(response.status)) {
       await response.body?.cancel();
       return { kind: "not-found", status: response.status };
     }
@@ -119,6 +151,11 @@ export async function download(request: DownloadRequest, dir: string, options: D
       await response.body?.cancel();
       const hint = response.status === 401 || response.status === 403 ? " (check the credentials: IPLOOKUP_DOWNLOAD_AUTH, or the URL's user info)" : "";
       throw new DownloadError(`HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}${hint}`);
+    }
+    const coding = contentCoding(response);
+    if (coding !== null) {
+      await response.body?.cancel();
+      throw new DownloadError(`it was sent with Content-Encoding ${coding}, which iplookup did not ask for and does not take`);
     }
     const name = fileNameOf(response, url);
     const declared = declaredLength(response);
@@ -140,7 +177,7 @@ export async function download(request: DownloadRequest, dir: string, options: D
         try {
           chunk = await reader.read();
         } catch (error) {
-          const cause = controller.signal.aborted ? `no data for ${idleMs / 1000} s` : reasonOf(error);
+          const cause = stoppedBecause ?? reasonOf(error);
           throw new DownloadError(`the download was cut short after ${size} bytes${declared !== undefined ? ` of ${declared}` : ""} (${cause})`);
         }
         if (chunk.done) break;
@@ -178,13 +215,33 @@ export async function download(request: DownloadRequest, dir: string, options: D
     };
   } finally {
     clearTimeout(idle);
+    clearTimeout(deadline);
   }
 }
 
-/** Content-Length, when it counts the bytes read (no content coding applied). */
+/** A duration for messages: `30 s`, `1.5 s`, `30 min`. */
+function seconds(ms: number): string {
+  if (ms >= 120_000 && ms % 60_000 === 0) return `${ms / 60_000} min`;
+  return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * The content coding a body was sent with despite `Accept-Encoding: identity`, or null
+ * for none. gzip is no coding here: its bytes are kept as sent, a gzip file that unpack
+ * reads within the bounds of any other (S3 serves objects stored with
+ * `Content-Encoding: gzip` so, whatever was asked). Any other coding is refused.
+ */
+function contentCoding(response: Response): string | null {
+  const codings = (response.headers.get("content-encoding") ?? "")
+    .split(",")
+    .map((coding) => coding.trim().toLowerCase())
+    .filter((coding) => coding !== "" && coding !== "identity");
+  if (codings.length === 0 || (codings.length === 1 && (codings[0] === "gzip" || codings[0] === "x-gzip"))) return null;
+  return codings.join(", ");
+}
+
+/** Content-Length: the bytes read, since no content coding is undone. */
 function declaredLength(response: Response): number | undefined {
-  const encoding = response.headers.get("content-encoding");
-  if (encoding !== null && encoding.toLowerCase() !== "identity") return undefined;
   const text = response.headers.get("content-length");
   return text !== null && /^\d+$/.test(text) ? Number(text) : undefined;
 }

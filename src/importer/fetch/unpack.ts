@@ -1,23 +1,30 @@
-import { closeSync, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
 import { open, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { createGunzip } from "node:zlib";
 import { Unzip, UnzipInflate } from "fflate";
 import { createTarDecoder } from "modern-tar";
 import { detectFormat, HEAD_BYTES, TAIL_BYTES, type FormatSample, type SourceFormat } from "../detect-format.ts";
+import { COMPRESSED_SLICE, ExpansionBudget, type ExpansionMeter } from "./expansion.ts";
+import { UnpackError } from "./unpack-error.ts";
+
+export { UnpackError } from "./unpack-error.ts";
 
 /**
  * Compressed sources, unpacked in a stream onto disk (never whole in memory): `.gz` (one
  * file: DB-IP's `.mmdb.gz` and `.csv.gz`, iptoasn's `.tsv.gz`), tar, `.tar.gz`/`.tgz`
  * (MaxMind's GeoLite2 downloads: a folder with the .mmdb and COPYRIGHT.txt,
  * LICENSE.txt, README) and `.zip`. What a file is comes from its bytes, not its name.
- * gzip is Bun's own (DecompressionStream); tar is read with modern-tar, zip with fflate.
+ * gzip is node:zlib's (its output comes 16 KiB at a time, however far the input
+ * expands); tar is read with modern-tar, zip with fflate (fed 16 KiB at a time).
  *
- * Bounds, so that a hostile archive cannot fill the disk or run for ever: at most
- * MAX_UNPACKED_BYTES unpacked from one file and MAX_ENTRIES files in an archive. Entries
- * are written under numbered folders by their base name only: a name in an archive never
- * chooses where a file is written (`../../etc/x` is `N/x`).
+ * Bounds, so that a hostile archive cannot fill the disk, the memory or the time: what
+ * is unpacked is metered as it comes (expansion.ts: 100 times the compressed bytes read
+ * plus 64 MiB, and --max-expanded for the whole import), and an archive holds at most
+ * MAX_ENTRIES files. Past a bound the unpacking stops at once and removes the file it
+ * was writing. Entries are written under numbered folders by their base name only: a
+ * name in an archive never chooses where a file is written (`../../etc/x` is `N/x`).
  */
-export const MAX_UNPACKED_BYTES = 4 * 2 ** 30;
 export const MAX_ENTRIES = 10_000;
 
 export type Container = "gzip" | "tar" | "tar.gz" | "zip";
@@ -42,16 +49,16 @@ const TAR_MAGIC = new TextEncoder().encode("ustar");
  * their format (detectFormat; with `format`, files of that format). Throws an Error
  * whose message does not name the file: the caller names the source.
  */
-export async function unpack(file: string, name: string, dir: string, format?: SourceFormat): Promise<Unpacked> {
+export async function unpack(file: string, name: string, dir: string, format?: SourceFormat, budget: ExpansionBudget = new ExpansionBudget()): Promise<Unpacked> {
   const head = await Bun.file(file).slice(0, 512).bytes();
-  if (head[0] === 0x1f && head[1] === 0x8b) return unpackGzip(file, name, dir, format);
-  if (startsWithZip(head)) return { container: "zip", files: pickDataFiles(await unzipFile(file, dir), format) };
-  if (isTar(head)) return { container: "tar", files: pickDataFiles(await untar(bounded(Bun.file(file).stream()), dir), format) };
+  if (head[0] === 0x1f && head[1] === 0x8b) return unpackGzip(file, name, dir, budget.stream(), format);
+  if (startsWithZip(head)) return { container: "zip", files: pickDataFiles(await unzipFile(file, dir, budget.stream()), format) };
+  if (isTar(head)) return { container: "tar", files: pickDataFiles(await untar(metered(file, budget.stream()), dir), format) };
   return { container: null, files: [{ path: file }] };
 }
 
-async function unpackGzip(file: string, name: string, dir: string, format?: SourceFormat): Promise<Unpacked> {
-  const inflated = bounded(Bun.file(file).stream().pipeThrough(new DecompressionStream("gzip")));
+async function unpackGzip(file: string, name: string, dir: string, meter: ExpansionMeter, format?: SourceFormat): Promise<Unpacked> {
+  const inflated = gunzipped(file, meter);
   const reader: ChunkReader & { cancel(reason?: unknown): Promise<void> } = inflated.getReader();
   // The first block tells a tar inside (.tar.gz) from a single compressed file (.mmdb.gz).
   const parts: Uint8Array[] = [];
@@ -103,22 +110,63 @@ interface ChunkReader {
   read(): Promise<{ done: true; value?: Uint8Array } | { done: false; value: Uint8Array }>;
 }
 
-export class UnpackError extends Error {
-  override readonly name = "UnpackError";
+/**
+ * A gzip file's contents (one member or several, as gunzip reads them), 16 KiB at a
+ * time, each chunk metered before it is handed on: the stream fails with the meter's
+ * UnpackError as soon as a bound is passed, and reads no further. Pulled, not pushed:
+ * nothing is inflated ahead of the reader but what zlib's own buffers hold.
+ */
+function gunzipped(file: string, meter: ExpansionMeter): ReadableStream<Uint8Array> {
+  const input = createReadStream(file, { highWaterMark: COMPRESSED_SLICE });
+  const gunzip = createGunzip();
+  input.on("data", (chunk) => meter.read(chunk.length));
+  input.on("error", (error) => gunzip.destroy(error));
+  input.pipe(gunzip);
+  const chunks = gunzip[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  const close = () => {
+    input.destroy();
+    gunzip.destroy();
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await chunks.next();
+        } catch (error) {
+          close();
+          throw new UnpackError(`cannot decompress it: ${(error as Error)?.message ?? String(error)}`);
+        }
+        if (next.done) return controller.close();
+        try {
+          meter.expand(next.value.byteLength);
+        } catch (error) {
+          close();
+          throw error;
+        }
+        controller.enqueue(new Uint8Array(next.value.buffer, next.value.byteOffset, next.value.byteLength));
+      },
+      cancel() {
+        close();
+      },
+    },
+    { highWaterMark: 0 },
+  );
 }
 
-/** A stream that fails once more than MAX_UNPACKED_BYTES have passed. */
-function bounded(stream: ReadableStream<Uint8Array>): ReadableStream<Uint8Array> {
-  let total = 0;
-  return stream.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        total += chunk.byteLength;
-        if (total > MAX_UNPACKED_BYTES) throw new UnpackError(`it unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
-        controller.enqueue(chunk);
-      },
-    }),
-  );
+/** An uncompressed file (a plain tar), metered as it is read: its bytes count towards --max-expanded. */
+function metered(file: string, meter: ExpansionMeter): ReadableStream<Uint8Array> {
+  return Bun.file(file)
+    .stream()
+    .pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          meter.read(chunk.byteLength);
+          meter.expand(chunk.byteLength);
+          controller.enqueue(chunk);
+        },
+      }),
+    );
 }
 
 async function untar(stream: ReadableStream<Uint8Array>, dir: string): Promise<UnpackedFile[]> {
@@ -152,11 +200,10 @@ async function untar(stream: ReadableStream<Uint8Array>, dir: string): Promise<U
   return files;
 }
 
-async function unzipFile(file: string, dir: string): Promise<UnpackedFile[]> {
+async function unzipFile(file: string, dir: string, meter: ExpansionMeter): Promise<UnpackedFile[]> {
   const files: UnpackedFile[] = [];
   const open: number[] = [];
   let failure: Error | undefined;
-  let total = 0;
   const unzip = new Unzip();
   unzip.register(UnzipInflate);
   unzip.onfile = (entry) => {
@@ -177,9 +224,10 @@ async function unzipFile(file: string, dir: string): Promise<UnpackedFile[]> {
         failure = new UnpackError(`cannot unzip ${entry.name}: ${error.message}`);
         return;
       }
-      total += data.byteLength;
-      if (total > MAX_UNPACKED_BYTES) {
-        failure = new UnpackError(`it unpacks to more than ${MAX_UNPACKED_BYTES} bytes`);
+      try {
+        meter.expand(data.byteLength);
+      } catch (error) {
+        failure = error as Error;
         return;
       }
       writeSync(fd, data);
@@ -195,9 +243,15 @@ async function unzipFile(file: string, dir: string): Promise<UnpackedFile[]> {
     }
   };
   try {
+    // Fed a slice at a time: what one push inflates (fflate hands it on whole) stays
+    // within what a slice can expand to, and the meter sees it before the next.
     for await (const chunk of Bun.file(file).stream()) {
-      unzip.push(chunk, false);
-      if (failure) throw failure;
+      for (let at = 0; at < chunk.byteLength; at += COMPRESSED_SLICE) {
+        const slice = chunk.subarray(at, at + COMPRESSED_SLICE);
+        meter.read(slice.byteLength);
+        unzip.push(slice, false);
+        if (failure) throw failure;
+      }
     }
     unzip.push(new Uint8Array(0), true);
     if (failure) throw failure;
@@ -207,6 +261,8 @@ async function unzipFile(file: string, dir: string): Promise<UnpackedFile[]> {
     throw new UnpackError(`cannot read the zip archive: ${(error as Error)?.message ?? String(error)}`);
   } finally {
     for (const fd of open) closeSync(fd);
+    // A file cut short by a failure goes at once, not when the import's folder does.
+    if (failure) for (const unpacked of files) rmSync(unpacked.path, { force: true });
   }
   return files;
 }
@@ -264,13 +320,17 @@ export function sampleOfFile(path: string): FormatSample {
   }
 }
 
+/** Writes a stream to a new file; a failure removes what was written of it. */
 async function writeStream(stream: ReadableStream<Uint8Array>, path: string): Promise<void> {
   const file = await open(path, "wx", 0o600);
   try {
     for await (const chunk of stream) await file.write(chunk);
-  } finally {
+  } catch (error) {
     await file.close();
+    rmSync(path, { force: true });
+    throw error;
   }
+  await file.close();
 }
 
 /** An archive member's base name, safe as one file name. */

@@ -69,7 +69,7 @@ describe("download", () => {
     }
     const silent = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     try {
-      await expect(download({ url: `http://127.0.0.1:${silent.port}/x` }, folder(), { idleMs: 200 })).rejects.toThrow("no answer within 0.2 s");
+      await expect(download({ url: `http://127.0.0.1:${silent.port}/x` }, folder(), { connectMs: 200 })).rejects.toThrow("no answer within 0.2 s");
     } finally {
       silent.stop(true);
     }

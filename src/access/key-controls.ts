@@ -1,0 +1,85 @@
+import type { Address } from "../address/address.ts";
+import { cidrContains, parseCidr, type Cidr } from "../address/cidr.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { ActiveKey, KeyControls } from "../store/store.ts";
+
+/** What the checks need to know of one request. */
+export interface KeyCall {
+  /** The wall clock, in milliseconds since the epoch. */
+  readonly nowMs: number;
+  /** The client's address as /v1/me sees it (trusted proxies honoured), or null when unknown. */
+  client(): Address | null;
+  /** The request's Origin header, or null. */
+  readonly origin: string | null;
+}
+
+/**
+ * What a request may tell a browser (CORS) once its key's checks pass: undefined when
+ * the key lists no origins (nothing to say), null when it does but the request sent no
+ * Origin (the answer still varies by Origin), else the origin to allow.
+ */
+export type CorsGrant = string | null | undefined;
+
+/** A key's controls made ready for the request path: times as numbers, blocks parsed, origins in a set. */
+interface CompiledControls {
+  readonly expiresAtMs: number | null;
+  readonly cidrs: readonly Cidr[] | null;
+  readonly origins: ReadonlySet<string> | null;
+}
+
+/** By the controls object, which a key cache snapshot shares among a key's secrets: compiled once per snapshot. */
+const compiled = new WeakMap<KeyControls, CompiledControls>();
+
+const REALM = 'Bearer realm="iplookup"';
+
+/**
+ * The key's own checks (CONTRACT §16), in the contract's order, after the key is known
+ * and before its rate: a rotated key's old secret past its grace (`invalid_key`, as any
+ * secret that no longer works), then expiry (`key_expired`), the client's address
+ * (`address_not_allowed`), the Origin (`origin_not_allowed`). Throws the first ApiError
+ * that applies, before anything is charged or counted against the rate. Called only for
+ * a key that has controls or a grace: a plain key costs the request path nothing.
+ */
+export function checkKeyControls(caller: ActiveKey, call: KeyCall): CorsGrant {
+  if (caller.secretValidUntil !== undefined && call.nowMs >= caller.secretValidUntil) {
+    throw new ApiError("invalid_key", "the API key was rotated, and the grace of its old secret is over", {}, {
+      "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key was rotated"`,
+    });
+  }
+  const source = caller.key.controls;
+  if (source === undefined) return undefined;
+  const controls = compile(source);
+  if (controls.expiresAtMs !== null && call.nowMs >= controls.expiresAtMs) {
+    throw new ApiError("key_expired", `the API key expired at ${source.expiresAt}`, { expired_at: source.expiresAt }, {
+      "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key expired"`,
+    });
+  }
+  if (controls.cidrs !== null) {
+    const client = call.client();
+    if (client === null || !controls.cidrs.some((cidr) => cidrContains(cidr, client))) {
+      throw new ApiError("address_not_allowed", `this API key is not allowed from ${client?.text ?? "an unknown address"}`);
+    }
+  }
+  if (controls.origins === null) return undefined;
+  if (call.origin === null) return null;
+  if (!controls.origins.has(call.origin)) throw new ApiError("origin_not_allowed", `this API key is not allowed from the origin ${shorten(call.origin)}`);
+  return call.origin;
+}
+
+function compile(controls: KeyControls): CompiledControls {
+  let found = compiled.get(controls);
+  if (!found) {
+    found = {
+      expiresAtMs: controls.expiresAt === null ? null : Date.parse(controls.expiresAt),
+      // The store keeps only canonical blocks; one that does not parse matches nothing.
+      cidrs: controls.allowedCidrs === null ? null : controls.allowedCidrs.flatMap((text) => parseCidr(text) ?? []),
+      origins: controls.allowedOrigins === null ? null : new Set(controls.allowedOrigins),
+    };
+    compiled.set(controls, found);
+  }
+  return found;
+}
+
+function shorten(value: string): string {
+  return value.length <= 100 ? value : `${value.slice(0, 97)}...`;
+}

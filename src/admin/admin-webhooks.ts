@@ -1,0 +1,83 @@
+import type { Actor } from "../audit/audit-log.ts";
+import type { Static } from "@sinclair/typebox";
+import type { Deliverer } from "../events/deliverer.ts";
+import { Webhooks, WebhookRefusal } from "../events/webhooks.ts";
+import { ApiError } from "../errors/api-error.ts";
+import type { DeliveryRecord, IssuedWebhook as Issued, Webhook } from "../store/store.ts";
+import type { AdminDelivery, AdminWebhook, IssuedWebhook, WebhookTestResult } from "./webhook-schemas.ts";
+
+/**
+ * The admin API's webhooks (CONTRACT §16): Webhooks in the API's JSON shapes, with its
+ * refusals as ApiErrors (invalid_request, not_found).
+ */
+export class AdminWebhooks {
+  private readonly webhooks: Webhooks;
+
+  constructor(
+    store: ConstructorParameters<typeof Webhooks>[0],
+    now: () => Date,
+    private readonly deliverer: Deliverer,
+  ) {
+    this.webhooks = new Webhooks(store, now);
+  }
+
+  async list(): Promise<Static<typeof AdminWebhook>[]> {
+    return (await this.webhooks.list()).map(webhookJson);
+  }
+
+  async create(actor: Actor, url: string, events: readonly string[]): Promise<Static<typeof IssuedWebhook>> {
+    return issuedJson(await refusals(() => this.webhooks.add(actor, url, events)));
+  }
+
+  async remove(actor: Actor, id: string): Promise<void> {
+    await refusals(() => this.webhooks.remove(actor, id));
+  }
+
+  async deliveries(id: string): Promise<Static<typeof AdminDelivery>[]> {
+    return (await refusals(() => this.webhooks.deliveries(id))).map(deliveryJson);
+  }
+
+  async test(id: string): Promise<Static<typeof WebhookTestResult>> {
+    const { eventId, attempt } = await refusals(() => this.webhooks.test(id, this.deliverer));
+    return {
+      event_id: eventId,
+      attempt: attempt && {
+        attempt: attempt.attempt,
+        status: attempt.status,
+        duration_ms: Math.round(attempt.durationMs),
+        response: attempt.response,
+        error: attempt.error,
+        state: attempt.state,
+      },
+    };
+  }
+}
+
+async function refusals<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof WebhookRefusal) throw new ApiError(error.kind === "not_found" ? "not_found" : "invalid_request", error.message);
+    throw error;
+  }
+}
+
+export function webhookJson(webhook: Webhook): Static<typeof AdminWebhook> {
+  return { id: webhook.id, url: webhook.url, events: [...webhook.events], created_at: webhook.createdAt };
+}
+
+function issuedJson(issued: Issued): Static<typeof IssuedWebhook> {
+  return { ...webhookJson(issued.webhook), secret: issued.secret };
+}
+
+export function deliveryJson(delivery: DeliveryRecord): Static<typeof AdminDelivery> {
+  return {
+    id: delivery.id,
+    event_id: delivery.eventId,
+    event_type: delivery.eventType,
+    created_at: delivery.createdAt,
+    state: delivery.state,
+    next_attempt_at: delivery.nextAttemptAt,
+    attempts: delivery.attempts.map((a) => ({ attempt: a.attempt, at: a.at, status: a.status, duration_ms: a.durationMs, response: a.response, error: a.error })),
+  };
+}

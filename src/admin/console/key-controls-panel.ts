@@ -1,0 +1,195 @@
+/**
+ * The console's part of the key controls (CONTRACT §16): a summary of each key's
+ * controls in the keys table, an editor (section #key-editor) to create a key with
+ * controls or change a key's plan and controls, and the grace asked for at rotation.
+ * Refusals are shown in the editor itself, where the operator acted.
+ */
+import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
+
+/** A key as GET /admin/v1/keys lists it, with its controls. */
+export interface ControlledKey {
+  readonly id: string;
+  readonly name: string;
+  readonly plan: string;
+  readonly revoked_at: string | null;
+  readonly expires_at?: string | null;
+  readonly allowed_cidrs?: readonly string[] | null;
+  readonly allowed_origins?: readonly string[] | null;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly grace_until?: string | null;
+}
+
+let hooks: ConsoleHooks | null = null;
+/** The key being edited, or null while creating one. */
+let editing: ControlledKey | null = null;
+/**
+ * The editor's fields as they were opened, by id: an edit sends only the fields changed
+ * since, so that a field shown rounded (an expiry's seconds) or one that could not be
+ * sent again as it is (an expiry already past) is left as it is.
+ */
+let opened = new Map<string, string>();
+const FIELDS = ["key-editor-plan", "key-editor-expires", "key-editor-cidrs", "key-editor-origins", "key-editor-metadata"] as const;
+
+/** Wires the editor; called once, when the page starts. */
+export function initKeyControls(consoleHooks: ConsoleHooks): void {
+  hooks = consoleHooks;
+  const options = make("button", "Options…", { type: "button", class: "quiet", id: "new-key-options", title: "Create a key with an expiry, allowlists or metadata" });
+  options.addEventListener("click", () => {
+    const name = byId<HTMLInputElement>("new-key-name").value;
+    const plan = byId<HTMLSelectElement>("new-key-plan").value;
+    openEditor(null, name, plan);
+  });
+  byId("create-key-form").append(options);
+  byId("key-editor-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    void save();
+  });
+  byId("key-editor-cancel").addEventListener("click", closeEditor);
+}
+
+/** Adds the key's controls under its name and an Edit button among its actions. */
+export function decorateKeyRow(key: ControlledKey, nameCell: HTMLElement, actions: HTMLElement): void {
+  const summary = controlsSummary(key);
+  if (summary.length > 0) {
+    const line = make("div", summary.join(" · "), { class: "key-controls muted" });
+    line.title = details(key);
+    nameCell.append(line);
+  }
+  if (key.revoked_at) return;
+  const edit = make("button", "Edit", { type: "button", class: "quiet write", "data-edit-key": key.id });
+  edit.addEventListener("click", () => openEditor(key));
+  actions.prepend(edit);
+}
+
+/**
+ * Asks how long a rotated key's old secret keeps working: the grace to send (`24h`),
+ * "" for none, or null when the operator cancels.
+ */
+export function askGrace(name: string): string | null {
+  const answer = prompt(`Give ${name} a new secret.\n\nHow long may the old secret keep working? (e.g. 24h, 90m, 7d; empty: it stops within a second)`, "");
+  if (answer === null) return null;
+  return answer.trim();
+}
+
+/** The controls of a key in a few words, for its row. */
+export function controlsSummary(key: ControlledKey): string[] {
+  const parts: string[] = [];
+  if (key.expires_at) parts.push(Date.parse(key.expires_at) <= Date.now() ? `expired ${key.expires_at.slice(0, 10)}` : `expires ${key.expires_at.slice(0, 10)}`);
+  if (key.allowed_cidrs) parts.push(plural(key.allowed_cidrs.length, "address block"));
+  if (key.allowed_origins) parts.push(plural(key.allowed_origins.length, "origin"));
+  if (key.metadata && Object.keys(key.metadata).length > 0) parts.push("metadata");
+  if (key.grace_until && !key.revoked_at && Date.parse(key.grace_until) > Date.now()) parts.push(`old secret until ${key.grace_until.slice(0, 16).replace("T", " ")} UTC`);
+  return parts;
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
+function details(key: ControlledKey): string {
+  const lines: string[] = [];
+  if (key.expires_at) lines.push(`expires ${key.expires_at}`);
+  if (key.allowed_cidrs) lines.push(`addresses: ${key.allowed_cidrs.join(", ")}`);
+  if (key.allowed_origins) lines.push(`origins: ${key.allowed_origins.join(", ")}`);
+  if (key.metadata && Object.keys(key.metadata).length > 0) lines.push(`metadata: ${JSON.stringify(key.metadata)}`);
+  return lines.join("\n");
+}
+
+function openEditor(key: ControlledKey | null, name = "", plan = "free"): void {
+  editing = key;
+  byId("key-editor-title").textContent = key ? `Edit key ${key.name}` : "New key";
+  byId("key-editor-id").textContent = key ? key.id : "";
+  const nameInput = byId<HTMLInputElement>("key-editor-name");
+  nameInput.value = key ? key.name : name;
+  nameInput.disabled = key !== null;
+  const select = byId<HTMLSelectElement>("key-editor-plan");
+  const chosen = key ? key.plan : plan;
+  select.replaceChildren(...(hooks?.planNames() ?? []).map((planName) => make("option", planName, { value: planName })));
+  select.value = chosen;
+  byId<HTMLInputElement>("key-editor-expires").value = key?.expires_at ? key.expires_at.slice(0, 16) : "";
+  byId<HTMLTextAreaElement>("key-editor-cidrs").value = (key?.allowed_cidrs ?? []).join("\n");
+  byId<HTMLTextAreaElement>("key-editor-origins").value = (key?.allowed_origins ?? []).join("\n");
+  const metadata = key?.metadata ?? {};
+  byId<HTMLTextAreaElement>("key-editor-metadata").value = Object.keys(metadata).length > 0 ? JSON.stringify(metadata, null, 2) : "";
+  byId("key-editor-save").textContent = key ? "Save" : "Create key";
+  opened = new Map(FIELDS.map((id) => [id, byId<HTMLInputElement>(id).value]));
+  showError(null);
+  const section = byId("key-editor");
+  section.hidden = false;
+  section.scrollIntoView({ block: "nearest" });
+  (key ? select : nameInput).focus();
+}
+
+function closeEditor(): void {
+  editing = null;
+  byId("key-editor").hidden = true;
+  showError(null);
+}
+
+function showError(text: string | null): void {
+  const error = byId("key-editor-error");
+  error.hidden = text === null;
+  error.textContent = text ?? "";
+}
+
+/** The editor's fields as the admin API's body: empty fields clear their control. */
+function body(): Record<string, unknown> {
+  const list = (id: string) =>
+    byId<HTMLTextAreaElement>(id)
+      .value.split(/[\s,]+/)
+      .map((item) => item.trim())
+      .filter((item) => item !== "");
+  const expires = byId<HTMLInputElement>("key-editor-expires").value.trim();
+  const metadataText = byId<HTMLTextAreaElement>("key-editor-metadata").value.trim();
+  let metadata: unknown = null;
+  if (metadataText !== "") {
+    try {
+      metadata = JSON.parse(metadataText);
+    } catch {
+      throw new Error("Metadata is not JSON: write an object such as {\"team\": \"maps\"}, or leave it empty");
+    }
+  }
+  const fields: Record<string, unknown> = {
+    plan: byId<HTMLSelectElement>("key-editor-plan").value,
+    // The field is read as UTC, as the page says.
+    expires_at: expires === "" ? null : `${expires.length === 16 ? `${expires}:00` : expires}Z`,
+    allowed_cidrs: list("key-editor-cidrs"),
+    allowed_origins: list("key-editor-origins"),
+    metadata,
+  };
+  if (editing) {
+    const names: Record<(typeof FIELDS)[number], string> = {
+      "key-editor-plan": "plan",
+      "key-editor-expires": "expires_at",
+      "key-editor-cidrs": "allowed_cidrs",
+      "key-editor-origins": "allowed_origins",
+      "key-editor-metadata": "metadata",
+    };
+    for (const id of FIELDS) if (byId<HTMLInputElement>(id).value === opened.get(id)) delete fields[names[id]];
+  }
+  return fields;
+}
+
+async function save(): Promise<void> {
+  if (!hooks) return;
+  const api = hooks;
+  try {
+    const fields = body();
+    if (editing) {
+      const key = editing;
+      const saved = await api.api<ControlledKey>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, fields);
+      closeEditor();
+      api.say(`Key ${saved.name} saved: plan ${saved.plan}${controlsSummary(saved).length ? `, ${controlsSummary(saved).join(", ")}` : ", no controls"}.`);
+    } else {
+      const name = byId<HTMLInputElement>("key-editor-name").value;
+      const created = await api.api<{ id: string; key: string; name: string; plan: string }>("POST", "/admin/v1/keys", { name, ...fields });
+      closeEditor();
+      byId<HTMLInputElement>("new-key-name").value = "";
+      api.showSecret(created, "Created key");
+    }
+    await api.refresh();
+  } catch (error) {
+    if ((error as { problem?: { status: number } }).problem?.status === 401) return;
+    showError(describeError(error));
+  }
+}

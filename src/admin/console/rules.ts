@@ -1,0 +1,42 @@
+/**
+ * The console's rules that need no page, kept apart so that they are tested at their
+ * edges without a browser (test/admin/console-rules.test.ts).
+ */
+
+/**
+ * A data set whose newest source is older than this is flagged as stale (the README says
+ * so): the public registries and RIR files behind the default data change daily, and a
+ * monthly update leaves at most about 31 days.
+ */
+export const STALE_AFTER_DAYS = 35;
+
+/**
+ * The time a data set's age is judged by: its newest source of network data (a file
+ * built today from June's sources is June's data), not a list of signals, which says
+ * nothing of how fresh the ranges are (the hosting list is reviewed by hand); the file's
+ * own time when no such source states one.
+ */
+export function dataSetTime(sources: readonly { readonly built_at: string | null; readonly signal?: string | null }[], fileBuiltAt: string): string {
+  const stated = sources.filter((source) => !source.signal && source.built_at !== null).map((source) => source.built_at as string);
+  return stated.length > 0 ? stated.reduce((a, b) => (Date.parse(a) > Date.parse(b) ? a : b)) : fileBuiltAt;
+}
+
+/** Whether a time (ISO 8601) is more than STALE_AFTER_DAYS before `nowMs`. */
+export function isStale(iso: string, nowMs: number): boolean {
+  return nowMs - Date.parse(iso) > STALE_AFTER_DAYS * 86_400_000;
+}
+
+/** The chart shows at least this many days, so that one day of use is not a lone bar at an edge. */
+export const LEAST_DAYS_SHOWN = 7;
+
+/**
+ * The first day the chart shows, as an index into the span's days: the day before the
+ * first use, or earlier so that LEAST_DAYS_SHOWN days show; the whole span without use.
+ */
+export function firstShownDay(units: readonly number[]): number {
+  const firstUse = units.findIndex((value) => value > 0);
+  return firstUse < 0 ? 0 : Math.max(0, Math.min(firstUse - 1, units.length - LEAST_DAYS_SHOWN));
+}
+
+/** The y axis's steps: whole units only (1, 2, 5, 10, 20, 50, …). */
+export const WHOLE_STEPS: readonly number[] = Array.from({ length: 13 }, (_, power) => [1, 2, 5].map((step) => step * 10 ** power)).flat();

@@ -1,0 +1,340 @@
+import { ipv4Text, ipv6Text } from "../address/parse.ts";
+import type { RangeIndex } from "../index/range-index.ts";
+import { ByteWriter } from "../lookup/byte-writer.ts";
+import { classifyAsn, MAX_ASN } from "./asn-number.ts";
+import { buildAsnImage, type AsnImage } from "./asn-image.ts";
+import { coverIpv4, coverIpv6 } from "./cidr-cover.ts";
+
+/** What GET /v1/asn/{asn} answers (CONTRACT §14). */
+export interface AsnResult {
+  readonly asn: number;
+  readonly found: boolean;
+  readonly name: string | null;
+  readonly country_code: string | null;
+  readonly country: string | null;
+  readonly hosting: boolean | null;
+  /** The IPv4 addresses of `prefixes`. */
+  readonly num_ips: number;
+  readonly prefixes: readonly string[];
+  readonly prefixes6: readonly string[];
+}
+
+/** One entry of GET /v1/asn?q= (CONTRACT §14). */
+export interface AsnSummary {
+  readonly asn: number;
+  readonly name: string | null;
+  readonly country_code: string | null;
+  readonly num_ips: number;
+}
+
+/** The most ASes a search answers. */
+export const SEARCH_LIMIT = 50;
+
+/**
+ * Answers by AS number from one loaded data set: an AsnImage (shared by every thread)
+ * over the range index it was built from. Prefixes are put together when asked for:
+ * the AS's segments in address order, touching ones joined, each run covered by the
+ * fewest CIDR blocks.
+ */
+export class AsnIndex {
+  private readonly names: Buffer;
+
+  constructor(
+    readonly index: RangeIndex,
+    readonly image: AsnImage,
+  ) {
+    this.names = Buffer.from(image.names.buffer, image.names.byteOffset, image.names.byteLength);
+  }
+
+  /** How many ASes the data answers for. */
+  get size(): number {
+    return this.image.asns.length;
+  }
+
+  /** The AS's slot, or -1 when the data does not know it. */
+  slotOf(asn: number): number {
+    const asns = this.image.asns;
+    let low = 0;
+    let high = asns.length - 1;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      const value = asns[middle] as number;
+      if (value === asn) return middle;
+      if (value < asn) low = middle + 1;
+      else high = middle - 1;
+    }
+    return -1;
+  }
+
+  /** The answer for an AS number (already checked as public): `found: false` when the data does not know it. */
+  result(asn: number): AsnResult {
+    const slot = this.slotOf(asn);
+    if (slot < 0) return { asn, found: false, name: null, country_code: null, country: null, hosting: null, num_ips: 0, prefixes: [], prefixes6: [] };
+    return { ...this.headOf(slot), prefixes: this.prefixes4(slot), prefixes6: this.prefixes6(slot) };
+  }
+
+  /** The answer for the AS in `slot` but its prefixes. */
+  private headOf(slot: number): Omit<AsnResult, "prefixes" | "prefixes6"> {
+    const summary = this.summary(slot);
+    const country = this.image.countryRecords[slot] as number;
+    return {
+      asn: summary.asn,
+      found: true,
+      name: summary.name,
+      country_code: summary.country_code,
+      country: country === 0 ? null : ((this.index.record(country).country as string | null | undefined) ?? null),
+      hosting: this.hosting(slot),
+      num_ips: summary.num_ips,
+    };
+  }
+
+  /** What a search lists about the AS in `slot`. */
+  summary(slot: number): AsnSummary {
+    const name = this.image.nameRecords[slot] as number;
+    const country = this.image.countryRecords[slot] as number;
+    return {
+      asn: this.image.asns[slot] as number,
+      name: name === 0 ? null : this.index.record(name).as_name,
+      country_code: country === 0 ? null : this.index.record(country).country_code,
+      num_ips: this.image.v4Addresses[slot] as number,
+    };
+  }
+
+  /** The hosting flag of §15 for the AS in `slot`; null when the data has no hosting signal (see hosting.ts). */
+  hosting(slot: number): boolean | null {
+    const flags = this.image.hosting;
+    return flags === null ? null : flags[slot] === 1;
+  }
+
+  /** The IPv4 prefixes of the AS in `slot`, in address order. */
+  prefixes4(slot: number): string[] {
+    const prefixes: string[] = [];
+    this.forEachPrefix4(slot, (network, prefix) => prefixes.push(`${ipv4Text(network)}/${prefix}`));
+    return prefixes;
+  }
+
+  /** The IPv6 prefixes of the AS in `slot`, in address order. */
+  prefixes6(slot: number): string[] {
+    const prefixes: string[] = [];
+    this.forEachPrefix6(slot, (words, prefix) => prefixes.push(`${ipv6Text(words)}/${prefix}`));
+    return prefixes;
+  }
+
+  /**
+   * The answer's JSON as UTF-8: the bytes of JSON.stringify(result(asn)) (a test holds
+   * them together), with the prefixes written straight from their numbers, without a
+   * string each: the largest ASes have ten thousand.
+   */
+  resultJson(asn: number): Uint8Array {
+    const slot = this.slotOf(asn);
+    const head = slot < 0 ? { asn, found: false, name: null, country_code: null, country: null, hosting: null, num_ips: 0 } : this.headOf(slot);
+    // The segments say little about the prefixes' count (AS13335: 49,000 segments, 1,673
+    // prefixes): start small and let the writer double as it needs.
+    const out = new ByteWriter(ANSWER_START_BYTES);
+    const headText = JSON.stringify(head);
+    out.raw(encoder.encode(headText.slice(0, -1)));
+    out.ascii(',"prefixes":[');
+    let first = true;
+    if (slot >= 0) {
+      this.forEachPrefix4(slot, (network, prefix) => {
+        out.ascii(first ? '"' : ',"');
+        first = false;
+        out.ipv4(network);
+        out.ascii(`/${prefix}"`);
+      });
+    }
+    out.ascii('],"prefixes6":[');
+    first = true;
+    if (slot >= 0) {
+      this.forEachPrefix6(slot, (words, prefix) => {
+        out.ascii(first ? '"' : ',"');
+        first = false;
+        out.ipv6(words);
+        out.ascii(`/${prefix}"`);
+      });
+    }
+    out.ascii("]}");
+    return out.finish();
+  }
+
+  /** Calls `emit(network, prefix)` for the IPv4 prefixes of the AS in `slot`, in address order. */
+  forEachPrefix4(slot: number, emit: (network: number, prefix: number) => void): void {
+    const { v4Offsets, v4Segments } = this.image;
+    const starts = this.index.image.v4Starts;
+    forEachRun(v4Segments, v4Offsets[slot] as number, v4Offsets[slot + 1] as number, (first, last) => {
+      const end = last + 1 < starts.length ? (starts[last + 1] as number) - 1 : LAST_V4;
+      coverIpv4(starts[first] as number, end, emit);
+    });
+  }
+
+  /** Calls `emit(words, prefix)` for the IPv6 prefixes of the AS in `slot`, in address order (`words` is reused). */
+  forEachPrefix6(slot: number, emit: (words: Uint32Array, prefix: number) => void): void {
+    const { v6Offsets, v6Segments } = this.image;
+    const starts = this.index.image.v6Starts;
+    const segments = this.index.image.v6Records.length;
+    const words = new Uint32Array(4);
+    const toWords = (network: bigint, prefix: number) => {
+      words[0] = Number(network >> 96n);
+      words[1] = Number((network >> 64n) & 0xffffffffn);
+      words[2] = Number((network >> 32n) & 0xffffffffn);
+      words[3] = Number(network & 0xffffffffn);
+      emit(words, prefix);
+    };
+    forEachRun(v6Segments, v6Offsets[slot] as number, v6Offsets[slot + 1] as number, (first, last) => {
+      const end = last + 1 < segments ? bigintAt(starts, (last + 1) * 4) - 1n : LAST_V6;
+      coverIpv6(bigintAt(starts, first * 4), end, toWords);
+    });
+  }
+
+  /**
+   * The ASes whose name contains `text` (case-insensitive) or whose number starts with it
+   * (`AS` before the digits allowed), most IPv4 addresses first (then most IPv6
+   * addresses, then the lower number), at most SEARCH_LIMIT. Special-purpose AS numbers
+   * are left out: asking for one answers asn_not_public.
+   */
+  search(text: string): AsnSummary[] {
+    const found: number[] = [];
+    const seen = new Uint8Array(this.size);
+    const add = (slot: number) => {
+      if (seen[slot] === 1) return;
+      seen[slot] = 1;
+      found.push(slot);
+    };
+    this.searchNames(text.toLowerCase(), add);
+    const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
+    if (digits !== undefined) this.searchNumbers(digits, add);
+    const { asns, v4Addresses, v6Addresses } = this.image;
+    const before = (a: number, b: number) =>
+      (v4Addresses[b] as number) - (v4Addresses[a] as number) ||
+      (v6Addresses[b] as number) - (v6Addresses[a] as number) ||
+      (asns[a] as number) - (asns[b] as number);
+    // The first SEARCH_LIMIT in order, kept sorted as the matches come: a short text
+    // matches tens of thousands of names, and sorting them all cost ten times more.
+    const top: number[] = [];
+    for (const slot of found) {
+      if (classifyAsn(asns[slot] as number) !== null) continue;
+      if (top.length === SEARCH_LIMIT && before(slot, top[SEARCH_LIMIT - 1] as number) >= 0) continue;
+      let at = top.length === SEARCH_LIMIT ? SEARCH_LIMIT - 1 : top.length;
+      while (at > 0 && before(slot, top[at - 1] as number) < 0) {
+        top[at] = top[at - 1] as number;
+        at--;
+      }
+      top[at] = slot;
+    }
+    return top.map((slot) => this.summary(slot));
+  }
+
+  /** Adds the slots whose lower-case name contains `lowered`. */
+  private searchNames(lowered: string, add: (slot: number) => void): void {
+    // Names are newline-separated: a text with a newline is in none of them.
+    if (lowered.length === 0 || lowered.includes("\n")) return;
+    const needle = Buffer.from(lowered);
+    const starts = this.image.nameStarts;
+    let at = this.names.indexOf(needle);
+    while (at >= 0) {
+      const slot = slotAt(starts, at);
+      add(slot);
+      // On to the next name: one match a name is enough.
+      at = this.names.indexOf(needle, starts[slot + 1] as number);
+    }
+  }
+
+  /** Adds the slots whose number, in decimal, starts with `digits`. */
+  private searchNumbers(digits: string, add: (slot: number) => void): void {
+    const asns = this.image.asns;
+    // A number with a leading zero: only 0 itself is written so.
+    if (digits.startsWith("0")) {
+      if (digits === "0" && this.slotOf(0) >= 0) add(this.slotOf(0));
+      return;
+    }
+    // The numbers starting with p are p, p0…p9, p00…p99, …: one span of slots each.
+    const prefix = Number(digits);
+    for (let scale = 1; prefix * scale <= MAX_ASN; scale *= 10) {
+      const low = prefix * scale;
+      const high = (prefix + 1) * scale - 1;
+      for (let slot = lowerBound(asns, low); slot < asns.length && (asns[slot] as number) <= high; slot++) add(slot);
+    }
+  }
+}
+
+const LAST_V4 = 0xffffffff;
+/** Where an answer's writer starts: most answers fit; the largest double it some six times. */
+const ANSWER_START_BYTES = 4096;
+const encoder = new TextEncoder();
+const LAST_V6 = (1n << 128n) - 1n;
+
+/**
+ * Calls `run(first, last)` for each run of consecutive segment indices among those
+ * encoded in `bytes[from, to)` (see segmentsBySlot in asn-image.ts: the first index,
+ * then differences, as LEB128 varints).
+ */
+function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: number, last: number) => void): void {
+  let at = from;
+  let index = -1;
+  let first = -1;
+  while (at < to) {
+    let value = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = bytes[at++] as number;
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte >= 0x80);
+    const segment = index < 0 ? value : index + value;
+    if (first < 0) first = segment;
+    else if (segment !== index + 1) {
+      run(first, index);
+      first = segment;
+    }
+    index = segment;
+  }
+  if (first >= 0) run(first, index);
+}
+
+function bigintAt(words: Uint32Array, at: number): bigint {
+  return (BigInt(words[at] as number) << 96n) | (BigInt(words[at + 1] as number) << 64n) | (BigInt(words[at + 2] as number) << 32n) | BigInt(words[at + 3] as number);
+}
+
+/** The slot whose name holds byte `at`: the last name start at or below it. */
+function slotAt(starts: Uint32Array, at: number): number {
+  let low = 0;
+  let high = starts.length - 2;
+  while (low < high) {
+    const middle = (low + high + 1) >>> 1;
+    if ((starts[middle] as number) <= at) low = middle;
+    else high = middle - 1;
+  }
+  return low;
+}
+
+/** The first index whose value is at least `value`. */
+function lowerBound(values: Uint32Array, value: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((values[middle] as number) < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+const built = new WeakMap<RangeIndex, AsnIndex>();
+
+/**
+ * The AS index of a range index, built on first use into the range index's image. A
+ * server builds it on its main thread (LiveIndex.buildAsnIndex, and with every reload)
+ * and hands the image to its worker threads, which answer from the same shared memory
+ * (AsnService waits for it there rather than build a copy). The CLI and tests build it
+ * when they first ask.
+ */
+export function asnIndexOf(index: RangeIndex): AsnIndex {
+  let asnIndex = built.get(index);
+  if (asnIndex === undefined) {
+    const image = (index.image.asn ??= buildAsnImage(index.image));
+    asnIndex = new AsnIndex(index, image);
+    built.set(index, asnIndex);
+  }
+  return asnIndex;
+}

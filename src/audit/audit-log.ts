@@ -1,0 +1,88 @@
+import type { AuditEntry, Store } from "../store/store.ts";
+
+/** Who made a change: an admin token's id (`adm_…`), or `cli` for the command line. */
+export type Actor = string;
+
+/** The actor of every change made with the command line. */
+export const CLI_ACTOR = "cli";
+
+/** One change to record; `at` is the log's clock. */
+export interface AuditRecord {
+  readonly actor: Actor;
+  /** `noun.verb` in the past tense, like the events of CONTRACT §16: `key.created`, `plan.updated`, `webhook.deleted`, … */
+  readonly action: string;
+  /** What was changed: a key's, token's or webhook's id, `plan:NAME`, … */
+  readonly target: string;
+  /** Field by field, `{"plan": {"from": "free", "to": "standard"}}` (see changesBetween); never a secret. */
+  readonly changes?: Readonly<Record<string, unknown>>;
+}
+
+/** The text that replaces anything that looks like a secret or a secret's hash. */
+export const REDACTED = "[redacted]";
+
+/** Member names whose values are secrets whatever they look like. */
+const SECRET_NAMES = new Set(["secret", "secret_hash", "secretHash", "key", "token", "password", "signing_secret"]);
+/** iplookup's secrets (API keys, admin tokens, webhook secrets) and SHA-256 hex digests (secret hashes), anywhere in a string. */
+const SECRET_TEXT = /\b(?:ipla?_|whsec_)[A-Za-z0-9_+/=-]{8,}|\b[0-9a-f]{64}\b/g;
+
+/**
+ * The audit log (CONTRACT §16): every change made through the admin API, the console or
+ * the command line, with its time, actor, action, target and what changed. The one way
+ * in is `record`: whoever adds a kind of change (webhooks, corrections, …) calls it after
+ * the change is made. It never keeps a secret: members named like one are dropped and
+ * text that looks like one (a key, token or webhook secret, a SHA-256 hash) is replaced
+ * by "[redacted]", whatever the caller passed.
+ *
+ * The entry is written after the change, not in its transaction: a process that dies
+ * between the two leaves the change without its entry (the stores' changes are each one
+ * statement or transaction, and the entry another).
+ */
+export class AuditLog {
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Records one change. */
+  async record(entry: AuditRecord): Promise<void> {
+    await this.store.recordAudit({
+      at: this.now().toISOString(),
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      changes: scrub(entry.changes ?? {}) as Record<string, unknown>,
+    });
+  }
+
+  /** Entries of the UTC days from `from` to `to` (`YYYY-MM-DD`, both included), newest first, at most `limit`. */
+  list(from: string, to: string, limit: number): Promise<AuditEntry[]> {
+    const end = new Date(Date.parse(`${to}T00:00:00.000Z`) + 86_400_000).toISOString();
+    return this.store.listAudit(`${from}T00:00:00.000Z`, end, limit);
+  }
+}
+
+/**
+ * The changes between two views of a thing, member by member: `{name: {from, to}}` for
+ * each member whose JSON differs (undefined counts as null). `before` null: a creation.
+ */
+export function changesBetween(before: Readonly<Record<string, unknown>> | null, after: Readonly<Record<string, unknown>>): Record<string, { from: unknown; to: unknown }> {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const name of new Set([...Object.keys(before ?? {}), ...Object.keys(after)])) {
+    const from = before?.[name] ?? null;
+    const to = after[name] ?? null;
+    if (JSON.stringify(from) !== JSON.stringify(to)) changes[name] = { from, to };
+  }
+  return changes;
+}
+
+/** A copy of a JSON value without anything that looks like a secret (see AuditLog). */
+export function scrub(value: unknown): unknown {
+  if (typeof value === "string") return value.replace(SECRET_TEXT, REDACTED);
+  if (Array.isArray(value)) return value.map(scrub);
+  if (typeof value === "object" && value !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [name, member] of Object.entries(value)) if (!SECRET_NAMES.has(name)) out[name] = scrub(member);
+    return out;
+  }
+  return value;
+}

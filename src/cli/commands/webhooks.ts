@@ -1,0 +1,172 @@
+import { CLI_ACTOR } from "../../audit/audit-log.ts";
+import { ConfigError } from "../../config/config-error.ts";
+import { Deliverer } from "../../events/deliverer.ts";
+import { EVENT_TYPES } from "../../events/event-types.ts";
+import { WebhookRefusal, Webhooks } from "../../events/webhooks.ts";
+import type { DeliveryRecord, Store, Webhook } from "../../store/store.ts";
+import { parseCommandArgs } from "../args.ts";
+import { howToRun } from "../command-name.ts";
+import { CommandFailed, type CliContext, type Command } from "../command.ts";
+import { STATE_FLAG_HELP } from "../flag-help.ts";
+import { EXIT_FAILED, EXIT_OK } from "../io.ts";
+import { formatTable } from "../table.ts";
+import { withStore } from "../with-store.ts";
+
+/** Runs webhook work on the state, turning refusals into the command line's: bad input exits 2, no such webhook 1. */
+function withWebhooks<T>(flags: Readonly<Record<string, unknown>>, context: CliContext, create: boolean, work: (webhooks: Webhooks, store: Store) => Promise<T>): Promise<T> {
+  return withStore(flags, context, { create }, async (store) => {
+    try {
+      return await work(new Webhooks(store, context.now), store);
+    } catch (error) {
+      if (error instanceof WebhookRefusal) {
+        if (error.kind === "invalid") throw new ConfigError(error.message);
+        throw new CommandFailed(`${error.message} (see '${howToRun(context, "webhooks list")}')`);
+      }
+      throw error;
+    }
+  });
+}
+
+function webhookJson(webhook: Webhook) {
+  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: webhook.createdAt };
+}
+
+const add: Command = {
+  name: "add",
+  summary: "register a webhook and print its signing secret once",
+  help: `Usage: iplookup webhooks add URL --events EVENT,... [--json]
+
+Registers a webhook: every event named is POSTed to URL as JSON, signed as Standard
+Webhooks does (webhook-id, webhook-timestamp, webhook-signature), and retried with
+backoff for 24 hours until the receiver answers 2xx. Prints the signing secret
+(whsec_...) once: the receiver verifies each delivery with it.
+
+URL is http:// or https:// to any host (one on this machine included); redirects are
+not followed. The events: ${EVENT_TYPES.join(", ")}.
+
+  --events LIST    the events to send, comma-separated
+  --json           print {"id","url","events","created_at","secret"}
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["events"], booleans: ["json"], positionals: [1, 1] });
+    if (typeof flags.events !== "string") throw new ConfigError(`--events is required: some of ${EVENT_TYPES.join(", ")}`);
+    const events = flags.events.split(",");
+    const issued = await withWebhooks(flags, context, true, (webhooks) => webhooks.add(CLI_ACTOR, positionals[0] as string, events));
+    if (flags.json) {
+      context.io.out(JSON.stringify({ ...webhookJson(issued.webhook), secret: issued.secret }));
+      return EXIT_OK;
+    }
+    context.io.out(`Added webhook ${issued.webhook.id} for ${issued.webhook.events.join(", ")}.`);
+    context.io.out(`Signing secret (shown only now; the receiver verifies deliveries with it):\n\n  ${issued.secret}\n`);
+    context.io.out(`Send a test event: ${howToRun(context, `webhooks test ${issued.webhook.id}`)}`);
+    return EXIT_OK;
+  },
+};
+
+const list: Command = {
+  name: "list",
+  summary: "list webhooks (never their secrets)",
+  help: `Usage: iplookup webhooks list [--json]
+
+Lists every webhook with its URL and events. Secrets are never shown.
+
+  --json           print a JSON array
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
+    const all = await withWebhooks(flags, context, false, (webhooks) => webhooks.list());
+    if (flags.json) context.io.out(JSON.stringify(all.map(webhookJson)));
+    else if (all.length === 0) context.io.out(`No webhooks yet. Add one with: ${howToRun(context, "webhooks add URL --events usage.threshold")}`);
+    else context.io.out(formatTable(["ID", "URL", "EVENTS", "CREATED"], all.map((w) => [w.id, w.url, w.events.join(","), w.createdAt])));
+    return EXIT_OK;
+  },
+};
+
+const remove: Command = {
+  name: "remove",
+  summary: "remove a webhook and its pending deliveries",
+  help: `Usage: iplookup webhooks remove ID
+
+Removes a webhook: nothing more is sent to it, pending deliveries included. An unknown
+ID exits 1.
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const id = positionals[0] as string;
+    await withWebhooks(flags, context, false, (webhooks) => webhooks.remove(CLI_ACTOR, id));
+    context.io.out(`Removed webhook ${id}.`);
+    return EXIT_OK;
+  },
+};
+
+const test: Command = {
+  name: "test",
+  summary: "send a test event to a webhook now and show the answer",
+  help: `Usage: iplookup webhooks test ID [--json]
+
+Sends a test event (type webhook.test) to the webhook at once, signed like every
+delivery, and shows the receiver's answer (status and the first 256 bytes of its body).
+A failed test is retried like any delivery. Exits 1 when the receiver did not answer 2xx.
+
+  --json           print {"event_id","attempt":{...}}
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
+    const id = positionals[0] as string;
+    const { eventId, attempt } = await withWebhooks(flags, context, false, (webhooks, store) =>
+      webhooks.test(id, new Deliverer({ store, now: () => context.now().getTime() })),
+    );
+    const ok = attempt?.state === "delivered";
+    if (flags.json) {
+      context.io.out(
+        JSON.stringify({
+          event_id: eventId,
+          attempt: attempt && { attempt: attempt.attempt, status: attempt.status, duration_ms: Math.round(attempt.durationMs), response: attempt.response, error: attempt.error, state: attempt.state },
+        }),
+      );
+    } else if (!attempt) {
+      context.io.out(`Test event ${eventId} is queued; a running server is sending it (see '${howToRun(context, `webhooks deliveries ${id}`)}').`);
+    } else {
+      const answer = attempt.status === null ? `no answer (${attempt.error})` : `HTTP ${attempt.status} in ${Math.round(attempt.durationMs)} ms`;
+      context.io.out(`Test event ${eventId}: ${answer}.`);
+      if (attempt.response) context.io.out(`Answer (first 256 bytes): ${attempt.response}`);
+      if (!ok) context.io.out(`It will be tried again with backoff; see '${howToRun(context, `webhooks deliveries ${id}`)}'.`);
+    }
+    return ok || !attempt ? EXIT_OK : EXIT_FAILED;
+  },
+};
+
+const deliveries: Command = {
+  name: "deliveries",
+  summary: "a webhook's latest deliveries and their attempts",
+  help: `Usage: iplookup webhooks deliveries ID [--json]
+
+Lists the webhook's latest 50 deliveries, newest first: the event, its state (pending,
+delivered, failed) and every attempt with its time, status, duration and the first 256
+bytes of the answer (or the error).
+
+  --json           print a JSON array
+${STATE_FLAG_HELP}`,
+  async run(argv, context) {
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
+    const records = await withWebhooks(flags, context, false, (webhooks) => webhooks.deliveries(positionals[0] as string));
+    if (flags.json) {
+      context.io.out(JSON.stringify(records));
+      return EXIT_OK;
+    }
+    if (records.length === 0) {
+      context.io.out("No deliveries yet.");
+      return EXIT_OK;
+    }
+    context.io.out(formatTable(["EVENT", "TYPE", "STATE", "ATTEMPTS", "LAST"], records.map((record) => [record.eventId, record.eventType, record.state, String(record.attempts.length), lastAttempt(record)])));
+    return EXIT_OK;
+  },
+};
+
+function lastAttempt(record: DeliveryRecord): string {
+  const last = record.attempts.at(-1);
+  if (!last) return record.nextAttemptAt ? `due ${record.nextAttemptAt}` : "";
+  return `${last.at} ${last.status ?? last.error}`;
+}
+
+export const WEBHOOK_COMMANDS: readonly Command[] = [add, list, remove, test, deliveries];

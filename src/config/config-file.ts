@@ -1,0 +1,123 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { ConfigError } from "./config-error.ts";
+import { SETTINGS, type SettingName } from "./settings.ts";
+
+/**
+ * The configuration file (`--config PATH`, `IPLOOKUP_CONFIG`): TOML, one top-level key a
+ * setting, named as its flag without the dashes (`port = 8080`, `trust-proxy =
+ * ["10.0.0.5"]`, `admin-port = "off"`). Values are strings, whole numbers, or, for a
+ * list such as trust-proxy, an array of strings; each is turned into the text its flag
+ * would take and read by the same parser, so a file can say nothing a flag cannot.
+ * Anything else (an unknown key, a table, a boolean, a float, a value its flag would
+ * refuse) is refused with its line.
+ */
+export interface ConfigFile {
+  /** The file, absolute. */
+  readonly path: string;
+  /** Flag name → the value as a flag's text, and the line it is on (1-based). */
+  readonly values: ReadonlyMap<string, { readonly text: string; readonly line: number }>;
+}
+
+
+/** The path given by --config or IPLOOKUP_CONFIG, if any (a flag wins). */
+export function configPathFrom(flags: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): { path: string; name: string } | null {
+  if (typeof flags.config === "string") {
+    if (flags.config.trim() === "") throw new ConfigError("--config: must not be empty");
+    return { path: resolve(flags.config), name: "--config" };
+  }
+  const fromEnv = env.IPLOOKUP_CONFIG;
+  if (fromEnv !== undefined && fromEnv !== "") return { path: resolve(fromEnv), name: "IPLOOKUP_CONFIG" };
+  return null;
+}
+
+/**
+ * Reads and checks a configuration file; every fault is a ConfigError naming PATH:LINE.
+ * `settings`: the settings it may hold (serve's: SERVE_SETTING_NAMES), so that a key the
+ * command would not read is refused rather than ignored.
+ */
+export function readConfigFile(path: string, settings: readonly SettingName[], name = "--config"): ConfigFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "a folder, not a file" : (error as Error).message;
+    throw new ConfigError(`${name}: cannot read ${path}: ${why}`);
+  }
+  return parseConfigText(text, path, settings);
+}
+
+/** Parses the text of a configuration file found at `path` (named in messages). */
+export function parseConfigText(text: string, path: string, settings: readonly SettingName[]): ConfigFile {
+  const known = new Map(settings.map((name) => [SETTINGS[name].flag, SETTINGS[name] as { parse: (text: string, name: string) => unknown }]));
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = Bun.TOML.parse(text) as Record<string, unknown>;
+  } catch (error) {
+    const message = (error as Error).message;
+    const line = syntaxErrorLine(text, message);
+    throw new ConfigError(`${path}${line ? `:${line}` : ""}: not valid TOML: ${message.replace(/^TOML Parse error:\s*/, "")}`);
+  }
+  const lines = text.split("\n");
+  const values = new Map<string, { text: string; line: number }>();
+  for (const [key, value] of Object.entries(parsed)) {
+    const line = lineOf(lines, key);
+    const at = `${path}:${line}`;
+    const setting = known.get(key);
+    if (!setting) {
+      const hint = isPlainObject(value) ? " (the file has no tables: every setting is a top-level key)" : "";
+      throw new ConfigError(`${at}: unknown setting "${key}"${hint}; the settings are ${[...known.keys()].join(", ")}`);
+    }
+    const text = valueText(value, `${at}: ${key}`);
+    // Every value is checked, also one a flag or variable overrides today: a file is valid
+    // or not, whatever the command line it is read with.
+    setting.parse(text, `${at}: ${key}`);
+    values.set(key, { text, line });
+  }
+  return { path, values };
+}
+
+function valueText(value: unknown, name: string): string {
+  if (typeof value === "string") return value;
+  if (typeof value === "number" && Number.isSafeInteger(value)) return String(value);
+  if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.join(",");
+  const shown = typeof value === "number" ? String(value) : Array.isArray(value) ? "an array of other than strings" : isPlainObject(value) ? "a table" : JSON.stringify(value);
+  throw new ConfigError(`${name}: ${shown} is not a value for this setting (a string, a whole number, or an array of strings)`);
+}
+
+function isPlainObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date);
+}
+
+/**
+ * The line a top-level key is written on: the first line that assigns it (TOML forbids a
+ * key twice, so it is the one). Keys may be bare or quoted; 0 when not found.
+ */
+function lineOf(lines: readonly string[], key: string): number {
+  const escaped = key.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+  const pattern = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${escaped}|"${escaped}"|'${escaped}')\\s*[=.\\]]`);
+  const index = lines.findIndex((line) => pattern.test(line));
+  return index + 1;
+}
+
+/**
+ * The line of a TOML syntax error. Bun's parser names none (its error's `line` is the
+ * caller's), so the file's first lines are parsed one more at a time: the fault is on
+ * the first line whose prefix fails with the same message as the whole file (a prefix
+ * cut inside a multi-line string fails differently, and is passed over). Files are
+ * short, and the search stops at 5,000 lines; 0 when it finds nothing.
+ */
+function syntaxErrorLine(text: string, message: string): number {
+  const lines = text.split("\n");
+  let firstFailure = 0;
+  for (let count = 1; count <= Math.min(lines.length, 5000); count++) {
+    try {
+      Bun.TOML.parse(`${lines.slice(0, count).join("\n")}\n`);
+    } catch (error) {
+      if ((error as Error).message === message) return count;
+      if (firstFailure === 0) firstFailure = count;
+    }
+  }
+  return firstFailure;
+}

@@ -1,0 +1,143 @@
+import type { Address } from "../address/address.ts";
+import { ipv4Text, ipv6Text } from "../address/parse.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
+import { continentName } from "../importer/continent-names.ts";
+import { countryName } from "../importer/country-names.ts";
+import { IndexHit, type RangeIndex } from "../index/range-index.ts";
+import { toLookupResult, type LookupResult } from "../lookup/lookup-result.ts";
+import { PRIVACY_SIGNALS, type CorrectionFields } from "./correction.ts";
+import type { CorrectionHit } from "./correction-table.ts";
+import { continentOf } from "./country-continents.ts";
+
+/**
+ * The data's hit with its network narrowed so that it crosses no correction's edge
+ * (CONTRACT §15): the largest block around the address inside both the data's network
+ * and the corrections' segment. The same hit when it needs no narrowing.
+ */
+export function narrowHit(hit: IndexHit, address: Address, minPrefix: number): IndexHit {
+  if (minPrefix <= hit.prefix) return hit;
+  if (address.version === 4) return new IndexHit(mask32(address.value, minPrefix), null, minPrefix, hit.membersBytes);
+  return new IndexHit(-1, mask128(address.words, minPrefix), minPrefix, hit.membersBytes);
+}
+
+/**
+ * A lookup's result with a correction laid over it: every field the correction names
+ * takes its value (see applyFields), and the network is narrowed as narrowHit does. An
+ * address the data does not cover is found by its correction: the network is then the
+ * largest block around it inside both the data's gap and the corrections' segment, and
+ * the fields the correction does not name are null.
+ */
+export function correctedResult(address: Address, hit: IndexHit | null, index: RangeIndex, at: CorrectionHit & { fields: CorrectionFields }): LookupResult {
+  let result: LookupResult;
+  if (hit) {
+    result = toLookupResult(address, narrowHit(hit, address, at.minPrefix), index.notFoundRecord);
+  } else {
+    result = toLookupResult(address, null, index.notFoundRecord);
+    const prefix = Math.max(at.minPrefix, gapPrefix(index, address));
+    result.found = true;
+    result.network = address.version === 4 ? `${ipv4Text(mask32(address.value, prefix))}/${prefix}` : `${ipv6Text(mask128(address.words, prefix))}/${prefix}`;
+  }
+  applyFields(result, at.fields);
+  return result;
+}
+
+/**
+ * Lays corrected fields over a result, in place:
+ * - `asn`, `as_name`, `city`: the value named (a result without `city` gains it);
+ * - `country_code`: the code, and `country` its English name; `continent_code` and
+ *   `continent` follow when the result carries them (null for a null code);
+ * - `privacy`: each member named replaces the result's; a result without `privacy` gains
+ *   the full object, its other signals null (no source of them). A correction that sets
+ *   `hosting` or `relay` without naming `service` leaves the service only while one of
+ *   the two is still true (`service` names the source that set them, CONTRACT §15).
+ */
+export function applyFields(result: LookupResult, fields: CorrectionFields): void {
+  if (fields.asn !== undefined) result.asn = fields.asn;
+  if (fields.as_name !== undefined) result.as_name = fields.as_name;
+  if (fields.city !== undefined) result.city = fields.city;
+  if (fields.country_code !== undefined) {
+    const code = fields.country_code;
+    result.country_code = code;
+    result.country = code === null ? null : countryName(code);
+    const continent = code === null ? null : continentOf(code);
+    if ("continent_code" in result) result.continent_code = continent;
+    if ("continent" in result) result.continent = continent === null ? null : continentName(continent);
+  }
+  if (fields.privacy !== undefined) {
+    const base = (result as { privacy?: unknown }).privacy;
+    const privacy: Record<string, boolean | string | null> = isObject(base) ? { ...(base as Record<string, boolean | string | null>) } : emptyPrivacy();
+    Object.assign(privacy, fields.privacy);
+    if (fields.privacy.service === undefined && (fields.privacy.hosting !== undefined || fields.privacy.relay !== undefined) && privacy.hosting !== true && privacy.relay !== true) {
+      privacy.service = null;
+    }
+    (result as Record<string, unknown>).privacy = privacy;
+  }
+  // `privacy` stays the last member, as in every answer (a `city` added above came after it).
+  const record = result as Record<string, unknown>;
+  if ("privacy" in record) {
+    const privacy = record.privacy;
+    delete record.privacy;
+    record.privacy = privacy;
+  }
+}
+
+function emptyPrivacy(): Record<string, boolean | string | null> {
+  const privacy: Record<string, boolean | string | null> = {};
+  for (const signal of PRIVACY_SIGNALS) privacy[signal] = null;
+  privacy.service = null;
+  return privacy;
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The prefix of the largest block around an address the data does not cover (the address lies in a gap). */
+function gapPrefix(index: RangeIndex, address: Address): number {
+  const image = index.image;
+  let prefix = 0;
+  if (address.version === 4) {
+    const starts = image.v4Starts;
+    const i = lastStartAtOrBelow32(starts, address.value);
+    const start = starts[i] as number;
+    if (start > 0) prefix = Math.max(prefix, commonPrefix(address.value, start - 1, 32) + 1);
+    if (i + 1 < starts.length) prefix = Math.max(prefix, commonPrefix(address.value, starts[i + 1] as number, 32) + 1);
+    return prefix;
+  }
+  const starts = image.v6Starts;
+  const value = bigOf(address.words);
+  const i = lastStartAtOrBelow128(starts, address.words);
+  const start = bigOf(starts.subarray(i * 4, i * 4 + 4));
+  if (start > 0n) prefix = Math.max(prefix, commonPrefixBig(value, start - 1n) + 1);
+  if (i * 4 + 4 < starts.length) prefix = Math.max(prefix, commonPrefixBig(value, bigOf(starts.subarray(i * 4 + 4, i * 4 + 8))) + 1);
+  return prefix;
+}
+
+function commonPrefix(a: number, b: number, bits: 32): number {
+  return a === b ? bits : Math.clz32((a ^ b) >>> 0);
+}
+
+function commonPrefixBig(a: bigint, b: bigint): number {
+  const x = a ^ b;
+  return x === 0n ? 128 : 128 - x.toString(2).length;
+}
+
+function bigOf(words: ArrayLike<number>): bigint {
+  let value = 0n;
+  for (let w = 0; w < 4; w++) value = (value << 32n) | BigInt(words[w] as number);
+  return value;
+}
+
+function mask32(value: number, prefix: number): number {
+  return prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
+}
+
+function mask128(words: readonly number[], prefix: number): [number, number, number, number] {
+  const masked: [number, number, number, number] = [0, 0, 0, 0];
+  for (let w = 0; w < 4; w++) {
+    const bits = Math.min(32, Math.max(0, prefix - w * 32));
+    const word = words[w] as number;
+    masked[w] = bits === 0 ? 0 : bits === 32 ? word : (word & (0xffffffff << (32 - bits))) >>> 0;
+  }
+  return masked;
+}

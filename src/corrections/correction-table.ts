@@ -1,0 +1,139 @@
+import type { Address } from "../address/address.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
+import { parseCorrectionBlock, wordsOf, type CorrectionBlock } from "./correction-rules.ts";
+import type { Correction, CorrectionFields } from "./correction.ts";
+
+/** Where an address lies among the corrections: what applies there, and how far that holds. */
+export interface CorrectionHit {
+  /** The fields corrected at the address, each from the most specific block naming it; null when none covers it. */
+  readonly fields: CorrectionFields | null;
+  /**
+   * The shortest prefix a block around the address may have without crossing a
+   * correction's edge: an answer's network is narrowed to at least this prefix.
+   */
+  readonly minPrefix: number;
+}
+
+/**
+ * Every correction, flattened per family into disjoint segments by the edges of their
+ * blocks: each segment starts at a block's first address or just after a block's last
+ * one, and carries the fields that hold throughout it (the nested blocks' fields merged,
+ * the more specific one winning per field, and per signal inside `privacy`). A lookup
+ * finds its segment by binary search over the sorted starts, as the range index does;
+ * the first segment of each family starts at 0, so there always is one.
+ *
+ * Blocks either nest or are disjoint (they are CIDR blocks), so the blocks covering a
+ * segment form a chain from the least to the most specific. Immutable once built.
+ */
+export class CorrectionTable {
+  private constructor(
+    private readonly v4Starts: Uint32Array,
+    private readonly v4Fields: readonly (CorrectionFields | null)[],
+    private readonly v6Starts: Uint32Array,
+    private readonly v6Fields: readonly (CorrectionFields | null)[],
+    /** How many corrections were built in. */
+    readonly size: number,
+  ) {}
+
+  static build(corrections: readonly Correction[]): CorrectionTable {
+    const blocks = corrections.map((correction) => ({ block: parseCorrectionBlock(correction.cidr), fields: correction.fields }));
+    const v4 = flatten(blocks.filter(({ block }) => block.version === 4), 32);
+    const v6 = flatten(blocks.filter(({ block }) => block.version === 6), 128);
+    return new CorrectionTable(
+      Uint32Array.from(v4.starts.map(Number)),
+      v4.fields,
+      Uint32Array.from(v6.starts.flatMap(wordsOf)),
+      v6.fields,
+      corrections.length,
+    );
+  }
+
+  /** What the corrections say at an address. */
+  at(address: Address): CorrectionHit {
+    if (address.version === 4) {
+      const starts = this.v4Starts;
+      const value = address.value;
+      const i = lastStartAtOrBelow32(starts, value);
+      let minPrefix = 0;
+      if (i > 0) minPrefix = Math.max(minPrefix, commonPrefix32(value, (starts[i] as number) - 1) + 1);
+      if (i + 1 < starts.length) minPrefix = Math.max(minPrefix, commonPrefix32(value, starts[i + 1] as number) + 1);
+      return { fields: this.v4Fields[i] ?? null, minPrefix };
+    }
+    const starts = this.v6Starts;
+    const words = address.words;
+    const i = lastStartAtOrBelow128(starts, words);
+    let minPrefix = 0;
+    if (i > 0) minPrefix = Math.max(minPrefix, commonPrefix128(words, minusOne(starts, i * 4)) + 1);
+    if (i * 4 + 4 < starts.length) minPrefix = Math.max(minPrefix, commonPrefix128(words, starts.subarray(i * 4 + 4, i * 4 + 8)) + 1);
+    return { fields: this.v6Fields[i] ?? null, minPrefix };
+  }
+}
+
+interface Placed {
+  readonly block: CorrectionBlock;
+  readonly fields: CorrectionFields;
+}
+
+/**
+ * One family's segments: sorted starts (the first 0) and the merged fields of each. A
+ * sweep over the edges with the chain of blocks covering the current segment.
+ */
+function flatten(placed: readonly Placed[], bits: number): { starts: bigint[]; fields: (CorrectionFields | null)[] } {
+  const end = 1n << BigInt(bits);
+  const edges = new Set<bigint>([0n]);
+  for (const { block } of placed) {
+    edges.add(block.first);
+    if (block.last + 1n < end) edges.add(block.last + 1n);
+  }
+  const starts = [...edges].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  // Outer blocks first: by first address, then by prefix (a shorter prefix is the larger block).
+  const queue = [...placed].sort((a, b) => (a.block.first < b.block.first ? -1 : a.block.first > b.block.first ? 1 : a.block.prefix - b.block.prefix));
+  const chain: Placed[] = [];
+  const fields: (CorrectionFields | null)[] = [];
+  let next = 0;
+  for (const start of starts) {
+    while (chain.length > 0 && (chain[chain.length - 1] as Placed).block.last < start) chain.pop();
+    while (next < queue.length && (queue[next] as Placed).block.first === start) chain.push(queue[next++] as Placed);
+    fields.push(chain.length === 0 ? null : merge(chain));
+  }
+  return { starts, fields };
+}
+
+/** The fields of a chain of nested blocks, outermost first: each field, and each privacy member, from the innermost block naming it. */
+function merge(chain: readonly Placed[]): CorrectionFields {
+  const merged: Record<string, unknown> = {};
+  let privacy: Record<string, unknown> | undefined;
+  for (const { fields } of chain) {
+    for (const [field, value] of Object.entries(fields)) {
+      if (field === "privacy") privacy = { ...privacy, ...(value as object) };
+      else merged[field] = value;
+    }
+  }
+  if (privacy) merged.privacy = privacy;
+  return merged as CorrectionFields;
+}
+
+function commonPrefix32(a: number, b: number): number {
+  return a === b ? 32 : Math.clz32((a ^ b) >>> 0);
+}
+
+function commonPrefix128(a: readonly number[], b: ArrayLike<number>): number {
+  for (let w = 0; w < 4; w++) {
+    const x = ((a[w] as number) ^ (b[w] as number)) >>> 0;
+    if (x !== 0) return w * 32 + Math.clz32(x);
+  }
+  return 128;
+}
+
+/** The address one below the (non-zero) start at `offset`. */
+function minusOne(starts: Uint32Array, offset: number): Uint32Array {
+  const words = starts.slice(offset, offset + 4);
+  for (let w = 3; w >= 0; w--) {
+    if (words[w] !== 0) {
+      words[w] = (words[w] as number) - 1;
+      return words;
+    }
+    words[w] = 0xffffffff;
+  }
+  return words;
+}

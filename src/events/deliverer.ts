@@ -1,0 +1,157 @@
+import type { Logger } from "../log/logger.ts";
+import type { DeliveryState, DueDelivery, Store } from "../store/store.ts";
+import { nextAttemptAt } from "./retry-schedule.ts";
+import { ATTEMPT_TIMEOUT_MS, sendMessage, type SendOutcome } from "./send.ts";
+
+/** How often a running server looks for due deliveries. */
+export const POLL_MS = 1000;
+/** The most deliveries one pass claims (and sends at once). */
+export const BATCH = 16;
+/**
+ * How long a claim holds. Longer than an attempt can take (ATTEMPT_TIMEOUT_MS) with a
+ * wide margin, so no other server takes over a delivery still being sent; a server that
+ * dies with claims leaves them to the others after this.
+ */
+export const LEASE_MS = 6 * ATTEMPT_TIMEOUT_MS;
+const RECORD_RETRY_MS = 20;
+const RECORD_TRIES_FOR_MS = 2000;
+
+export interface DelivererOptions {
+  readonly store: Store;
+  /** The wall clock, ms since the epoch (injected in tests to step through the backoff). */
+  readonly now?: () => number;
+  readonly logger?: Logger;
+  /** Sends one message (injected only to count or delay sends in tests). */
+  readonly send?: typeof sendMessage;
+  readonly timeoutMs?: number;
+  /** Hears of each attempt's outcome: the delivery's state after it (for /metrics). */
+  readonly onAttempt?: (state: DeliveryState) => void;
+}
+
+/** What one attempt came to, as the deliverer records it. */
+export interface AttemptReport extends SendOutcome {
+  readonly deliveryId: number;
+  readonly webhookId: string;
+  readonly eventId: string;
+  readonly attempt: number;
+  readonly state: DeliveryState;
+}
+
+/**
+ * Sends what the outbox holds: claims due deliveries from the store (a lease, so servers
+ * sharing it never send one at the same time), signs and POSTs each, and records the
+ * attempt with the delivery's next state: `delivered` on a 2xx answer, else `pending`
+ * again at the next time of the retry schedule, or `failed` once 24 hours have passed.
+ * It runs on a timer of serve's main thread, never on a request's path: a lookup's answer
+ * never waits for a webhook.
+ *
+ * Log lines name the webhook, the event and the outcome, never a URL, a body or a secret.
+ */
+export class Deliverer {
+  private readonly now: () => number;
+  private readonly send: typeof sendMessage;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private running: Promise<unknown> | undefined;
+  private stopped = false;
+  /** When the store's failure was last logged (performance.now()): once a minute is enough. */
+  private lastWarning = -Infinity;
+
+  constructor(private readonly options: DelivererOptions) {
+    this.now = options.now ?? Date.now;
+    this.send = options.send ?? sendMessage;
+  }
+
+  /** One pass: claims what is due (of one event only, with `eventId`), sends it, records it. */
+  async deliverDue(eventId?: string): Promise<AttemptReport[]> {
+    const due = await this.options.store.claimDeliveries({ limit: BATCH, nowMs: this.now(), leaseMs: LEASE_MS, eventId });
+    return Promise.all(due.map((delivery) => this.attempt(delivery)));
+  }
+
+  private async attempt(delivery: DueDelivery): Promise<AttemptReport> {
+    const startedMs = this.now();
+    const outcome = await this.send({ url: delivery.url, secret: delivery.secret, id: delivery.eventId, body: delivery.body }, startedMs, this.options.timeoutMs);
+    const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
+    const next = delivered ? null : nextAttemptAt(delivery.attempt, this.now(), Date.parse(delivery.eventCreatedAt));
+    const state: DeliveryState = delivered ? "delivered" : next === null ? "failed" : "pending";
+    await this.record({
+      deliveryId: delivery.deliveryId,
+      attempt: delivery.attempt,
+      at: new Date(startedMs).toISOString(),
+      status: outcome.status,
+      durationMs: outcome.durationMs,
+      response: outcome.response,
+      error: outcome.error,
+      state,
+      nextAttemptAt: next,
+    });
+    this.options.onAttempt?.(state);
+    const fields = {
+      webhook_id: delivery.webhookId,
+      event_id: delivery.eventId,
+      event_type: delivery.eventType,
+      attempt: delivery.attempt,
+      status: outcome.status,
+      error: outcome.error,
+      duration_ms: Math.round(outcome.durationMs),
+      ...(next !== null ? { next_attempt_at: new Date(next).toISOString() } : {}),
+    };
+    if (delivered) this.options.logger?.log("info", "webhook delivered", fields);
+    else this.options.logger?.log(state === "failed" ? "error" : "warn", state === "failed" ? "webhook delivery given up after 24 hours" : "webhook delivery failed; will retry", fields);
+    return { ...outcome, deliveryId: delivery.deliveryId, webhookId: delivery.webhookId, eventId: delivery.eventId, attempt: delivery.attempt, state };
+  }
+
+  /**
+   * Records an attempt; a SQLite state file locked for a moment by a writer (the
+   * deliverer's connection never waits for the lock on the thread) is tried again for up
+   * to two seconds, so that a delivery made is seldom sent again for want of its record.
+   */
+  private async record(result: Parameters<Store["recordAttempt"]>[0]): Promise<void> {
+    for (let waited = 0; ; waited += RECORD_RETRY_MS) {
+      try {
+        await this.options.store.recordAttempt(result);
+        return;
+      } catch (error) {
+        if ((error as { code?: unknown })?.code !== "SQLITE_BUSY" || waited >= RECORD_TRIES_FOR_MS) throw error;
+        await Bun.sleep(RECORD_RETRY_MS);
+      }
+    }
+  }
+
+  /** Runs a pass every `everyMs` (the next one after the last has finished). */
+  start(everyMs = POLL_MS): void {
+    const tick = () => {
+      if (this.stopped) return;
+      let full = false;
+      this.running = this.deliverDue()
+        // A full pass leaves more waiting: the next one starts at once.
+        .then((reports) => void (full = reports.length >= BATCH))
+        .catch((error) => {
+          // A state file locked for a moment by a writer: simply the next pass.
+          if ((error as { code?: unknown })?.code === "SQLITE_BUSY" || this.stopped) return;
+          // A database that is away fails every pass: one line a minute says so.
+          if (performance.now() - this.lastWarning < 60_000) return;
+          this.lastWarning = performance.now();
+          this.options.logger?.log("warn", "webhook deliveries could not be read or recorded in the state store; trying again every second", { error: String((error as Error)?.message ?? error) });
+        })
+        .finally(() => {
+          this.running = undefined;
+          if (this.stopped) return;
+          this.timer = setTimeout(tick, full ? 0 : everyMs);
+          this.timer.unref?.();
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+    this.timer.unref?.();
+  }
+
+  /**
+   * Stops the timer and waits for the pass under way, at most `graceMs`: a server stops
+   * promptly even while a receiver is slow. An attempt cut short this way is not
+   * recorded; its lease runs out and a server sends it again (at least once).
+   */
+  async stop(graceMs = 300): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.running) await Promise.race([this.running, Bun.sleep(graceMs)]);
+  }
+}

@@ -1,0 +1,110 @@
+import { signedHeaders } from "./signature.ts";
+
+/** The most of a receiver's answer that is kept and shown (CONTRACT §16). */
+export const KEPT_RESPONSE_BYTES = 256;
+/** How long one attempt may take, connection to the end of the kept bytes. */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+
+/** What one attempt to send a message came to. */
+export interface SendOutcome {
+  /** The HTTP status, or null when there was no answer. */
+  readonly status: number | null;
+  /** The first KEPT_RESPONSE_BYTES of the answer's body, as text (invalid UTF-8 replaced). */
+  readonly response: string | null;
+  /** Why there was no answer; null when there was one. */
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+export interface Message {
+  readonly url: string;
+  readonly secret: string;
+  readonly id: string;
+  readonly body: string;
+}
+
+/**
+ * POSTs one signed message (Standard Webhooks headers) and reads at most the first
+ * KEPT_RESPONSE_BYTES of the answer: a receiver's answer is neither kept nor shown beyond
+ * them, and a receiver that streams without end cannot hold the sender. Redirects are
+ * not followed (a 3xx is a failed attempt, as Standard Webhooks asks). The timestamp is
+ * the time of this attempt, so a receiver that refuses old timestamps accepts a retry.
+ */
+export async function sendMessage(message: Message, nowMs: number, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<SendOutcome> {
+  const began = performance.now();
+  const signal = AbortSignal.timeout(timeoutMs);
+  const duration = () => performance.now() - began;
+  try {
+    const answer = await fetch(message.url, {
+      method: "POST",
+      redirect: "manual",
+      signal,
+      headers: {
+        "content-type": "application/json",
+        "user-agent": "iplookup-webhooks",
+        ...signedHeaders(message.secret, message.id, Math.floor(nowMs / 1000), message.body),
+      },
+      body: message.body,
+      // A connection of its own each time: a receiver that restarted leaves no dead
+      // keep-alive connection for the next attempt to fail on.
+      keepalive: false,
+    });
+    const response = await firstBytes(answer, KEPT_RESPONSE_BYTES);
+    return { status: answer.status, response, error: null, durationMs: duration() };
+  } catch (error) {
+    return { status: null, response: null, error: describeFailure(error, signal, timeoutMs), durationMs: duration() };
+  }
+}
+
+/** The first `limit` bytes of an answer's body as text; the rest is never read. */
+async function firstBytes(answer: Response, limit: number): Promise<string | null> {
+  if (!answer.body) return null;
+  const reader = answer.body.getReader();
+  const parts: Uint8Array[] = [];
+  let length = 0;
+  try {
+    while (length < limit) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parts.push(value);
+      length += value.byteLength;
+    }
+  } finally {
+    void reader.cancel().catch(() => {});
+  }
+  const bytes = new Uint8Array(Math.min(length, limit));
+  let at = 0;
+  for (const part of parts) {
+    const take = Math.min(part.byteLength, bytes.byteLength - at);
+    bytes.set(part.subarray(0, take), at);
+    at += take;
+    if (at === bytes.byteLength) break;
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+}
+
+/**
+ * Why an attempt got no answer, in a few words; never the URL (it may carry a token in
+ * its path or query) nor anything of the request.
+ */
+function describeFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  if (signal.aborted) return `no answer within ${timeoutMs / 1000} s`;
+  const code = (error as { code?: unknown })?.code;
+  switch (code) {
+    case "ConnectionRefused":
+    case "ECONNREFUSED":
+      return "connection refused";
+    case "ConnectionClosed":
+    case "ECONNRESET":
+      return "connection closed before an answer";
+    case "FailedToOpenSocket":
+      return "cannot connect";
+    case "ENOTFOUND":
+    case "DNSException":
+      return "the host name does not resolve";
+    default:
+      break;
+  }
+  const name = (error as Error)?.name ?? "Error";
+  return typeof code === "string" ? `${name} (${code})` : "the request failed";
+}

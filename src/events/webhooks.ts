@@ -1,0 +1,96 @@
+import { AuditLog, changesBetween, type Actor } from "../audit/audit-log.ts";
+import type { DeliveryRecord, IssuedWebhook, Store, Webhook } from "../store/store.ts";
+import type { AttemptReport, Deliverer } from "./deliverer.ts";
+import { eventBody, EVENT_TYPES, isEventType, newEventId, TEST_EVENT_TYPE } from "./event-types.ts";
+import { webhookUrlError } from "./webhook-url.ts";
+
+/** A request about webhooks that is refused: bad input (`invalid`) or no such webhook. */
+export class WebhookRefusal extends Error {
+  override readonly name = "WebhookRefusal";
+  constructor(
+    readonly kind: "invalid" | "not_found",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** How many deliveries a listing shows: the latest. */
+export const LISTED_DELIVERIES = 50;
+
+/**
+ * What the admin API, the console and the CLI do with webhooks, in one place: checks
+ * the input, then asks the store. A refusal changes nothing.
+ */
+export class Webhooks {
+  private readonly audit: AuditLog;
+
+  constructor(
+    private readonly store: Store,
+    private readonly now: () => Date,
+  ) {
+    this.audit = new AuditLog(store, now);
+  }
+
+  /**
+   * Registers a webhook; the answer carries its secret, which is never shown again (nor
+   * recorded in the audit log, which has the URL and the events).
+   */
+  async add(actor: Actor, url: string, events: readonly string[]): Promise<IssuedWebhook> {
+    const refused = webhookUrlError(url);
+    if (refused) throw new WebhookRefusal("invalid", refused);
+    const issued = await this.store.createWebhook(url, checkEvents(events));
+    await this.audit.record({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) });
+    return issued;
+  }
+
+  list(): Promise<Webhook[]> {
+    return this.store.listWebhooks();
+  }
+
+  async get(id: string): Promise<Webhook> {
+    const webhook = await this.store.getWebhook(id);
+    if (!webhook) throw noSuchWebhook(id);
+    return webhook;
+  }
+
+  async remove(actor: Actor, id: string): Promise<void> {
+    const webhook = await this.get(id);
+    if (!(await this.store.removeWebhook(id))) throw noSuchWebhook(id);
+    await this.audit.record({ actor, action: "webhook.removed", target: id, changes: changesBetween({ url: webhook.url, events: webhook.events }, {}) });
+  }
+
+  async deliveries(id: string): Promise<DeliveryRecord[]> {
+    await this.get(id);
+    return this.store.listDeliveries(id, LISTED_DELIVERIES);
+  }
+
+  /**
+   * Sends a test event (`webhook.test`) to this webhook alone: recorded in the outbox as
+   * any event (so a failure is retried and logged), then attempted at once. Answers the
+   * attempt, or null when another server claimed it first.
+   */
+  async test(id: string, deliverer: Deliverer): Promise<{ eventId: string; attempt: AttemptReport | null }> {
+    const webhook = await this.get(id);
+    const at = this.now();
+    const eventId = newEventId();
+    const body = eventBody(TEST_EVENT_TYPE, { webhook: { id: webhook.id }, message: "a test event sent by iplookup" }, at);
+    await this.store.addEvent({ id: eventId, type: TEST_EVENT_TYPE, body, createdAt: at.toISOString(), webhookId: webhook.id });
+    const [attempt] = await deliverer.deliverDue(eventId);
+    return { eventId, attempt: attempt ?? null };
+  }
+}
+
+/** The event types asked for, each known, without repeats, in the order of EVENT_TYPES. */
+export function checkEvents(events: readonly string[]): string[] {
+  const wanted = events.map((event) => event.trim()).filter((event) => event !== "");
+  if (wanted.length === 0) throw new WebhookRefusal("invalid", `name at least one event: ${EVENT_TYPES.join(", ")}`);
+  for (const event of wanted) {
+    if (!isEventType(event)) throw new WebhookRefusal("invalid", `"${event}" is not an event; the events are ${EVENT_TYPES.join(", ")}`);
+  }
+  return EVENT_TYPES.filter((event) => wanted.includes(event));
+}
+
+function noSuchWebhook(id: string): WebhookRefusal {
+  return new WebhookRefusal("not_found", `there is no webhook ${id}`);
+}

@@ -1,0 +1,28 @@
+import { blockOf, cloudFeedSignal, isObject, lineOfValue, parseJsonFeed, type FeedEntry, type FeedInput, type FeedRead } from "./feed-entry.ts";
+
+/**
+ * Oracle Cloud's public_ip_ranges.json: `{"last_updated_timestamp":"…","regions":
+ * [{"region":"us-phoenix-1","cidrs":[{"cidr":"129.146.0.0/21","tags":["OCI"]}]}]}`.
+ * Every block is hosting; its service is "Oracle Cloud (REGION)".
+ */
+const KIND = "Oracle Cloud public_ip_ranges.json";
+
+export function readOracleCloud(input: FeedInput): FeedRead {
+  const signal = cloudFeedSignal(input, KIND);
+  const json = parseJsonFeed(input, KIND);
+  if (!isObject(json) || !Array.isArray(json.regions)) throw new Error(`${input.file}: not an ${KIND}: it has no "regions" list`);
+  const entries: FeedEntry[] = [];
+  json.regions.forEach((region, i) => {
+    if (!isObject(region) || typeof region.region !== "string" || !Array.isArray(region.cidrs)) {
+      throw new Error(`${input.file}: regions[${i}] is not {"region", "cidrs": […]}`);
+    }
+    const service = region.region === "" ? "Oracle Cloud" : `Oracle Cloud (${region.region})`;
+    region.cidrs.forEach((item, j) => {
+      const cidr = isObject(item) ? item.cidr : undefined;
+      if (typeof cidr !== "string") throw new Error(`${input.file}: regions[${i}].cidrs[${j}] is not {"cidr", "tags"}`);
+      entries.push({ block: blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`), service, rank: 0 });
+    });
+  });
+  const updated = typeof json.last_updated_timestamp === "string" ? new Date(json.last_updated_timestamp) : null;
+  return { signal, entries, builtAt: updated !== null && !Number.isNaN(updated.getTime()) ? updated.toISOString() : undefined };
+}

@@ -1,0 +1,70 @@
+import { Deliverer, POLL_MS } from "../events/deliverer.ts";
+import { emitExpiringKeys, type MaybeExpiringKey } from "../events/emit.ts";
+import type { ApiKey } from "../store/store.ts";
+import type { Logger } from "../log/logger.ts";
+import type { Metrics } from "../metrics/metrics.ts";
+import { openStore } from "../store/open-store.ts";
+
+/** How often the keys are looked over for key.expiring, and the outbox pruned. */
+export const EXPIRY_SWEEP_MS = 10 * 60_000;
+/**
+ * How long delivered and failed deliveries (and their events) are kept, for the delivery
+ * log. Longer than a billing period and the key.expiring notice together, so that the
+ * once-only record of a usage.threshold or key.expiring event outlives the period or the
+ * expiry it is about.
+ */
+export const OUTBOX_KEPT_DAYS = 45;
+
+export interface ServeEventsOptions {
+  /** The --state location: the events get a store connection of their own there. */
+  readonly statePath: string;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  /** The main thread's metrics: attempts are counted there. */
+  readonly metrics?: Metrics;
+}
+
+export interface ServeEvents {
+  /** Stops the timers and waits for the deliveries under way (their attempts are recorded). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The webhook side of `serve`, on the main thread only (CONTRACT §16): the Deliverer,
+ * which sends what the outbox holds once a second, and the key.expiring sweep, every ten
+ * minutes. Both run on timers, off every request's path, and on a store connection of
+ * their own: a lookup never waits for a webhook. On SQLite that connection never waits
+ * for the write lock (a pass that finds it taken is tried again a second later), so the
+ * main thread never blocks on it; every server sharing a PostgreSQL database runs them,
+ * and the outbox's leases make each delivery go out once.
+ */
+export async function startServeEvents(options: ServeEventsOptions): Promise<ServeEvents> {
+  // Two connections are plenty for a pass a second (PostgreSQL); SQLite ignores it.
+  const store = await openStore(options.statePath, { lockWaitMs: 0, poolSize: 2 });
+  const deliverer = new Deliverer({ store, now: () => options.now().getTime(), logger: options.logger, onAttempt: (state) => options.metrics?.addWebhookAttempt(state) });
+  deliverer.start(POLL_MS);
+  let sweeping: Promise<unknown> | undefined;
+  const sweep = () => {
+    sweeping ??= store
+      .listKeys()
+      .then((keys) => emitExpiringKeys(store, keys.map(expiringView), options.now()))
+      .then(() => store.pruneOutbox(new Date(options.now().getTime() - OUTBOX_KEPT_DAYS * 86_400_000).toISOString()))
+      .catch((error) => options.logger.log("warn", "key.expiring: the keys could not be read; trying again later", { error: String((error as Error)?.message ?? error) }))
+      .finally(() => (sweeping = undefined));
+  };
+  sweep();
+  const timer = setInterval(sweep, EXPIRY_SWEEP_MS);
+  timer.unref?.();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await Promise.all([deliverer.stop(), sweeping]);
+      await store.close();
+    },
+  };
+}
+
+/** A key as key.expiring reads it: its expiry is one of its controls (CONTRACT §16). */
+function expiringView(key: ApiKey): MaybeExpiringKey {
+  return { ...key, expiresAt: key.controls?.expiresAt ?? null };
+}

@@ -1,0 +1,38 @@
+import { StoreUnavailableError, type Store } from "./store.ts";
+
+/** What SQLite says when another connection holds the write lock and busy_timeout is 0. */
+function isLocked(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === "SQLITE_BUSY";
+}
+
+/**
+ * The store with every method that finds SQLite's write lock taken tried again later,
+ * asynchronously, for at most `waitMs`; then it rejects with StoreUnavailableError
+ * (503 `store_unavailable`). For a store opened with `lockWaitMs` (busy_timeout 0),
+ * whose writes fail at once rather than wait on the thread: the admin listener's, on
+ * the thread that also serves lookups. A write that met the lock changed nothing (its
+ * transaction never began), so trying it again is safe. Charges have their own waiting
+ * (GroupCommit), which ends in StoreUnavailableError, never SQLITE_BUSY.
+ */
+export function retryWhileLocked(store: Store, waitMs: number): Store {
+  return new Proxy(store, {
+    get(target, property) {
+      const value = Reflect.get(target, property, target) as unknown;
+      if (typeof value !== "function") return value;
+      return async (...args: unknown[]) => {
+        const giveUpAt = performance.now() + waitMs;
+        for (let pause = 5; ; pause = Math.min(pause * 2, 100)) {
+          try {
+            return await (value as (...args: unknown[]) => unknown).apply(target, args);
+          } catch (error) {
+            if (!isLocked(error)) throw error;
+            if (performance.now() >= giveUpAt) {
+              throw new StoreUnavailableError(`the state file is locked by another process (waited ${waitMs} ms)`, { cause: error });
+            }
+            await Bun.sleep(Math.min(pause, Math.max(1, giveUpAt - performance.now())));
+          }
+        }
+      };
+    },
+  });
+}

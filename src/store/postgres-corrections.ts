@@ -1,0 +1,50 @@
+import type { SQL } from "bun";
+import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
+import { checkCorrectionRow, fieldsJson, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
+
+/**
+ * The corrections table of the PostgreSQL state (postgres-schema.ts, migration 4), for
+ * PostgresStore, which runs these inside its guards (unreachable database, retries of
+ * reads). Its statement-level triggers move the change counter, and announce it, on
+ * every change, so every server on the database reloads the corrections as it reloads keys.
+ */
+
+const COLUMNS = "cidr, fields, note, created_at, updated_at";
+
+export async function listCorrections(sql: SQL): Promise<Correction[]> {
+  return inAddressOrder((await sql.unsafe<CorrectionRow[]>(`SELECT ${COLUMNS} FROM corrections`)).map(toCorrection));
+}
+
+/** The corrections and the change counter, from one snapshot. */
+export function correctionSnapshot(sql: SQL): Promise<CorrectionSnapshot> {
+  return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+    const [generation] = await tx`SELECT value FROM generation WHERE id = 1`;
+    return { generation: Number(generation.value), corrections: await listCorrections(tx) };
+  });
+}
+
+export async function putCorrection(sql: SQL, cidr: string, fields: CorrectionFields, note: string | null, now: string): Promise<Correction> {
+  const checked = checkCorrectionRow(cidr, fields, note);
+  const [row] = await sql.unsafe<CorrectionRow[]>(
+    `INSERT INTO corrections (${COLUMNS}) VALUES ($1, $2, $3, $4::timestamptz, $4::timestamptz)
+     ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
+     RETURNING ${COLUMNS}`,
+    [cidr, fieldsJson(checked), note, now],
+  );
+  return toCorrection(row!);
+}
+
+export async function removeCorrection(sql: SQL, cidr: string): Promise<Correction | null> {
+  const [row] = await sql.unsafe<CorrectionRow[]>(`DELETE FROM corrections WHERE cidr = $1 RETURNING ${COLUMNS}`, [cidr]);
+  return row ? toCorrection(row) : null;
+}
+
+/** Writes a snapshot's corrections (inside importState's transaction), in one statement. */
+export async function insertCorrections(sql: SQL, corrections: readonly Correction[]): Promise<void> {
+  if (corrections.length === 0) return;
+  await sql`INSERT INTO corrections (cidr, fields, note, created_at, updated_at)
+    SELECT c, f, n, ca::timestamptz, ua::timestamptz
+    FROM unnest(${sql.array(corrections.map((c) => c.cidr), "TEXT")}, ${sql.array(corrections.map((c) => fieldsJson(c.fields)), "TEXT")},
+                ${sql.array(corrections.map((c) => c.note), "TEXT")}, ${sql.array(corrections.map((c) => c.createdAt), "TEXT")},
+                ${sql.array(corrections.map((c) => c.updatedAt), "TEXT")}) AS t(c, f, n, ca, ua)`;
+}

@@ -1,0 +1,222 @@
+import type { SQL } from "bun";
+import { eventBody, newEventId } from "../events/event-types.ts";
+import { newWebhookSecret } from "../events/signature.ts";
+import { crossedThresholds, thresholdData, thresholdOnceKey } from "../events/usage-thresholds.ts";
+import { deliveryRecords, type UsageCrossing } from "./sqlite-webhooks.ts";
+import type { AttemptResult, ClaimOptions, DeliveryRecord, DeliveryState, DueDelivery, IssuedWebhook, NewEvent, Webhook, WebhookRecord, WebhookStore } from "./store.ts";
+import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+
+/** What PostgresWebhooks needs of its PostgresStore: the pool, and its error handling. */
+export interface PostgresAccess {
+  /** The pool now (a reset replaces it). */
+  sql(): SQL;
+  /** Runs a write, turning an unreachable database into StoreUnavailableError. */
+  guard<T>(work: () => Promise<T>): Promise<T>;
+  /** Runs a read, tried again once on a broken connection. */
+  read<T>(work: () => Promise<T>): Promise<T>;
+  readonly clock: () => Date;
+}
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string;
+  created_at: Date;
+}
+
+/** Records an event and its deliveries in one statement; answers 1 when recorded, 0 when its once_key was. */
+const INSERT_EVENT = `WITH e AS (
+    INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES ($1, $2, $3, $4::timestamptz, $5)
+    ON CONFLICT (once_key) DO NOTHING RETURNING id
+  ), d AS (
+    INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at)
+    SELECT e.id, w.id, 'pending', $6::int8 FROM e, webhooks w
+    WHERE CASE WHEN $7::text IS NULL THEN strpos(',' || w.events || ',', ',' || $2 || ',') > 0 ELSE w.id = $7::text END
+    ORDER BY w.seq
+  )
+  SELECT count(*)::int AS n FROM e`;
+
+/**
+ * Claims due deliveries: rows another server is claiming are skipped (SKIP LOCKED), and
+ * a row claimed and committed meanwhile is read again under the lock, its new lease
+ * excluding it. So one server holds a delivery at a time.
+ */
+const CLAIM = `WITH due AS (
+    SELECT id FROM webhook_deliveries
+    WHERE state = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1) AND ($3::text IS NULL OR event_id = $3::text)
+    ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), claimed AS (
+    UPDATE webhook_deliveries d SET lease_until = $1 + $4 FROM due WHERE d.id = due.id
+    RETURNING d.id, d.attempts, d.webhook_id, d.event_id, d.next_attempt_at
+  )
+  SELECT c.id, c.attempts, c.webhook_id, w.url, w.secret, c.event_id, e.type, e.body, e.created_at
+  FROM claimed c JOIN webhooks w ON w.id = c.webhook_id JOIN webhook_events e ON e.id = c.event_id
+  ORDER BY c.next_attempt_at, c.id`;
+
+/** The webhook tables of a PostgreSQL state database (schema migration 4), for PostgresStore. */
+export class PostgresWebhooks implements WebhookStore {
+  constructor(private readonly db: PostgresAccess) {}
+
+  async createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+    const webhook: Webhook = { id: newWebhookId(), url, events: [...events], createdAt: this.db.clock().toISOString() };
+    const secret = newWebhookSecret();
+    await this.db.guard(
+      () => this.db.sql()`INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (${webhook.id}, ${url}, ${eventsColumn(events)}, ${secret}, ${webhook.createdAt}::timestamptz)`,
+    );
+    return { webhook, secret };
+  }
+
+  async listWebhooks(): Promise<Webhook[]> {
+    const rows = await this.db.read(() => this.db.sql()<WebhookRow[]>`SELECT id, url, events, created_at FROM webhooks ORDER BY created_at, seq`);
+    return rows.map(toWebhook);
+  }
+
+  async getWebhook(id: string): Promise<Webhook | null> {
+    const [row] = await this.db.read(() => this.db.sql()<WebhookRow[]>`SELECT id, url, events, created_at FROM webhooks WHERE id = ${id}`);
+    return row ? toWebhook(row) : null;
+  }
+
+  async removeWebhook(id: string): Promise<boolean> {
+    const result = await this.db.guard(() => this.db.sql()`DELETE FROM webhooks WHERE id = ${id}`);
+    return result.count > 0;
+  }
+
+  async addEvent(event: NewEvent): Promise<boolean> {
+    return this.db.guard(() => insertEvent(this.db.sql(), event));
+  }
+
+  async claimDeliveries({ limit, nowMs, leaseMs, eventId }: ClaimOptions): Promise<DueDelivery[]> {
+    const rows = await this.db.guard(() =>
+      this.db.sql().unsafe<
+        { id: string; attempts: number; webhook_id: string; url: string; secret: string; event_id: string; type: string; body: string; created_at: Date }[]
+      >(CLAIM, [nowMs, limit, eventId ?? null, leaseMs]),
+    );
+    return rows.map(
+      (row): DueDelivery => ({
+        deliveryId: Number(row.id),
+        attempt: row.attempts + 1,
+        webhookId: row.webhook_id,
+        url: row.url,
+        secret: row.secret,
+        eventId: row.event_id,
+        eventType: row.type,
+        body: row.body,
+        eventCreatedAt: row.created_at.toISOString(),
+      }),
+    );
+  }
+
+  async recordAttempt(result: AttemptResult): Promise<boolean> {
+    return this.db.guard(() =>
+      this.db.sql().begin(async (tx) => {
+        const moved = await tx`UPDATE webhook_deliveries SET attempts = ${result.attempt}, state = ${result.state},
+            next_attempt_at = coalesce(${result.nextAttemptAt}::int8, next_attempt_at), lease_until = NULL
+          WHERE id = ${result.deliveryId} AND attempts = ${result.attempt - 1}`;
+        if (moved.count === 0) return false;
+        await tx`INSERT INTO webhook_attempts (delivery_id, attempt, at, status, duration_ms, response, error)
+          VALUES (${result.deliveryId}, ${result.attempt}, ${result.at}::timestamptz, ${result.status}, ${Math.round(result.durationMs)}, ${result.response}, ${result.error})`;
+        return true;
+      }),
+    );
+  }
+
+  async pruneOutbox(before: string): Promise<number> {
+    return this.db.guard(() =>
+      this.db.sql().begin(async (tx) => {
+        await tx`DELETE FROM webhook_deliveries d USING webhook_events e WHERE e.id = d.event_id AND d.state <> 'pending' AND e.created_at < ${before}::timestamptz`;
+        const removed = await tx`DELETE FROM webhook_events e WHERE e.created_at < ${before}::timestamptz
+          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)`;
+        return removed.count;
+      }),
+    );
+  }
+
+  async listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
+    return this.db.read(() =>
+      this.db.sql().begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
+        const deliveries = await tx`SELECT d.id, d.event_id, e.type, e.created_at, d.state, d.next_attempt_at FROM webhook_deliveries d
+          JOIN webhook_events e ON e.id = d.event_id WHERE d.webhook_id = ${webhookId} ORDER BY d.id DESC LIMIT ${limit}`;
+        const attempts = await tx`SELECT a.* FROM webhook_attempts a
+          WHERE a.delivery_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ${webhookId} ORDER BY id DESC LIMIT ${limit}) ORDER BY a.delivery_id, a.attempt`;
+        return deliveryRecords(
+          deliveries.map((row: { id: string; event_id: string; type: string; created_at: Date; state: DeliveryState; next_attempt_at: string }) => ({
+            ...row,
+            id: Number(row.id),
+            created_at: row.created_at.toISOString(),
+            next_attempt_at: Number(row.next_attempt_at),
+          })),
+          attempts.map((row: { delivery_id: string; attempt: number; at: Date; status: number | null; duration_ms: number; response: string | null; error: string | null }) => ({
+            ...row,
+            delivery_id: Number(row.delivery_id),
+            at: row.at.toISOString(),
+          })),
+        );
+      }),
+    );
+  }
+}
+
+/** Every webhook with its secret, oldest first, in the caller's transaction (exportState). */
+export async function exportWebhookRows(tx: SQL): Promise<WebhookRecord[]> {
+  const rows = await tx<(WebhookRow & { secret: string })[]>`SELECT id, url, events, secret, created_at FROM webhooks ORDER BY created_at, seq`;
+  return rows.map((row) => ({ ...toWebhook(row), secret: row.secret }));
+}
+
+/** In the caller's transaction (importState, its tables locked): `replace` empties the webhook tables first. */
+export async function importWebhookRows(tx: SQL, webhooks: readonly WebhookRecord[], replace: boolean): Promise<void> {
+  if (replace) {
+    await tx`DELETE FROM webhook_attempts`;
+    await tx`DELETE FROM webhook_deliveries`;
+    await tx`DELETE FROM webhook_events`;
+    await tx`DELETE FROM webhooks`;
+  }
+  if (webhooks.length === 0) return;
+  await tx`INSERT INTO webhooks (id, url, events, secret, created_at)
+    SELECT id, url, events, secret, created_at::timestamptz
+    FROM unnest(${tx.array(webhooks.map((w) => w.id), "TEXT")}, ${tx.array(webhooks.map((w) => w.url), "TEXT")}, ${tx.array(webhooks.map((w) => eventsColumn(w.events)), "TEXT")},
+                ${tx.array(webhooks.map((w) => w.secret), "TEXT")}, ${tx.array(webhooks.map((w) => w.createdAt), "TEXT")})
+      WITH ORDINALITY AS t(id, url, events, secret, created_at, n)
+    ORDER BY n`;
+}
+
+/** Inserts an event and its deliveries on a connection or in a transaction. */
+async function insertEvent(sql: SQL, event: NewEvent): Promise<boolean> {
+  const [row] = await sql.unsafe<{ n: number }[]>(INSERT_EVENT, [
+    event.id,
+    event.type,
+    event.body,
+    event.createdAt,
+    event.onceKey ?? null,
+    Date.parse(event.createdAt),
+    event.webhookId ?? null,
+  ]);
+  return row!.n > 0;
+}
+
+/**
+ * Inside a charge group's transaction (PostgresStore.applyGroup), after its usage rows
+ * are locked and updated: records a usage.threshold event for each line a key's units
+ * crossed. No round trip unless a line was crossed.
+ */
+export async function recordCrossings(tx: SQL, crossings: readonly UsageCrossing[], now: () => Date): Promise<void> {
+  for (const crossing of crossings) {
+    const lines = crossedThresholds(crossing.before, crossing.after, crossing.limit);
+    if (lines.length === 0) continue;
+    const [key] = await tx<{ id: string; name: string; plan: string }[]>`SELECT id, name, plan FROM keys WHERE id = ${crossing.keyId}`;
+    if (!key) continue;
+    const at = now();
+    for (const percent of lines) {
+      await insertEvent(tx, {
+        id: newEventId(),
+        type: "usage.threshold",
+        body: eventBody("usage.threshold", thresholdData(key, crossing.period, percent, crossing.after, crossing.limit!), at),
+        createdAt: at.toISOString(),
+        onceKey: thresholdOnceKey(crossing.keyId, crossing.period, percent),
+      });
+    }
+  }
+}
+
+function toWebhook(row: WebhookRow): Webhook {
+  return { id: row.id, url: row.url, events: eventsOf(row.events), createdAt: row.created_at.toISOString() };
+}

@@ -1,0 +1,65 @@
+import type { Database } from "bun:sqlite";
+import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
+import { checkCorrectionRow, fieldsJson, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
+import { StoreUnavailableError } from "./store.ts";
+
+/**
+ * The corrections table of the SQLite state file (schema.ts, migration 3), for
+ * SqliteStore. Its triggers move the change counter on every change, so running
+ * servers reload the corrections as they reload keys.
+ */
+
+const COLUMNS = "cidr, fields, note, created_at, updated_at";
+
+export function listCorrections(db: Database): Correction[] {
+  return inAddressOrder(db.query<CorrectionRow, []>(`SELECT ${COLUMNS} FROM corrections`).all().map(toCorrection));
+}
+
+/** The corrections and the change counter, in one read transaction. */
+export function correctionSnapshot(db: Database): CorrectionSnapshot {
+  return db
+    .transaction(() => ({
+      generation: db.query<{ value: number }, []>("SELECT value FROM generation WHERE id = 1").get()!.value,
+      corrections: listCorrections(db),
+    }))
+    .deferred();
+}
+
+export function putCorrection(db: Database, cidr: string, fields: CorrectionFields, note: string | null, now: string): Correction {
+  const checked = checkCorrectionRow(cidr, fields, note);
+  const row = unlessLocked(() =>
+    db
+      .query<CorrectionRow, [string, string, string | null, string]>(
+        `INSERT INTO corrections (${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?4)
+         ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
+         RETURNING ${COLUMNS}`,
+      )
+      .get(cidr, fieldsJson(checked), note, now)!,
+  );
+  return toCorrection(row);
+}
+
+export function removeCorrection(db: Database, cidr: string): Correction | null {
+  const row = unlessLocked(() => db.query<CorrectionRow, [string]>(`DELETE FROM corrections WHERE cidr = ?1 RETURNING ${COLUMNS}`).get(cidr));
+  return row ? toCorrection(row) : null;
+}
+
+/**
+ * A write that found the state file locked by another process past the connection's
+ * busy timeout changed nothing: StoreUnavailableError (503 store_unavailable on the
+ * admin API, CONTRACT §13), not an unexplained failure.
+ */
+function unlessLocked<T>(write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if ((error as { code?: unknown })?.code === "SQLITE_BUSY") throw new StoreUnavailableError("the state file is locked by another process; nothing was changed", { cause: error });
+    throw error;
+  }
+}
+
+/** Writes a snapshot's corrections (inside importState's transaction). */
+export function insertCorrections(db: Database, corrections: readonly Correction[]): void {
+  const insert = db.query(`INSERT INTO corrections (${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5)`);
+  for (const c of corrections) insert.run(c.cidr, fieldsJson(c.fields), c.note, c.createdAt, c.updatedAt);
+}

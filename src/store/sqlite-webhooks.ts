@@ -1,0 +1,256 @@
+import type { Database } from "bun:sqlite";
+import { eventBody, newEventId } from "../events/event-types.ts";
+import { crossedThresholds, thresholdData, thresholdOnceKey } from "../events/usage-thresholds.ts";
+import { newWebhookSecret } from "../events/signature.ts";
+import type {
+  AttemptResult,
+  ClaimOptions,
+  DeliveryAttempt,
+  DeliveryRecord,
+  DeliveryState,
+  DueDelivery,
+  IssuedWebhook,
+  NewEvent,
+  Webhook,
+  WebhookRecord,
+  WebhookStore,
+} from "./store.ts";
+import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+
+interface WebhookRow {
+  id: string;
+  url: string;
+  events: string;
+  created_at: string;
+}
+
+interface AttemptRow {
+  delivery_id: number;
+  attempt: number;
+  at: string;
+  status: number | null;
+  duration_ms: number;
+  response: string | null;
+  error: string | null;
+}
+
+/** A key's units crossing a line in a charge group: what SqliteWebhooks.recordCrossings takes. */
+export interface UsageCrossing {
+  readonly keyId: string;
+  readonly period: string;
+  readonly before: number;
+  readonly after: number;
+  readonly limit: number | null;
+}
+
+/**
+ * The webhook tables of a SQLite state file (schema migration 3), for SqliteStore. Each
+ * write is one transaction; IMMEDIATE where a read decides the write (a claim), so two
+ * processes sharing the file never claim the same delivery.
+ */
+export class SqliteWebhooks implements WebhookStore {
+  constructor(
+    private readonly db: Database,
+    private readonly clock: () => Date,
+  ) {}
+
+  async createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+    const webhook: Webhook = { id: newWebhookId(), url, events: [...events], createdAt: this.clock().toISOString() };
+    const secret = newWebhookSecret();
+    this.db.query("INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)").run(webhook.id, url, eventsColumn(events), secret, webhook.createdAt);
+    return { webhook, secret };
+  }
+
+  async listWebhooks(): Promise<Webhook[]> {
+    return this.db.query<WebhookRow, []>("SELECT id, url, events, created_at FROM webhooks ORDER BY created_at, rowid").all().map(toWebhook);
+  }
+
+  async getWebhook(id: string): Promise<Webhook | null> {
+    const row = this.db.query<WebhookRow, [string]>("SELECT id, url, events, created_at FROM webhooks WHERE id = ?1").get(id);
+    return row ? toWebhook(row) : null;
+  }
+
+  async removeWebhook(id: string): Promise<boolean> {
+    return this.db.query("DELETE FROM webhooks WHERE id = ?1").run(id).changes > 0;
+  }
+
+  async addEvent(event: NewEvent): Promise<boolean> {
+    return this.db.transaction(() => this.insertEvent(event)).immediate();
+  }
+
+  /** addEvent's work, inside a transaction the caller holds (a charge's, for thresholds). */
+  insertEvent(event: NewEvent): boolean {
+    const inserted = this.db
+      .query("INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (once_key) DO NOTHING")
+      .run(event.id, event.type, event.body, event.createdAt, event.onceKey ?? null);
+    if (inserted.changes === 0) return false;
+    const due = Date.parse(event.createdAt);
+    if (event.webhookId !== undefined) {
+      this.db
+        .query("INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at) SELECT ?1, id, 'pending', ?2 FROM webhooks WHERE id = ?3")
+        .run(event.id, due, event.webhookId);
+    } else {
+      this.db
+        .query(
+          `INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at)
+           SELECT ?1, id, 'pending', ?2 FROM webhooks WHERE instr(',' || events || ',', ',' || ?3 || ',') > 0 ORDER BY created_at, rowid`,
+        )
+        .run(event.id, due, event.type);
+    }
+    return true;
+  }
+
+  /**
+   * Inside a charge group's transaction (SqliteStore.applyGroup): records a
+   * usage.threshold event for each line a key's units crossed. Costs nothing unless a
+   * line was crossed; the once_key makes a second record of the same crossing a no-op.
+   */
+  recordCrossings(crossings: readonly UsageCrossing[], nowMs: () => number): void {
+    for (const crossing of crossings) {
+      const lines = crossedThresholds(crossing.before, crossing.after, crossing.limit);
+      if (lines.length === 0) continue;
+      const key = this.db.query<{ id: string; name: string; plan: string }, [string]>("SELECT id, name, plan FROM keys WHERE id = ?1").get(crossing.keyId);
+      if (!key) continue;
+      const at = new Date(nowMs());
+      for (const percent of lines) {
+        this.insertEvent({
+          id: newEventId(),
+          type: "usage.threshold",
+          body: eventBody("usage.threshold", thresholdData(key, crossing.period, percent, crossing.after, crossing.limit!), at),
+          createdAt: at.toISOString(),
+          onceKey: thresholdOnceKey(crossing.keyId, crossing.period, percent),
+        });
+      }
+    }
+  }
+
+  async claimDeliveries({ limit, nowMs, leaseMs, eventId }: ClaimOptions): Promise<DueDelivery[]> {
+    // A server asks every second: a plain read first, so that the write lock (which the
+    // charges need) is taken only when something is due.
+    const due = this.db
+      .query<{ found: number }, [number]>(
+        "SELECT 1 AS found FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+      )
+      .get(nowMs);
+    if (!due) return [];
+    return this.db
+      .transaction(() => {
+        const rows = this.db
+          .query<
+            { id: number; attempts: number; webhook_id: string; url: string; secret: string; event_id: string; type: string; body: string; created_at: string },
+            [number, number, string | null]
+          >(
+            `SELECT d.id, d.attempts, d.webhook_id, w.url, w.secret, d.event_id, e.type, e.body, e.created_at
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN webhook_events e ON e.id = d.event_id
+             WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1) AND (?3 IS NULL OR d.event_id = ?3)
+             ORDER BY d.next_attempt_at, d.id LIMIT ?2`,
+          )
+          .all(nowMs, limit, eventId ?? null);
+        const lease = this.db.query("UPDATE webhook_deliveries SET lease_until = ?2 WHERE id = ?1");
+        for (const row of rows) lease.run(row.id, nowMs + leaseMs);
+        return rows.map(
+          (row): DueDelivery => ({
+            deliveryId: row.id,
+            attempt: row.attempts + 1,
+            webhookId: row.webhook_id,
+            url: row.url,
+            secret: row.secret,
+            eventId: row.event_id,
+            eventType: row.type,
+            body: row.body,
+            eventCreatedAt: row.created_at,
+          }),
+        );
+      })
+      .immediate();
+  }
+
+  async recordAttempt(result: AttemptResult): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const moved = this.db
+          .query("UPDATE webhook_deliveries SET attempts = ?2, state = ?3, next_attempt_at = coalesce(?4, next_attempt_at), lease_until = NULL WHERE id = ?1 AND attempts = ?2 - 1")
+          .run(result.deliveryId, result.attempt, result.state, result.nextAttemptAt);
+        if (moved.changes === 0) return false;
+        this.db
+          .query("INSERT INTO webhook_attempts (delivery_id, attempt, at, status, duration_ms, response, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
+          .run(result.deliveryId, result.attempt, result.at, result.status, Math.round(result.durationMs), result.response, result.error);
+        return true;
+      })
+      .immediate();
+  }
+
+  async pruneOutbox(before: string): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const done = "SELECT d.id FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id WHERE d.state <> 'pending' AND e.created_at < ?1";
+        this.db.query(`DELETE FROM webhook_attempts WHERE delivery_id IN (${done})`).run(before);
+        this.db.query(`DELETE FROM webhook_deliveries WHERE id IN (${done})`).run(before);
+        return this.db
+          .query("DELETE FROM webhook_events WHERE created_at < ?1 AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)")
+          .run(before).changes;
+      })
+      .immediate();
+  }
+
+  /** Every webhook with its secret, oldest first, inside the caller's read transaction (exportState). */
+  exportRows(): WebhookRecord[] {
+    return this.db
+      .query<WebhookRow & { secret: string }, []>("SELECT id, url, events, secret, created_at FROM webhooks ORDER BY created_at, rowid")
+      .all()
+      .map((row) => ({ ...toWebhook(row), secret: row.secret }));
+  }
+
+  /** Inside the caller's write transaction (importState): `replace` empties the webhook tables first. */
+  importRows(webhooks: readonly WebhookRecord[], replace: boolean): void {
+    if (replace) for (const table of ["webhook_attempts", "webhook_deliveries", "webhook_events", "webhooks"]) this.db.run(`DELETE FROM ${table}`);
+    const insert = this.db.query("INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+    for (const w of webhooks) insert.run(w.id, w.url, eventsColumn(w.events), w.secret, w.createdAt);
+  }
+
+  async listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
+    return this.db
+      .transaction(() => {
+        const deliveries = this.db
+          .query<{ id: number; event_id: string; type: string; created_at: string; state: DeliveryState; next_attempt_at: number }, [string, number]>(
+            `SELECT d.id, d.event_id, e.type, e.created_at, d.state, d.next_attempt_at FROM webhook_deliveries d JOIN webhook_events e ON e.id = d.event_id
+             WHERE d.webhook_id = ?1 ORDER BY d.id DESC LIMIT ?2`,
+          )
+          .all(webhookId, limit);
+        const attempts = this.db
+          .query<AttemptRow, [string, number]>(
+            `SELECT a.* FROM webhook_attempts a WHERE a.delivery_id IN (SELECT id FROM webhook_deliveries WHERE webhook_id = ?1 ORDER BY id DESC LIMIT ?2)
+             ORDER BY a.delivery_id, a.attempt`,
+          )
+          .all(webhookId, limit);
+        return deliveryRecords(deliveries, attempts);
+      })
+      .deferred();
+  }
+}
+
+function toWebhook(row: WebhookRow): Webhook {
+  return { id: row.id, url: row.url, events: eventsOf(row.events), createdAt: row.created_at };
+}
+
+/** Deliveries with their attempts, as both stores list them. */
+export function deliveryRecords(
+  deliveries: readonly { id: number; event_id: string; type: string; created_at: string; state: DeliveryState; next_attempt_at: number }[],
+  attempts: readonly AttemptRow[],
+): DeliveryRecord[] {
+  const byDelivery = new Map<number, DeliveryAttempt[]>();
+  for (const row of attempts) {
+    let list = byDelivery.get(Number(row.delivery_id));
+    if (!list) byDelivery.set(Number(row.delivery_id), (list = []));
+    list.push({ attempt: row.attempt, at: row.at, status: row.status, durationMs: row.duration_ms, response: row.response, error: row.error });
+  }
+  return deliveries.map((row) => ({
+    id: Number(row.id),
+    eventId: row.event_id,
+    eventType: row.type,
+    createdAt: row.created_at,
+    state: row.state,
+    attempts: byDelivery.get(Number(row.id)) ?? [],
+    nextAttemptAt: row.state === "pending" ? new Date(Number(row.next_attempt_at)).toISOString() : null,
+  }));
+}

@@ -1,0 +1,108 @@
+/**
+ * CONTRACT §13 (and §12's rule for charges): an admin write on a state store whose lock
+ * another process holds answers 503 store_unavailable, writes nothing, and never holds
+ * the thread: the public port's health check, served by the same thread, answers first.
+ */
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { postgresAvailable, testStates } from "../support/postgres.ts";
+import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-admin-busy-"));
+const servers: ServerProcess[] = [];
+afterAll(async () => {
+  for (const server of servers) await server.stop("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function startWithAdmin(state: string) {
+  const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
+  expect(created.code).toBe(0);
+  const token = (JSON.parse(created.stdout) as { token: string }).token;
+  // One thread: the admin listener and the public port share it.
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--admin-port", "0", "--log-level", "warn"]);
+  servers.push(server);
+  const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
+  const createKey = () =>
+    fetch(`${admin}/admin/v1/keys`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "while locked" }) });
+  const putPlan = () =>
+    fetch(`${admin}/admin/v1/plans/locked`, { method: "PUT", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ max_batch_size: 1, monthly_units: null, rate_limit: null }) });
+  const keyCount = async () => ((await (await fetch(`${admin}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })).json()) as { keys: unknown[] }).keys.length;
+  return { server, createKey, putPlan, keyCount };
+}
+
+/** Sends the admin write, then a health check; the health check must answer first. */
+async function writeWhileLocked(write: () => Promise<Response>, publicUrl: string) {
+  const order: string[] = [];
+  const written = write().then(async (response) => {
+    order.push("admin");
+    return { status: response.status, retryAfter: response.headers.get("retry-after"), body: (await response.json()) as { code: string } };
+  });
+  await Bun.sleep(50);
+  const health = await fetch(`${publicUrl}/healthz`);
+  order.push("healthz");
+  expect(health.status).toBe(200);
+  const answer = await written;
+  expect(order).toEqual(["healthz", "admin"]);
+  return answer;
+}
+
+test("SQLite: a write lock held by another connection", async () => {
+  const state = join(dir, "state.db");
+  const { server, createKey, putPlan, keyCount } = await startWithAdmin(state);
+  const before = await keyCount();
+  const holder = new Database(state);
+  holder.run("PRAGMA busy_timeout = 5000");
+  holder.run("BEGIN IMMEDIATE");
+  holder.run("UPDATE generation SET value = value");
+  try {
+    for (const write of [createKey, putPlan]) {
+      const answer = await writeWhileLocked(write, server.url);
+      expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
+      expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+    }
+  } finally {
+    holder.run("ROLLBACK");
+    holder.close();
+  }
+  expect(await keyCount()).toBe(before);
+  expect((await createKey()).status).toBe(201);
+  expect(await keyCount()).toBe(before + 1);
+  expect((await putPlan()).status).toBe(200);
+});
+
+const states = testStates();
+describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
+  test("a lock held by another session on the tables the write needs", async () => {
+    const state = await states.fresh();
+    const { server, createKey, putPlan, keyCount } = await startWithAdmin(state);
+    const before = await keyCount();
+    const holder = new SQL(state, { max: 1 });
+    const release = Promise.withResolvers<void>();
+    const locked = Promise.withResolvers<void>();
+    // Reads go on (EXCLUSIVE allows ACCESS SHARE); inserts and updates wait.
+    const held = holder.begin(async (tx) => {
+      await tx`LOCK TABLE keys, plans IN EXCLUSIVE MODE`;
+      locked.resolve();
+      await release.promise;
+    });
+    await locked.promise;
+    try {
+      for (const write of [createKey, putPlan]) {
+        const answer = await writeWhileLocked(write, server.url);
+        expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
+      }
+    } finally {
+      release.resolve();
+      await held;
+      await holder.close();
+    }
+    expect(await keyCount()).toBe(before);
+    expect((await createKey()).status).toBe(201);
+    expect((await putPlan()).status).toBe(200);
+  });
+});

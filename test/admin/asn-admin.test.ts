@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createAdminApp } from "../../src/admin/admin-app.ts";
+import { asnIndexOf } from "../../src/asn/asn-index.ts";
+import { defaultIndex } from "../support/default-data.ts";
+import { makeTestApp, type TestApp } from "../support/test-app.ts";
+
+/** /admin/v1/asn: the console's AS lookups, the public API's answers at no cost, behind an admin token. */
+
+let t: TestApp;
+let token: string;
+let apiKey: string;
+const adminApp = (withIndex = true) =>
+  createAdminApp({
+    store: t.store,
+    now: () => new Date(),
+    version: "t",
+    workers: 1,
+    uptimeSeconds: () => 1,
+    dataInfo: () => defaultIndex().info,
+    index: withIndex ? () => defaultIndex() : undefined,
+  });
+beforeAll(async () => {
+  t = await makeTestApp();
+  token = (await t.store.createAdminToken("ops")).secret;
+  apiKey = (await t.issueKey("free")).secret;
+});
+afterAll(() => t.close());
+
+const get = (path: string, secret: string | null = token, app = adminApp()) =>
+  app.handle(new Request(`http://admin${path}`, { headers: secret === null ? {} : { authorization: `Bearer ${secret}` } }));
+
+describe("GET /admin/v1/asn/{asn} and /admin/v1/asn?q=", () => {
+  test("the same JSON as the public API, with the data version, never cached", async () => {
+    const response = await get("/admin/v1/asn/AS13335");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("cache-control")).toBe("no-store");
+    expect(response.headers.get("x-data-version")).toBe(defaultIndex().info.dataVersion);
+    expect(await response.text()).toBe(await (await t.request("GET", "/v1/asn/AS13335", { key: apiKey })).text());
+    const search = await get("/admin/v1/asn?q=cloudflare");
+    expect(search.status).toBe(200);
+    expect(((await search.json()) as { results: { asn: number }[] }).results[0]!.asn).toBe(13335);
+  });
+
+  test("costs the API key nothing, and needs no API key", async () => {
+    const usage = async () => ((await (await t.request("GET", "/v1/usage", { key: apiKey })).json()) as { units: { used: number } }).units.used;
+    const before = await usage();
+    for (let i = 0; i < 5; i++) expect((await get("/admin/v1/asn/2500")).status).toBe(200);
+    expect(await usage()).toBe(before);
+  });
+
+  test("an admin token is required; an API key is refused", async () => {
+    expect((await get("/admin/v1/asn/13335", null)).status).toBe(401);
+    const withKey = await get("/admin/v1/asn/13335", apiKey);
+    expect(withKey.status).toBe(401);
+    expect(await withKey.json()).toMatchObject({ code: "invalid_key" });
+  });
+
+  test("invalid_asn, asn_not_public and a bad q, as on the public API", async () => {
+    expect(await (await get("/admin/v1/asn/AS-1")).json()).toMatchObject({ status: 400, code: "invalid_asn" });
+    expect(await (await get("/admin/v1/asn/4200000000")).json()).toMatchObject({ status: 400, code: "asn_not_public", reason: "private-use" });
+    expect(await (await get("/admin/v1/asn?q=")).json()).toMatchObject({ status: 400, code: "invalid_request" });
+    expect(await (await get("/admin/v1/asn?q=a&q=b")).json()).toMatchObject({ status: 400, code: "invalid_request" });
+    // Bad percent-encoding is refused before any admin route runs, by the one rule for all of them.
+    expect(await (await get("/admin/v1/asn/%zz")).json()).toMatchObject({ status: 400, code: "invalid_request" });
+    expect(await (await get("/admin/v1/asn")).json()).toMatchObject({ status: 400, code: "invalid_request" });
+    expect(await (await get("/admin/v1/asn/4199999999")).json()).toEqual(JSON.parse(JSON.stringify(asnIndexOf(defaultIndex()).result(4199999999))));
+  });
+
+  test("an admin app without data answers 404 there", async () => {
+    const response = await get("/admin/v1/asn/13335", token, adminApp(false));
+    expect(response.status).toBe(404);
+    expect(await response.json()).toMatchObject({ code: "not_found" });
+  });
+});

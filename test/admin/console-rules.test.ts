@@ -1,0 +1,39 @@
+import { expect, test } from "bun:test";
+import { dataSetTime, firstShownDay, isStale, LEAST_DAYS_SHOWN, STALE_AFTER_DAYS, WHOLE_STEPS } from "../../src/admin/console/rules.ts";
+
+const DAY = 86_400_000;
+
+test("stale: older than 35 days, not at 35 days", () => {
+  const now = Date.parse("2026-11-25T12:00:00Z");
+  expect(STALE_AFTER_DAYS).toBe(35);
+  expect(isStale(new Date(now - 35 * DAY).toISOString(), now)).toBe(false);
+  expect(isStale(new Date(now - 35 * DAY - 1000).toISOString(), now)).toBe(true);
+  expect(isStale("2026-06-17T19:00:00.000Z", now)).toBe(true);
+});
+
+test("the chart starts a day before the first use, with a week at least; all of it without use", () => {
+  const days = (used: number[]) => Array.from({ length: 30 }, (_, i) => (used.includes(i) ? 3 : 0));
+  expect(LEAST_DAYS_SHOWN).toBe(7);
+  expect(firstShownDay(days([29]))).toBe(23);
+  expect(firstShownDay(days([10, 29]))).toBe(9);
+  expect(firstShownDay(days([0]))).toBe(0);
+  expect(firstShownDay(days([]))).toBe(0);
+});
+
+test("the y axis steps are whole numbers", () => {
+  expect(WHOLE_STEPS.slice(0, 6)).toEqual([1, 2, 5, 10, 20, 50]);
+  expect(WHOLE_STEPS.every(Number.isInteger)).toBe(true);
+});
+
+test("a data set's age is its newest source of network data's; a list of signals does not make it fresh", () => {
+  const june = "2026-06-17T19:00:00.000Z";
+  const sources = [
+    { built_at: june, signal: null },
+    { built_at: "2026-05-01T00:00:00.000Z", signal: null },
+    { built_at: "2026-11-25T00:00:00.000Z", signal: "hosting" },
+    { built_at: null, signal: null },
+  ];
+  expect(dataSetTime(sources, "2026-11-25T09:00:00.000Z")).toBe(june);
+  expect(dataSetTime([{ built_at: "2026-11-25T00:00:00.000Z", signal: "tor" }], "2026-11-20T00:00:00.000Z")).toBe("2026-11-20T00:00:00.000Z");
+  expect(dataSetTime([], "2026-11-20T00:00:00.000Z")).toBe("2026-11-20T00:00:00.000Z");
+});

@@ -1,0 +1,54 @@
+import { expect, test } from "bun:test";
+import { AuditLog, REDACTED, changesBetween, scrub } from "../../src/audit/audit-log.ts";
+import { hashSecret } from "../../src/store/secret.ts";
+import { SqliteStore } from "../../src/store/sqlite-store.ts";
+
+test("record keeps no secret whatever it is given: secret-named members dropped, secret-looking text redacted", async () => {
+  const store = SqliteStore.open(":memory:");
+  const issued = await store.createKey("k", "free");
+  const token = await store.createAdminToken("ops");
+  const audit = new AuditLog(store, () => new Date("2026-11-15T12:00:00Z"));
+  await audit.record({
+    actor: "cli",
+    action: "webhook.created",
+    target: "whk_1",
+    changes: {
+      secret: issued.secret,
+      secret_hash: hashSecret(issued.secret),
+      note: `rotated from ${issued.secret} by ${token.secret}`,
+      nested: { list: [hashSecret(token.secret), "whsec_abcdefghijklmnopqrstuvwxyz012345"], key: issued.secret, url: "https://hooks.example/x" },
+      plan: { from: "free", to: "standard" },
+    },
+  });
+  const [entry] = await audit.list("2026-11-15", "2026-11-15", 10);
+  expect(entry).toEqual({
+    at: "2026-11-15T12:00:00.000Z",
+    actor: "cli",
+    action: "webhook.created",
+    target: "whk_1",
+    changes: { note: `rotated from ${REDACTED} by ${REDACTED}`, nested: { list: [REDACTED, REDACTED], url: "https://hooks.example/x" }, plan: { from: "free", to: "standard" } },
+  });
+  const text = JSON.stringify(await store.exportState());
+  const audited = JSON.stringify((await store.exportState()).audit);
+  for (const secret of [issued.secret, token.secret]) {
+    expect(audited).not.toContain(secret);
+    expect(audited).not.toContain(hashSecret(secret));
+  }
+  expect(text).toContain(hashSecret(issued.secret)); // (the keys themselves keep their hashes, as they must)
+  await store.close();
+});
+
+test("list spans whole UTC days, both ends included", async () => {
+  const store = SqliteStore.open(":memory:");
+  for (const at of ["2026-11-14T23:59:59.999Z", "2026-11-15T00:00:00.000Z", "2026-11-16T23:59:59.999Z", "2026-11-17T00:00:00.000Z"]) {
+    await new AuditLog(store, () => new Date(at)).record({ actor: "cli", action: "x.y", target: at });
+  }
+  expect((await new AuditLog(store).list("2026-11-15", "2026-11-16", 10)).map((entry) => entry.target)).toEqual(["2026-11-16T23:59:59.999Z", "2026-11-15T00:00:00.000Z"]);
+  await store.close();
+});
+
+test("changesBetween: the members whose JSON differs, a creation from null", () => {
+  expect(changesBetween({ plan: "free", cidrs: ["a"], same: 1 }, { plan: "gold", cidrs: ["a"], same: 1, added: true })).toEqual({ plan: { from: "free", to: "gold" }, added: { from: null, to: true } });
+  expect(changesBetween(null, { name: "k" })).toEqual({ name: { from: null, to: "k" } });
+  expect(scrub("a 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef b")).toBe(`a ${REDACTED} b`);
+});

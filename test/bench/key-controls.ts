@@ -1,0 +1,121 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { scenarios, type Comparison } from "./http.ts";
+import { pairedRatio } from "./paired.ts";
+import { startProcess } from "./processes.ts";
+import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
+
+const SERVER_CORE = 0;
+const LOAD_CORE = 1;
+const ORIGIN = "https://app.example.com";
+
+/**
+ * What a key's controls (CONTRACT §16) cost single lookups: one server (bench-server.ts,
+ * the app alone, at warn), two keys on the same unlimited plan, in alternation round by
+ * round. The subject key has every control: an expiry, an allowlist of 20 blocks whose
+ * last one holds 127.0.0.1 (so the address check walks it all) and five origins, and
+ * its requests send an allowed Origin (so their answers carry the CORS headers); the
+ * reference key has none. Both send the same body and Origin.
+ *
+ * Besides requests a second, each run reads the CPU time of the server's main thread
+ * (from /proc/PID/schedstat, in nanoseconds), where Bun parses requests, runs the app
+ * and writes answers, and divides it by the requests answered: CPU a request, which
+ * another process taking turns on the core moves far less than the rate. (The sum over
+ * every thread would lose the time of threads that end during a run.) `cpuRatio` is the plain key's CPU a request over the controlled key's, paired
+ * round by round like `ratio` (below 1: the controls cost that much more CPU).
+ */
+export interface KeyControlsFigures extends Comparison {
+  /** The median of the rounds' (plain key's CPU a request / controlled key's), and its range. */
+  cpuRatio: number;
+  cpuRatioRange: [number, number];
+  /** Microseconds of the server's CPU a request: controlled key, plain key (means of the rounds). */
+  cpuMicros: [number, number];
+}
+
+/** The main thread's time on a CPU so far, in nanoseconds (Linux). */
+function cpuNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
+}
+
+/**
+ * With `accessLog`, the server writes serve's access log (level info, to a file), as
+ * `serve` does by default: then every request's peer address is asked of the socket for
+ * the log line anyway (about 0.7 µs), and the allowlist finds it there. Without (level
+ * warn), the allowlist alone asks for it: the controls' worst case.
+ */
+export async function measureKeyControls(options: { rounds: number; seconds: number; connections: number; accessLog: boolean }): Promise<KeyControlsFigures> {
+  const work = mkdtempSync(join(tmpdir(), "iplookup-bench-controls-"));
+  const state = join(work, "state.db");
+  const server = await startProcess(
+    pinned(SERVER_CORE, [process.execPath, join(import.meta.dir, "bench-server.ts"), "0", state, options.accessLog ? "info" : "warn"]),
+    {},
+    join(work, "server.log"),
+  );
+  try {
+    const plain = String(server.info.key);
+    const store = SqliteStore.open(state);
+    const cidrs = [...Array.from({ length: 19 }, (_, i) => `198.51.${i}.0/24`), "127.0.0.0/8"];
+    const origins = ["https://a.example.com", "https://b.example.com", "https://c.example.com", "http://localhost:5173", ORIGIN];
+    const { secret: controlled } = await store.createKey("controlled", "unlimited", {
+      expiresAt: new Date(Date.now() + 365 * 86_400_000).toISOString(),
+      allowedCidrs: cidrs,
+      allowedOrigins: origins,
+      metadata: { bench: true },
+    });
+    await store.close();
+    const single = scenarios().find((scenario) => scenario.addresses === 1)!;
+    const url = `http://127.0.0.1:${server.info.port}${single.path}`;
+    const scripts = [controlled, plain].map((key, i) => {
+      const path = join(work, `key-${i}.lua`);
+      writeFileSync(path, `${wrkScript(single.body, key)}\nwrk.headers["Origin"] = "${ORIGIN}"\n`);
+      return path;
+    });
+    // The controlled key's first request finds it in the store; check it is answered, with CORS.
+    const first = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${controlled}`, "content-type": "application/json", origin: ORIGIN }, body: single.body });
+    if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the controlled key was answered ${first.status}: ${await first.text()}`);
+    const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
+    for (const script of scripts) runWrk(url, script, { ...load, seconds: 1 });
+    const subject: WrkFigures[] = [];
+    const reference: WrkFigures[] = [];
+    const cpu: [number[], number[]] = [[], []];
+    /** One run, with the server's CPU a request in nanoseconds. */
+    const run = (script: string, into: WrkFigures[], cpuInto: number[]) => {
+      const before = cpuNs(server.pid);
+      const figures = runWrk(url, script, load);
+      cpuInto.push((cpuNs(server.pid) - before) / figures.requests);
+      into.push(figures);
+    };
+    for (let round = 0; round < options.rounds; round++) {
+      run(scripts[0]!, subject, cpu[0]);
+      run(scripts[1]!, reference, cpu[1]);
+    }
+    const errors = [...subject, ...reference].reduce((sum, run) => sum + run.errors, 0);
+    if (errors > 0) throw new Error(`${errors} answers were not 200`);
+    const mean = (runs: WrkFigures[], pick: (run: WrkFigures) => number) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
+    const average = (runs: WrkFigures[]): WrkFigures => ({
+      requestsPerSecond: mean(runs, (run) => run.requestsPerSecond),
+      p50Ms: mean(runs, (run) => run.p50Ms),
+      p99Ms: mean(runs, (run) => run.p99Ms),
+      requests: runs.reduce((sum, run) => sum + run.requests, 0),
+      errors: 0,
+    });
+    const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
+    const cpuPaired = pairedRatio(cpu[1], cpu[0]);
+    const meanMicros = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length / 1000;
+    return {
+      scenario: single.name,
+      addressesPerRequest: 1,
+      subject: average(subject),
+      reference: average(reference),
+      ...pairedRatio(perSecond(subject), perSecond(reference)),
+      cpuRatio: cpuPaired.ratio,
+      cpuRatioRange: cpuPaired.ratioRange,
+      cpuMicros: [meanMicros(cpu[0]), meanMicros(cpu[1])],
+    };
+  } finally {
+    await server.stop().catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,115 @@
+// What the release ships besides the binary: the SBOM's list of packages, the default
+// configuration file, and the systemd unit (checked with systemd-analyze where it is
+// installed; CI installs it).
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundledPackages, cycloneDx, DATA_PACKAGE_LICENSES, describePackage } from "../../src/build/sbom.ts";
+import { parseConfigText } from "../../src/config/config-file.ts";
+import { readServeConfig, SERVE_SETTING_NAMES } from "../../src/config/serve-config.ts";
+
+const root = join(import.meta.dir, "..", "..");
+const dir = mkdtempSync(join(tmpdir(), "iplookup-packaging-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
+
+describe("the SBOM", () => {
+  test("names every package the bundle holds, every dependency, and no devDependency", () => {
+    const shipped = bundledPackages(root, join(dir, "meta"));
+    for (const name of ["elysia", "@sinclair/typebox", "fflate", "modern-tar", "uplot"]) expect(shipped).toContain(name);
+    // The tests' oracles never ship.
+    for (const name of ["mmdb-lib", "ipaddr.js", "fast-check", "playwright-core"]) expect(shipped).not.toContain(name);
+    for (const name of shipped) expect(name in pkg.devDependencies && !(name in pkg.dependencies)).toBe(false);
+    for (const name of Object.keys(pkg.dependencies)) expect(shipped).toContain(name);
+  }, 60_000);
+
+  test("is CycloneDX 1.5 with versions and licences, the data packages among them", () => {
+    const libraries = ["elysia", "fflate"].map((name) => describePackage(root, name));
+    const data = Object.keys(DATA_PACKAGE_LICENSES).map((name) => describePackage(root, name));
+    const sbom = cycloneDx({ version: "0.1.0", timestamp: "2026-11-25T00:00:00Z", libraries, data, bunVersion: Bun.version }) as {
+      bomFormat: string;
+      specVersion: string;
+      components: Array<{ type: string; name: string; version: string; purl: string; licenses: Array<{ license: { id?: string; name?: string } }> }>;
+    };
+    expect(sbom.bomFormat).toBe("CycloneDX");
+    expect(sbom.specVersion).toBe("1.5");
+    const byName = new Map(sbom.components.map((component) => [component.name, component]));
+    expect(byName.get("elysia")).toMatchObject({ type: "library", version: pkg.dependencies.elysia, purl: `pkg:npm/elysia@${pkg.dependencies.elysia}`, licenses: [{ license: { id: "MIT" } }] });
+    expect(byName.get("@ip-location-db/asn")).toMatchObject({ type: "data", purl: expect.stringMatching(/^pkg:npm\/%40ip-location-db\/asn@2\./), licenses: [{ license: { id: "CC-BY-4.0" } }] });
+    expect(byName.get("@ip-location-db/geo-whois-asn-country")).toMatchObject({ type: "data", licenses: [{ license: { id: "CC0-1.0" } }] });
+    expect(byName.get("bun")).toMatchObject({ type: "platform", version: Bun.version });
+  });
+});
+
+describe("the default configuration file", () => {
+  const text = readFileSync(join(root, "packaging/iplookup.toml"), "utf8");
+
+  test("is valid, and sets the state in the unit's state directory", () => {
+    const file = parseConfigText(text, "/etc/iplookup/iplookup.toml", SERVE_SETTING_NAMES);
+    expect([...file.values.keys()]).toEqual(["state"]);
+    const path = join(dir, "default.toml");
+    writeFileSync(path, text);
+    expect(readServeConfig({ config: path }, {}).statePath).toBe("/var/lib/iplookup/state.db");
+  });
+
+  test("every setting it shows commented out is valid once uncommented", () => {
+    const commented = text.split("\n").filter((line) => /^# [a-z-]+ = /.test(line));
+    expect(commented.length).toBeGreaterThanOrEqual(12);
+    const path = join(dir, "uncommented.toml");
+    writeFileSync(path, commented.map((line) => line.slice(2)).join("\n"));
+    const config = readServeConfig({ config: path }, {});
+    expect(config).toMatchObject({ port: 8080, host: "::", adminPort: 8081, updateEvery: 24 * 3_600_000, tls: { certPath: "/etc/iplookup/cert.pem" } });
+  });
+});
+
+describe("the systemd unit", () => {
+  const unit = readFileSync(join(root, "packaging/iplookup.service"), "utf8");
+  const directives = new Map<string, string[]>();
+  for (const line of unit.split("\n")) {
+    const match = /^([A-Za-z]+)=(.*)$/.exec(line);
+    if (match) directives.set(match[1] as string, [...(directives.get(match[1] as string) ?? []), match[2] as string]);
+  }
+
+  test("has the hardening of CONTRACT §17, validates the configuration before starting, and never MemoryDenyWriteExecute", () => {
+    for (const [name, value] of Object.entries({
+      DynamicUser: "yes",
+      StateDirectory: "iplookup",
+      ProtectSystem: "strict",
+      ProtectHome: "yes",
+      PrivateTmp: "yes",
+      NoNewPrivileges: "yes",
+      CapabilityBoundingSet: "",
+      SystemCallArchitectures: "native",
+      ExecStartPre: "/usr/bin/iplookup config check --config /etc/iplookup/iplookup.toml",
+      ExecStart: "/usr/bin/iplookup serve --config /etc/iplookup/iplookup.toml",
+    })) {
+      expect(directives.get(name), name).toEqual([value]);
+    }
+    expect(directives.get("RestrictAddressFamilies")?.[0]).toBe("AF_INET AF_INET6 AF_UNIX");
+    expect(directives.has("MemoryDenyWriteExecute")).toBe(false);
+    // setrlimit, which serve uses to raise its descriptor limit (CONTRACT §13), stays allowed.
+    expect(directives.get("SystemCallFilter")?.join(" ")).not.toContain("@resources");
+  });
+
+  const analyze = Bun.which("systemd-analyze");
+  test.skipIf(!analyze)("systemd-analyze security rates it OK or better", () => {
+    const result = Bun.spawnSync(["systemd-analyze", "security", "--offline=yes", "--no-pager", join(root, "packaging/iplookup.service")], { stdout: "pipe", stderr: "pipe" });
+    const match = /Overall exposure level for iplookup\.service: ([0-9.]+) (\S+)/.exec(result.stdout.toString());
+    expect(match, result.stdout.toString() + result.stderr.toString()).not.toBeNull();
+    expect(["PERFECT", "SAFE", "OK"]).toContain(match?.[2] as string);
+    expect(Number(match?.[1])).toBeLessThan(2);
+  });
+
+  test.skipIf(!analyze)("systemd-analyze verify finds nothing wrong (with its commands pointed at files that exist)", () => {
+    // verify insists that the commands exist; /usr/bin/iplookup is there once the .deb
+    // is installed (CI checks that too), here it stands for the iplookup of this checkout.
+    const stand = join(dir, "iplookup");
+    writeFileSync(stand, "#!/bin/sh\n", { mode: 0o755 });
+    const path = join(dir, "iplookup.service");
+    writeFileSync(path, unit.replaceAll("/usr/bin/iplookup", stand));
+    const result = Bun.spawnSync(["systemd-analyze", "verify", "--man=no", path], { stdout: "pipe", stderr: "pipe" });
+    expect(result.stderr.toString() + result.stdout.toString()).toBe("");
+    expect(result.exitCode).toBe(0);
+  });
+});

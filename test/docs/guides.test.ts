@@ -1,0 +1,94 @@
+// Runs the commands of the README and of every guide in docs/, so that a guide cannot
+// rot: each file's ```sh blocks, in order, in one shell, in a throwaway folder that
+// links to this checkout, with `iplookup` on PATH running the checkout
+// (`bun src/main.ts`), HOME in the folder, and ports 8080 and 8081 replaced by free ones.
+// The convention, and the marks (background, postgres, root, ci-run), are in
+// test/docs/guide-blocks.ts and docs/README.md.
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { postgresReachable } from "../support/postgres-reachable.ts";
+import { fencedBlocks, isShell, MARKS, NOT_COMMANDS, scriptFor, type GuideBlock } from "./guide-blocks.ts";
+
+const root = join(import.meta.dir, "..", "..");
+const files = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
+const blocksOf = new Map(files.map((file) => [file, fencedBlocks(readFileSync(join(root, file), "utf8"), file)]));
+const all = [...blocksOf.values()].flat();
+const work = mkdtempSync(join(tmpdir(), "iplookup-guides-"));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** The database the PostgreSQL guide makes, dropped before and after it runs. */
+const GUIDE_DATABASE = "iplookup_guide";
+const postgres = await postgresReachable("postgres://postgres@127.0.0.1:5432/test");
+
+function freePort(): number {
+  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = server.port;
+  server.stop(true);
+  return port;
+}
+
+function where(block: GuideBlock): string {
+  return `${block.file}:${block.line}`;
+}
+
+describe("the fences", () => {
+  test("every shell block is fenced ```sh with known marks; other fences are not commands", () => {
+    const wrong = all
+      .filter((block) => (isShell(block) ? block.marks.some((mark) => !(MARKS as readonly string[]).includes(mark)) : !NOT_COMMANDS.has(block.info.split(/\s+/)[0] as string)))
+      .map((block) => `${where(block)}: \`\`\`${block.info}`);
+    expect(wrong).toEqual([]);
+  });
+
+  test("a ```sh ci-run block is what .ci/run runs, word for word", () => {
+    const ci = readFileSync(join(root, ".ci/run"), "utf8").split("\n").map((line) => line.trim());
+    for (const block of all.filter((candidate) => candidate.marks.includes("ci-run"))) {
+      for (const line of block.code.split("\n").map((text) => text.replace(/\s+#.*$/, "").trim()).filter((text) => text !== "")) {
+        expect(ci, `${where(block)}: ${line}`).toContain(line);
+      }
+    }
+  });
+
+  test("the guides' root blocks exist for CI to run (the .deb's install among them)", () => {
+    expect(all.some((block) => block.marks.includes("root") && block.code.includes("apt-get install"))).toBe(true);
+  });
+});
+
+describe("the commands", () => {
+  const runnable = files.filter((file) => (blocksOf.get(file) ?? []).some((block) => isShell(block) && !block.marks.includes("root") && !block.marks.includes("ci-run")));
+  test.each(runnable.map((file) => [file]))("%s", async (file) => {
+    const folder = join(work, file.replaceAll("/", "-"));
+    mkdirSync(join(folder, "bin"), { recursive: true });
+    for (const entry of ["package.json", "bun.lock", "bunfig.toml", "tsconfig.json", "src", "node_modules", "data", "docs", "packaging", ".ci", "dist"]) symlinkSync(join(root, entry), join(folder, entry));
+    writeFileSync(join(folder, "bin", "iplookup"), `#!/bin/sh\nexec "${process.execPath}" "${join(root, "src", "main.ts")}" "$@"\n`, { mode: 0o755 });
+    const port = String(freePort());
+    const adminPort = String(freePort());
+    const blocks = (blocksOf.get(file) ?? [])
+      .filter((block) => isShell(block) && !block.marks.includes("root") && !block.marks.includes("ci-run"))
+      .filter((block) => (postgres ? true : !block.marks.includes("postgres")))
+      .map((block) => ({ ...block, code: block.code.replaceAll("8080", port).replaceAll("8081", adminPort) }));
+    if (!postgres && blocks.length === 0) return;
+    const usesDatabase = blocks.some((block) => block.marks.includes("postgres"));
+    const dropDatabase = () => Bun.spawnSync(["psql", "-h", "127.0.0.1", "-U", "postgres", "-d", "test", "-qc", `DROP DATABASE IF EXISTS ${GUIDE_DATABASE} WITH (FORCE)`]);
+    if (usesDatabase) dropDatabase();
+    const env: Record<string, string> = {};
+    for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith("IPLOOKUP_") && name !== "XDG_STATE_HOME") env[name] = value;
+    Object.assign(env, {
+      HOME: folder,
+      PATH: `${join(folder, "bin")}:${dirname(process.execPath)}:${process.env.PATH ?? "/usr/bin:/bin"}`,
+      IPLOOKUP_PORT: port,
+      IPLOOKUP_ADMIN_PORT: adminPort,
+      IPLOOKUP_WORKERS: "1",
+    });
+    const script = scriptFor(blocks, { healthUrl: `http://127.0.0.1:${port}/healthz` });
+    writeFileSync(join(folder, "guide.sh"), script);
+    const child = Bun.spawn(["bash", join(folder, "guide.sh")], { cwd: folder, env, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    if (usesDatabase) dropDatabase();
+    const lastBlock = [...stderr.matchAll(/^::block (.+)$/gm)].at(-1)?.[1];
+    expect(code, `${file}: failed in the block at ${lastBlock}\n--- stdout\n${stdout.slice(-3000)}\n--- stderr\n${stderr.slice(-3000)}`).toBe(0);
+    // Every block ran (a block that ends the script early would leave the rest unrun).
+    expect([...stderr.matchAll(/^::block (.+)$/gm)].map((match) => match[1])).toEqual(blocks.map(where));
+  }, 180_000);
+});

@@ -1,0 +1,106 @@
+/**
+ * CONTRACT §13: nothing is charged for an answer nobody receives, when the client has
+ * gone before the units are committed. The state store's lock is held so that the
+ * commit waits (the server tries it again, up to two seconds); meanwhile one client
+ * resets its connection and another waits for its answer.
+ */
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openStore } from "../../src/store/open-store.ts";
+import { postgresAvailable, testStates } from "../support/postgres.ts";
+import { rawRequest } from "../support/raw-http.ts";
+import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-client-gone-"));
+const servers: ServerProcess[] = [];
+afterAll(async () => {
+  for (const server of servers) await server.stop("SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const ips = Array.from({ length: 100 }, (_, i) => `1.1.${i}.1`);
+
+function batchRequest(secret: string): string {
+  const body = JSON.stringify({ ips });
+  return `POST /v1/lookup/batch HTTP/1.1\r\nHost: ip\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`;
+}
+
+/** Sends the request, then resets the connection after `afterMs`, without reading an answer. */
+async function sendAndReset(port: number, request: string, afterMs: number): Promise<void> {
+  const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {}, error() {} } });
+  socket.write(request);
+  await Bun.sleep(afterMs);
+  socket.terminate();
+}
+
+async function scenario(state: string, hold: () => Promise<() => Promise<void>>) {
+  const store = await openStore(state);
+  const { secret } = await store.createKey("gone", "unlimited");
+  await store.close();
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--log-level", "info"]);
+  servers.push(server);
+  const port = Number(new URL(server.url).port);
+  const release = await hold();
+  let kept: Promise<Awaited<ReturnType<typeof rawRequest>>>;
+  try {
+    kept = rawRequest(port, batchRequest(secret), { timeoutMs: 10_000 });
+    // Long enough for the server to read both requests and wait on the lock, and then to
+    // see the reset, even on a busy machine; within the two seconds a charge may wait.
+    await sendAndReset(port, batchRequest(secret), 500);
+    await Bun.sleep(1000);
+  } finally {
+    await release();
+  }
+  const answer = await kept;
+  expect(answer.status).toBe(200);
+  expect(answer.headers["x-units-consumed"]).toBe("100");
+  const usage = (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { units: { used: number } };
+  expect(usage.units.used).toBe(100);
+  // The reset request is logged as gone, with no units.
+  const deadline = Date.now() + 5000;
+  while (!/"status":499/.test(server.stderr()) && Date.now() < deadline) await Bun.sleep(50);
+  const gone = server.stderr().split("\n").find((line) => line.includes('"status":499'));
+  expect(gone).toBeDefined();
+  expect(gone).toContain('"units":0');
+}
+
+test("SQLite: the batch whose client reset is not charged; the one whose client waited is", async () => {
+  const state = join(dir, "state.db");
+  await scenario(state, async () => {
+    const holder = new Database(state);
+    holder.run("PRAGMA busy_timeout = 5000");
+    holder.run("BEGIN IMMEDIATE");
+    holder.run("UPDATE generation SET value = value");
+    return async () => {
+      holder.run("ROLLBACK");
+      holder.close();
+    };
+  });
+});
+
+const states = testStates();
+describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
+  test("the batch whose client reset is not charged; the one whose client waited is", async () => {
+    const state = await states.fresh();
+    await scenario(state, async () => {
+      const holder = new SQL(state, { max: 1 });
+      const release = Promise.withResolvers<void>();
+      const locked = Promise.withResolvers<void>();
+      const held = holder.begin(async (tx) => {
+        await tx`LOCK TABLE usage IN EXCLUSIVE MODE`;
+        locked.resolve();
+        await release.promise;
+      });
+      await locked.promise;
+      return async () => {
+        release.resolve();
+        await held;
+        await holder.close();
+      };
+    });
+  });
+});

@@ -1,0 +1,85 @@
+import { describe, expect, test } from "bun:test";
+import { createHmac } from "node:crypto";
+import { emitExpiringKeys, EXPIRING_NOTICE_MS } from "../../src/events/emit.ts";
+import { nextAttemptAt, retryDelayMs, RETRY_FOR_MS } from "../../src/events/retry-schedule.ts";
+import { newWebhookSecret, signatureHeader } from "../../src/events/signature.ts";
+import { crossedThresholds, crossesThreshold } from "../../src/events/usage-thresholds.ts";
+import { webhookUrlError } from "../../src/events/webhook-url.ts";
+import { SqliteStore } from "../../src/store/sqlite-store.ts";
+
+describe("usage thresholds", () => {
+  test("a line is crossed when before < line ≤ after, in whole numbers", () => {
+    expect(crossedThresholds(79, 80, 100)).toEqual([80]);
+    expect(crossedThresholds(80, 81, 100)).toEqual([]);
+    expect(crossedThresholds(0, 100, 100)).toEqual([80, 90, 100]);
+    expect(crossedThresholds(89, 99, 100)).toEqual([90]);
+    // 80% of 7 is 5.6: crossed at 6, not at 5.
+    expect(crossedThresholds(4, 5, 7)).toEqual([]);
+    expect(crossedThresholds(5, 6, 7)).toEqual([80]);
+    expect(crossedThresholds(0, 10, null)).toEqual([]);
+    expect(crossedThresholds(5, 5, 10)).toEqual([]);
+    for (const [before, after, limit] of [[79, 80, 100], [80, 81, 100], [4, 5, 7], [5, 6, 7], [0, 1, 1]] as const) {
+      expect(crossesThreshold(before, after, limit)).toBe(crossedThresholds(before, after, limit).length > 0);
+    }
+  });
+});
+
+describe("the retry schedule", () => {
+  test("the first retry within a minute, doubling, capped, ending 24 hours after the event", () => {
+    expect(retryDelayMs(1)).toBe(30_000);
+    expect(retryDelayMs(2)).toBe(60_000);
+    expect(retryDelayMs(20)).toBe(4 * 3_600_000);
+    expect(nextAttemptAt(1, 1000, 1000)).toBe(31_000);
+    // Near the end the last try is at the 24-hour mark, and one failing then is given up.
+    expect(nextAttemptAt(12, RETRY_FOR_MS - 1000, 0)).toBe(RETRY_FOR_MS);
+    expect(nextAttemptAt(13, RETRY_FOR_MS, 0)).toBeNull();
+  });
+});
+
+describe("signatures", () => {
+  test("v1, base64 HMAC-SHA256 of id.timestamp.body keyed with the secret's bytes (the Standard Webhooks example)", () => {
+    // The example of the Standard Webhooks specification.
+    const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const id = "msg_p5jXN8AQM9LWM0D4loKWxJek";
+    const body = '{"test": 2432232314}';
+    expect(signatureHeader(secret, id, 1614265330, body)).toBe("v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    const fresh = newWebhookSecret();
+    expect(fresh).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const mac = createHmac("sha256", Buffer.from(fresh.slice(6), "base64")).update(`${id}.1.${body}`).digest("base64");
+    expect(signatureHeader(fresh, id, 1, body)).toBe(`v1,${mac}`);
+  });
+});
+
+describe("webhook URLs", () => {
+  test("http and https to any host; no other scheme, no credentials, no fragment, no spaces", () => {
+    for (const ok of ["http://127.0.0.1:8080/hook", "https://hooks.example.com/x?y=1", "http://[::1]/h", "http://localhost/"]) expect(webhookUrlError(ok)).toBeNull();
+    for (const bad of ["ftp://example.com/", "javascript:alert(1)", "http://u:p@example.com/", "https://example.com/#x", "https://exa mple.com/", "example.com", "", `https://example.com/${"a".repeat(2000)}`]) {
+      expect({ bad, refused: webhookUrlError(bad) !== null }).toEqual({ bad, refused: true });
+    }
+  });
+});
+
+describe("key.expiring", () => {
+  test("7 days before a key's expires_at, once per key and expiry; keys without one are skipped", async () => {
+    const store = SqliteStore.open(":memory:");
+    const hook = (await store.createWebhook("http://127.0.0.1:9/x", ["key.expiring"])).webhook;
+    const now = new Date("2026-11-25T00:00:00Z");
+    const soon = new Date(now.getTime() + EXPIRING_NOTICE_MS).toISOString();
+    const later = new Date(now.getTime() + EXPIRING_NOTICE_MS + 1).toISOString();
+    const keys = [
+      { id: "key_a", name: "a", plan: "free", revokedAt: null, expiresAt: soon },
+      { id: "key_b", name: "b", plan: "free", revokedAt: null, expiresAt: later },
+      { id: "key_c", name: "c", plan: "free", revokedAt: null },
+      { id: "key_d", name: "d", plan: "free", revokedAt: "2026-11-01T00:00:00Z", expiresAt: soon },
+      { id: "key_e", name: "e", plan: "free", revokedAt: null, expiresAt: "2026-11-24T00:00:00Z" },
+    ];
+    expect(await emitExpiringKeys(store, keys, now)).toBe(1);
+    expect(await emitExpiringKeys(store, keys, now)).toBe(0);
+    // A new expiry is told again.
+    expect(await emitExpiringKeys(store, [{ ...keys[0]!, expiresAt: new Date(now.getTime() + 86_400_000).toISOString() }], now)).toBe(1);
+    const [body] = (await store.claimDeliveries({ limit: 10, nowMs: now.getTime(), leaseMs: 1 })).map((d) => JSON.parse(d.body));
+    expect(body).toEqual({ type: "key.expiring", timestamp: now.toISOString(), data: { key: { id: "key_a", name: "a", plan: "free" }, expires_at: soon } });
+    expect(await store.listDeliveries(hook.id, 10)).toHaveLength(2);
+    await store.close();
+  });
+});
