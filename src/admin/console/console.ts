@@ -186,7 +186,7 @@ function placeNote(scroll = false): void {
   }
   if (!scroll) return;
   // Brought to the middle of the screen when it is not wholly in view, so that a row
-  // drawn again a moment later (the tables refresh after each change) still shows it.
+  // drawn again a moment later (a refresh the page started elsewhere) still shows it.
   const box = shown.getBoundingClientRect();
   if (box.top < 0 || box.bottom > innerHeight) shown.scrollIntoView({ block: "center" });
 }
@@ -328,8 +328,8 @@ function renderKeys(): void {
     plan.addEventListener("change", () =>
       attempt(async () => {
         const moved = await api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, { plan: plan.value });
-        say(`Key ${moved.name} is now on plan ${moved.plan}; its secret is unchanged.`, false, `key:${key.id}`);
         await refresh();
+        say(`Key ${moved.name} is now on plan ${moved.plan}; its secret is unchanged.`, false, `key:${key.id}`);
       }, `key:${key.id}`),
     );
     const planCell = make("td");
@@ -343,8 +343,8 @@ function renderKeys(): void {
           const grace = askGrace(key.name);
           if (grace === null) return;
           showSecret(await api<IssuedKey>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, grace === "" ? undefined : { grace }), "Rotated key");
-          say(`Key ${key.name} has a new secret (shown above, once); the old one stops working ${grace === "" ? "within a second" : `after ${grace}`}.`, false, `key:${key.id}`);
           await refresh();
+          say(`Key ${key.name} has a new secret (shown above, once); the old one stops working ${grace === "" ? "within a second" : `after ${grace}`}.`, false, `key:${key.id}`);
         }, `key:${key.id}`),
       );
       const revoke = make("button", "Revoke", { type: "button", class: "danger" });
@@ -352,8 +352,8 @@ function renderKeys(): void {
         attempt(async () => {
           if (!confirm(`Revoke ${key.name} (${key.id}) for good?`)) return;
           const revoked = await api<Key>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`);
-          say(`Key ${revoked.name} is revoked.`, false, `key:${key.id}`);
           await refresh();
+          say(`Key ${revoked.name} is revoked.`, false, `key:${key.id}`);
         }, `key:${key.id}`),
       );
       actions.append(rotate, revoke);

@@ -61,8 +61,8 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
         deps.attempt(async () => {
           if (!confirm(`Remove the correction of ${correction.cidr}? Lookups answer what the data says there again.`)) return;
           await deps.api("DELETE", pathOf(correction.cidr));
-          deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`);
           await load();
+          deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`);
         }),
       );
       const actions = make("td", undefined, { class: "actions" });
@@ -99,8 +99,8 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       if (text("correction-note") !== "") body.note = text("correction-note");
       const saved = await deps.api<Correction>("PUT", pathOf(cidr), body);
       element<HTMLFormElement>("correction-form").reset();
-      deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`);
       await load();
+      deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`);
     });
   });
 

@@ -118,10 +118,11 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
           const result = await kit.api<{ event_id: string; attempt: (Attempt & { state: string }) | null }>("POST", `/admin/v1/webhooks/${encodeURIComponent(webhook.id)}/test`);
           const attempt = result.attempt;
           selected = webhook.id;
+          // Drawn first, so that the message lands on the new rows and is scrolled into view.
+          await refresh();
           if (!attempt) kit.say(`Test event ${result.event_id} queued; a server is sending it.`, false, place);
           else if (attempt.state === "delivered") kit.say(`Test event delivered: HTTP ${attempt.status} in ${attempt.duration_ms} ms.`, false, place);
           else kit.say(`Test event not delivered: ${attempt.status === null ? attempt.error : `HTTP ${attempt.status}`}. It will be retried with backoff.`, true, place);
-          await refresh();
         } finally {
           test.disabled = false;
         }
