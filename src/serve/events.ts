@@ -40,7 +40,7 @@ export interface ServeEvents {
  */
 export async function startServeEvents(options: ServeEventsOptions): Promise<ServeEvents> {
   // Two connections are plenty for a pass a second (PostgreSQL); SQLite ignores it.
-  const store = await openStore(options.statePath, { lockWaitMs: 0, poolSize: 2 });
+  const store = await openStore(options.statePath, { lockWaitMs: 0, poolSize: 2, walAutoCheckpoint: false });
   const deliverer = new Deliverer({ store, now: () => options.now().getTime(), logger: options.logger, onAttempt: (state) => options.metrics?.addWebhookAttempt(state) });
   deliverer.start(POLL_MS);
   let sweeping: Promise<unknown> | undefined;

@@ -26,6 +26,8 @@ export interface ThreadSetup {
 /** From the main thread to a worker thread. */
 export type ToWorker =
   | { readonly type: "start"; readonly setup: ThreadSetup }
+  /** Be the thread that checkpoints the SQLite state file at `path` (see wal-checkpoints.ts); say "listening" once it runs. */
+  | { readonly type: "checkpoints"; readonly path: string; readonly intervalMs: number }
   /** A reloaded data set: answer from it from now on. */
   | { readonly type: "index"; readonly image: IndexImage }
   /** A new certificate: listen with it from now on; connections open finish on the old one. */
@@ -40,4 +42,6 @@ export type FromWorker =
   | { readonly type: "log"; readonly text: string }
   /** The thread could not start serving; `code` is the system error's (EADDRINUSE, …). */
   | { readonly type: "failed"; readonly error: string; readonly code?: string }
+  /** A checkpoint of the state file failed (said once until one succeeds again). */
+  | { readonly type: "checkpoint-failed"; readonly error: string }
   | { readonly type: "stopped" };

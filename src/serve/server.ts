@@ -7,6 +7,7 @@ import { lineBuffer } from "../log/line-buffer.ts";
 import { LogOutput } from "../log/log-output.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
+import { isPostgresUrl } from "../store/open-store.ts";
 import { PUBLIC_ROUTES } from "../http/routes.ts";
 import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
 import { bindError, claimPort, listenableHost } from "./port.ts";
@@ -20,6 +21,12 @@ const DATA_POLL_MS = 1000;
 const AS_INDEX_DELAY_MS = 100;
 /** How long a worker thread may take to start listening. */
 const WORKER_START_MS = 30_000;
+/**
+ * How often the checkpoint thread copies a SQLite state file's WAL into the file (see
+ * wal-checkpoints.ts). A busy server appends a few MiB a second; SQLite's own threshold
+ * (1,000 pages, 4 MiB) came every second or two.
+ */
+const CHECKPOINT_INTERVAL_MS = 500;
 
 /** What a server is started with, besides its configuration. */
 export interface ServerEnvironment {
@@ -113,6 +120,15 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   } catch (error) {
     throw bindError(error, config.host, config.port);
   }
+  // Every connection of this server leaves the WAL's checkpoints to this thread, started
+  // once the main thread's connection has created the file.
+  let checkpoints: { stop(): Promise<void> } | null = null;
+  try {
+    if (isSqliteFile(config.statePath)) checkpoints = await startCheckpointThread(environment.workerEntry ?? WORKER_ENTRY, config.statePath, logger);
+  } catch (error) {
+    await main.stop();
+    throw error;
+  }
   const port = Number(main.url.port);
   let reportFailure: (reason: string) => void = () => {};
   const failed = new Promise<string>((resolve) => (reportFailure = resolve));
@@ -122,6 +138,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     }
   } catch (error) {
     await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
+    await checkpoints?.stop();
     logLines.flush();
     throw error;
   }
@@ -154,6 +171,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     events = await startServeEvents({ statePath: config.statePath, logger, now: environment.now, metrics: mainMetrics });
   } catch (error) {
     await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
+    await checkpoints?.stop();
     logLines.flush();
     throw error;
   }
@@ -194,6 +212,8 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       clearTimeout(asnIndexTimer);
       index.stop();
       await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop()), events.stop()]);
+      // Last: the units the stop committed are checkpointed too.
+      await checkpoints?.stop();
       logger.log("info", "stopped");
       logLines.flush();
     },
@@ -207,6 +227,56 @@ function loadTls(paths: NonNullable<ServeConfig["tls"]>): TlsPair {
   } catch (error) {
     throw new ConfigError(`--tls-cert/--tls-key: ${(error as Error).message}`);
   }
+}
+
+/** Whether a --state location is a SQLite file (not a PostgreSQL URL, not `:memory:`). */
+function isSqliteFile(location: string): boolean {
+  return !isPostgresUrl(location) && location !== ":memory:";
+}
+
+/** Starts the thread that checkpoints the state file's WAL; resolves once it runs. */
+async function startCheckpointThread(workerEntry: string, path: string, logger: Logger): Promise<{ stop(): Promise<void> }> {
+  const worker = new Worker(workerEntry);
+  let onStopped = () => {};
+  const stopped = new Promise<void>((resolve) => (onStopped = resolve));
+  const running = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the checkpoint thread did not start within ${WORKER_START_MS / 1000} s`)), WORKER_START_MS);
+    worker.onmessage = (event: MessageEvent<FromWorker>) => {
+      const message = event.data;
+      switch (message.type) {
+        case "listening":
+          clearTimeout(timer);
+          return resolve();
+        case "failed":
+          clearTimeout(timer);
+          return reject(new Error(`the checkpoint thread could not open ${path}: ${message.error}`));
+        case "checkpoint-failed":
+          return logger.log("error", "a checkpoint of the state file failed; the next is tried shortly", { state: path, error: message.error });
+        case "stopped":
+          return onStopped();
+      }
+    };
+    worker.onerror = (event) => {
+      clearTimeout(timer);
+      reject(new Error(`the checkpoint thread failed: ${event.message}`));
+      logger.log("error", "the checkpoint thread failed; the state file's WAL is checkpointed when the server stops", { state: path, error: event.message });
+      onStopped();
+    };
+  });
+  worker.postMessage({ type: "checkpoints", path, intervalMs: CHECKPOINT_INTERVAL_MS } satisfies ToWorker);
+  try {
+    await running;
+  } catch (error) {
+    worker.terminate();
+    throw error;
+  }
+  return {
+    async stop() {
+      worker.postMessage({ type: "stop" } satisfies ToWorker);
+      await stopped;
+      worker.terminate();
+    },
+  };
 }
 
 interface WorkerThread {

@@ -46,7 +46,8 @@ export interface ServingThread {
  */
 export async function startServingThread(setup: ThreadSetup, index: () => RangeIndex, logger: Logger, now: () => Date): Promise<ServingThread> {
   const { config } = setup;
-  const store: Store = await openStore(config.statePath, { lockWaitMs: LOCK_WAIT_MS });
+  // The server's checkpoint thread checkpoints the state file (see wal-checkpoints.ts), never a charge here.
+  const store: Store = await openStore(config.statePath, { lockWaitMs: LOCK_WAIT_MS, walAutoCheckpoint: false });
   // One line when the store goes away and one when it is back, not one every poll.
   const health = new StoreHealth(
     (reachable, error) => {

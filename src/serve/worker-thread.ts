@@ -1,20 +1,24 @@
 /**
- * The entry of a worker thread of `serve --workers N`: it serves on the shared port
- * until the main thread says stop. Its log lines go to the main thread, which writes
- * every thread's logs; the data index arrives as a shared image and is swapped when the
- * main thread reloads it.
+ * The entry of a server's other threads. Most are worker threads of `serve --workers N`:
+ * one serves on the shared port until the main thread says stop. Its log lines go to the
+ * main thread, which writes every thread's logs; the data index arrives as a shared
+ * image and is swapped when the main thread reloads it. One, on a SQLite state file,
+ * runs the WAL's checkpoints instead (see wal-checkpoints.ts), and loads nothing else.
  */
-import { RangeIndex } from "../index/range-index.ts";
+import type { RangeIndex } from "../index/range-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
-import { createLogger } from "../log/logger.ts";
+import type { WalCheckpoints } from "../store/wal-checkpoints.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
-import { startServingThread, type ServingThread } from "./serving-thread.ts";
+import type { ServingThread } from "./serving-thread.ts";
 
 declare const self: Worker;
 
 const send = (message: FromWorker) => self.postMessage(message);
 let index: RangeIndex | undefined;
+/** RangeIndex.fromImage, once a serving thread has loaded it. */
+let indexFromImage: ((image: RangeIndex["image"]) => RangeIndex) | undefined;
 let serving: ServingThread | undefined;
+let checkpoints: WalCheckpoints | undefined;
 const logLines = lineBuffer((text) => send({ type: "log", text }));
 
 self.onmessage = async (event: MessageEvent<ToWorker>) => {
@@ -22,7 +26,13 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
   switch (message.type) {
     case "start": {
       const { setup } = message;
-      index = RangeIndex.fromImage(setup.image);
+      const [{ RangeIndex }, { createLogger }, { startServingThread }] = await Promise.all([
+        import("../index/range-index.ts"),
+        import("../log/logger.ts"),
+        import("./serving-thread.ts"),
+      ]);
+      indexFromImage = (image) => RangeIndex.fromImage(image);
+      index = indexFromImage(setup.image);
       const logger = createLogger(setup.config.logLevel, logLines.write);
       try {
         serving = await startServingThread(setup, () => index as RangeIndex, logger, () => new Date());
@@ -32,8 +42,19 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       }
       return;
     }
+    case "checkpoints": {
+      const { runWalCheckpoints } = await import("../store/wal-checkpoints.ts");
+      try {
+        checkpoints = runWalCheckpoints(message.path, message.intervalMs, (error) => send({ type: "checkpoint-failed", error: String((error as Error)?.message ?? error) }));
+        send({ type: "listening" });
+      } catch (error) {
+        send({ type: "failed", error: (error as Error)?.message ?? String(error) });
+      }
+      return;
+    }
     case "index":
-      index = RangeIndex.fromImage(message.image);
+      // Sent only to a thread that listens, so after its start.
+      index = indexFromImage?.(message.image);
       return;
     case "tls":
       serving?.relisten(message.tls);
@@ -41,6 +62,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     case "stop":
       try {
         await serving?.stop();
+        checkpoints?.stop();
       } finally {
         logLines.flush();
         send({ type: "stopped" });

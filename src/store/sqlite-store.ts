@@ -95,6 +95,12 @@ export interface SqliteStoreOptions {
    * refused with StateNotFoundError and nothing is created, neither file nor directory.
    */
   readonly create?: boolean;
+  /**
+   * Whether this connection checkpoints the WAL itself when a commit takes it past 1,000
+   * pages (SQLite's default, true). A server opens its connections with false and runs
+   * the checkpoints on a thread of their own (see wal-checkpoints.ts).
+   */
+  readonly walAutoCheckpoint?: boolean;
 }
 
 const KEY_COLUMNS = `id, name, plan, created_at, revoked_at, ${controlColumnList()}`;
@@ -205,6 +211,7 @@ export class SqliteStore implements Store {
       db.run("PRAGMA journal_mode = WAL");
       db.run("PRAGMA synchronous = NORMAL");
       db.run("PRAGMA foreign_keys = ON");
+      if (options.walAutoCheckpoint === false) db.run("PRAGMA wal_autocheckpoint = 0");
       migrate(db, path);
       // Opened and migrated: from now on a write that finds the lock taken fails at once
       // and the group commit tries it again later (see lockWaitMs).
