@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hostingBy, NO_SIGNAL_SOURCE } from "../support/privacy.ts";
@@ -47,6 +47,8 @@ test("the binary alone serves, manages keys and looks addresses up", async () =>
   // The start-up line (which names the URL) is written at every level but silent.
   server = await startServerProcess(["--log-level", "warn"], { command: [binary], env: bareEnv });
   expect(server.stderr()).toContain(join(dir, ".local", "state", "iplookup", "state.db"));
+  // serve ran itself again with its allocator setting (see allocator-setting.ts).
+  expect(readFileSync(`/proc/${server.process.pid}/environ`, "utf8").split("\0")).toContain("MIMALLOC_PURGE_DELAY=-1");
   const created = run(["keys", "create", "--name", "vm", "--json"]);
   expect(created.code).toBe(0);
   const { key } = JSON.parse(created.stdout) as { key: string };
