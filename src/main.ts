@@ -5,7 +5,7 @@
 import { runServeWithAllocatorSetting } from "./cli/allocator-setting.ts";
 import { holdSignalsDuringStartup } from "./cli/startup-signals.ts";
 
-runServeWithAllocatorSetting([process.execPath, import.meta.path]);
+runServeWithAllocatorSetting([process.execPath, ...process.execArgv, import.meta.path]);
 holdSignalsDuringStartup(process.argv);
 const [{ defaultDataPath }, { main }] = await Promise.all([import("./config/paths.ts"), import("./cli/entry.ts")]);
 await main({ dataPath: defaultDataPath(), selfCommand: [process.execPath, import.meta.path] });

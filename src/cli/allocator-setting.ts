@@ -25,7 +25,7 @@ export const SERVE_PURGE_DELAY = "-1";
  * and the setting. Returns only if it did not (another command, the variable already
  * set, or execve unavailable), and then the program goes on as it is.
  *
- * @param command how this program is run: the executable, then the script when run from source
+ * @param command how this program is run: the executable, then, from source, the runtime's own flags and the script
  */
 export function runServeWithAllocatorSetting(command: readonly string[], argv: readonly string[] = process.argv): void {
   if (argv[2] !== "serve" || process.env[PURGE_DELAY_VARIABLE] !== undefined) return;

@@ -34,6 +34,21 @@ test("serve started without MIMALLOC_PURGE_DELAY runs itself again with it: the 
   }
 });
 
+test("the runtime's own flags survive the re-exec when serve is run from source", async () => {
+  const main = join(import.meta.dir, "..", "..", "src", "main.ts");
+  const server = await startServerProcess(["--state", join(dir, "flags.db"), "--admin-port", "off"], {
+    env: environmentWithout(),
+    command: [process.execPath, "--smol", main],
+  });
+  try {
+    const { environment, command } = processOf(server.process.pid);
+    expect(environment).toContain(`${PURGE_DELAY_VARIABLE}=${SERVE_PURGE_DELAY}`);
+    expect(command.slice(1, 4)).toEqual(["--smol", main, "serve"]);
+  } finally {
+    await server.stop("SIGKILL");
+  }
+});
+
 test("an operator's own MIMALLOC_PURGE_DELAY is kept", async () => {
   const server = await startServerProcess(["--state", join(dir, "set.db"), "--admin-port", "off"], { env: { ...environmentWithout(), [PURGE_DELAY_VARIABLE]: "10" } });
   try {
