@@ -4,21 +4,23 @@ import { dlopen, FFIType, ptr } from "bun:ffi";
  * The allocator setting a server runs with. Bun allocates with mimalloc, which by
  * default hands freed memory back to the kernel ("purges" it, with madvise) 10 ms after
  * it is freed: under load that is a system call, and on a VM a TLB-flushing hypercall,
- * for memory that the next requests allocate again. `MIMALLOC_PURGE_DELAY=-1` keeps
- * freed memory for reuse instead. Measured on `serve` (one worker, paired runs against
- * the same server without it): single lookups 1.19–1.25× the requests a second, at
- * 0.79–0.82 of the CPU a request, batches of 1,000 1.34×; the cost is memory, held at
- * its peak rather than returned (resident size after a minute of load 218 MiB against
- * 96). See docs/performance.md.
+ * for memory that the next requests allocate again. `MIMALLOC_PURGE_DELAY=1000` keeps
+ * freed memory for a second first, long enough to be reused under load, short enough
+ * that an idle server gives it back. Measured on `serve` (one worker, paired runs
+ * against the same server at mimalloc's default): batches of 1,000 and of 100 1.9–2.1×
+ * the requests a second, at half the CPU a request; single lookups unchanged (0.98–1.00).
+ * `-1` (never purge) bought single lookups 0.85–0.88 of the CPU a request more, but a
+ * process then holds its peak for good: resident size after load 218–276 MiB against
+ * about 100, past the 150 MB the bench holds serve to. See docs/performance.md.
  *
  * mimalloc reads the setting once, as the process starts, from its environment, so
  * setting it later does nothing: `serve` started without it runs itself again with it
  * (execve: the same process id, open files and arguments), before anything else loads.
- * An operator's own value, `MIMALLOC_PURGE_DELAY=10` (mimalloc's default) to give memory
- * back, is kept as it is.
+ * An operator's own value (`-1` for the speed above at the cost of memory, `10` for
+ * mimalloc's default) is kept as it is.
  */
 export const PURGE_DELAY_VARIABLE = "MIMALLOC_PURGE_DELAY";
-export const SERVE_PURGE_DELAY = "-1";
+export const SERVE_PURGE_DELAY = "1000";
 
 /**
  * For `serve` without MIMALLOC_PURGE_DELAY: replaces this process with the same command

@@ -49,6 +49,11 @@ test("the runtime's own flags survive the re-exec when serve is run from source"
   }
 });
 
+test("the systemd unit sets the value serve would set itself", () => {
+  const unit = readFileSync(join(import.meta.dir, "..", "..", "packaging", "iplookup.service"), "utf8");
+  expect(unit).toContain(`\nEnvironment=${PURGE_DELAY_VARIABLE}=${SERVE_PURGE_DELAY}\n`);
+});
+
 test("an operator's own MIMALLOC_PURGE_DELAY is kept", async () => {
   const server = await startServerProcess(["--state", join(dir, "set.db"), "--admin-port", "off"], { env: { ...environmentWithout(), [PURGE_DELAY_VARIABLE]: "10" } });
   try {

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PURGE_DELAY_VARIABLE, SERVE_PURGE_DELAY } from "../../src/cli/allocator-setting.ts";
 import { hostingBy, NO_SIGNAL_SOURCE } from "../support/privacy.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
@@ -48,7 +49,7 @@ test("the binary alone serves, manages keys and looks addresses up", async () =>
   server = await startServerProcess(["--log-level", "warn"], { command: [binary], env: bareEnv });
   expect(server.stderr()).toContain(join(dir, ".local", "state", "iplookup", "state.db"));
   // serve ran itself again with its allocator setting (see allocator-setting.ts).
-  expect(readFileSync(`/proc/${server.process.pid}/environ`, "utf8").split("\0")).toContain("MIMALLOC_PURGE_DELAY=-1");
+  expect(readFileSync(`/proc/${server.process.pid}/environ`, "utf8").split("\0")).toContain(`${PURGE_DELAY_VARIABLE}=${SERVE_PURGE_DELAY}`);
   const created = run(["keys", "create", "--name", "vm", "--json"]);
   expect(created.code).toBe(0);
   const { key } = JSON.parse(created.stdout) as { key: string };
