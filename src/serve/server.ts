@@ -120,13 +120,20 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   } catch (error) {
     throw bindError(error, config.host, config.port);
   }
+  let checkpoints: { stop(): Promise<void> } | null = null;
+  let admin: AdminListener | null = null;
+  /** For a start that fails part-way: stops what has started, the checkpoint thread last (a thread left running keeps the process alive). */
+  const stopStarted = async (): Promise<void> => {
+    await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
+    await checkpoints?.stop();
+    logLines.flush();
+  };
   // Every connection of this server leaves the WAL's checkpoints to this thread, started
   // once the main thread's connection has created the file.
-  let checkpoints: { stop(): Promise<void> } | null = null;
   try {
     if (isSqliteFile(config.statePath)) checkpoints = await startCheckpointThread(environment.workerEntry ?? WORKER_ENTRY, config.statePath, logger);
   } catch (error) {
-    await main.stop();
+    await stopStarted();
     throw error;
   }
   const port = Number(main.url.port);
@@ -137,14 +144,11 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       workers.push(await startWorker(environment.workerEntry ?? WORKER_ENTRY, { ...setup, port, thread }, logLines.write, reportFailure));
     }
   } catch (error) {
-    await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
-    await checkpoints?.stop();
-    logLines.flush();
+    await stopStarted();
     throw error;
   }
   // The admin API and console: on this thread only (admin traffic is light). Its changes
   // reach every thread through the store's change counter, as the CLI's do.
-  let admin: AdminListener | null = null;
   if (config.adminPort !== null) {
     try {
       admin = await startAdminListener({
@@ -160,8 +164,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
         tls: tls || undefined,
       });
     } catch (error) {
-      await Promise.all([main.stop(), ...workers.map((worker) => worker.stop())]);
-      logLines.flush();
+      await stopStarted();
       throw error;
     }
   }
@@ -170,9 +173,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   try {
     events = await startServeEvents({ statePath: config.statePath, logger, now: environment.now, metrics: mainMetrics });
   } catch (error) {
-    await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop())]);
-    await checkpoints?.stop();
-    logLines.flush();
+    await stopStarted();
     throw error;
   }
   index.watch(DATA_POLL_MS);

@@ -12,9 +12,13 @@ export interface ServerProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Runs the CLI as a separate process: `bun src/main.ts ARGS`, or the given command. */
+/**
+ * Runs the CLI as a separate process: `bun src/main.ts ARGS`, or the given command. A
+ * command still running after a minute is killed (its code is then null): waiting for it
+ * blocks the test's thread, where the test's own timeout cannot cut in.
+ */
 export function cli(args: string[], env: Record<string, string> = {}, command: string[] = [process.execPath, MAIN]) {
-  const result = Bun.spawnSync([...command, ...args], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+  const result = Bun.spawnSync([...command, ...args], { env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe", timeout: 60_000, killSignal: "SIGKILL" });
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
 }
 
