@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { PURGE_DELAY_VARIABLE, SERVE_PURGE_DELAY } from "../../src/cli/allocator-setting.ts";
 
 /** Child processes for the benches: started pinned, read for their first JSON line, stopped. */
 export interface BenchProcess {
@@ -8,9 +9,18 @@ export interface BenchProcess {
   stop(): Promise<void>;
 }
 
-/** Starts `command`; its stderr goes to the file `stderrPath` if given, else to this process's stderr. */
+/**
+ * Starts `command`; its stderr goes to the file `stderrPath` if given, else to this
+ * process's stderr. It runs with the allocator setting `serve` gives itself (unless the
+ * environment sets another), so that the reference servers' ratios to `serve` compare
+ * the code, not the allocator.
+ */
 export async function startProcess(command: string[], env: Record<string, string> = {}, stderrPath?: string): Promise<BenchProcess> {
-  const child = Bun.spawn(command, { stdout: "pipe", stderr: stderrPath ? Bun.file(stderrPath) : "inherit", env: { ...process.env, ...env } });
+  const child = Bun.spawn(command, {
+    stdout: "pipe",
+    stderr: stderrPath ? Bun.file(stderrPath) : "inherit",
+    env: { [PURGE_DELAY_VARIABLE]: SERVE_PURGE_DELAY, ...process.env, ...env },
+  });
   const reader = (child.stdout as ReadableStream<Uint8Array>).getReader();
   let text = "";
   const deadline = Date.now() + 20_000;
