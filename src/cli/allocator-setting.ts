@@ -8,7 +8,8 @@ import { dlopen, FFIType, ptr } from "bun:ffi";
  * freed memory for a second first, long enough to be reused under load, short enough
  * that an idle server gives it back. Measured on `serve` (one worker, paired runs
  * against the same server at mimalloc's default): batches of 1,000 and of 100 1.9–2.1×
- * the requests a second, at half the CPU a request; single lookups unchanged (0.98–1.00).
+ * the requests a second, at half the CPU a request; single lookups about the same (0.98
+ * the rate, 1.00 the CPU, in 21 pairs).
  * `-1` (never purge) bought single lookups 0.85–0.88 of the CPU a request more, but a
  * process then holds its peak for good: resident size after load 218–276 MiB against
  * about 100, past the 150 MB the bench holds serve to. See docs/performance.md.
