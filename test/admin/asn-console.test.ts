@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Browser } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium, SCREENSHOTS } from "../support/chromium.ts";
-import { heavyTurn } from "../support/heavy-turn.ts";
-import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { SCREENSHOTS } from "../support/chromium.ts";
+import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+import { type ServerProcess } from "../support/server-process.ts";
 
 /**
  * The console's lookup-by-AS box in a real browser (Debian's Chromium, as in
@@ -13,28 +11,18 @@ import { cli, startServerProcess, type ServerProcess } from "../support/server-p
  * name lists matches whose buttons look them up, a refused number says why.
  */
 
-const dir = mkdtempSync(join(tmpdir(), "iplookup-asn-console-"));
-const state = join(dir, "state.db");
 let server: ServerProcess;
 let admin: string;
 let token: string;
 let browser: Browser;
-let endTurn = () => {};
+let setup: ConsoleServer | undefined;
 
 beforeAll(async () => {
-  endTurn = await heavyTurn();
-  token = (JSON.parse(cli(["admin", "create", "--name", "console", "--json"], { IPLOOKUP_STATE: state }).stdout) as { token: string }).token;
-  server = await startServerProcess(["--state", state, "--admin-port", "0"]);
-  admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
-  browser = await launchChromium();
+  setup = await startConsoleServer("asn-console");
+  ({ server, admin, token, browser } = setup);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-  endTurn();
-});
+afterAll(() => setup?.close());
 
 test("looks an AS up by number, searches by name, and says why a number is refused", async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });

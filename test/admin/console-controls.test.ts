@@ -1,12 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser, type Page } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium, SCREENSHOTS } from "../support/chromium.ts";
-import { heavyTurn } from "../support/heavy-turn.ts";
+import { SCREENSHOTS } from "../support/chromium.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+import { type ServerProcess } from "../support/server-process.ts";
 
 /**
  * The console's key controls, rotation with a grace, audit log and read-only tokens
@@ -17,31 +15,22 @@ import { cli, startServerProcess, type ServerProcess } from "../support/server-p
 
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 1000 };
-const dir = mkdtempSync(join(tmpdir(), "iplookup-console-controls-"));
-const state = join(dir, "state.db");
-
 let server: ServerProcess;
 let admin: string;
 let token: string;
 let reader: string;
 let browser: Browser;
-let endTurn = () => {};
+let state: string;
+let setup: ConsoleServer | undefined;
 
 beforeAll(async () => {
-  endTurn = await heavyTurn();
-  token = (JSON.parse(cli(["admin", "create", "--name", "console", "--json"], { IPLOOKUP_STATE: state }).stdout) as { token: string }).token;
-  reader = (JSON.parse(cli(["admin", "create", "--name", "auditor", "--read-only", "--json"], { IPLOOKUP_STATE: state }).stdout) as { token: string }).token;
-  server = await startServerProcess(["--state", state, "--workers", "2", "--admin-port", "0"]);
-  admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
-  browser = await launchChromium();
+  setup = await startConsoleServer("console-controls", ["--workers", "2"], (run) => {
+    reader = (JSON.parse(run(["admin", "create", "--name", "auditor", "--read-only", "--json"]).stdout) as { token: string }).token;
+  });
+  ({ state, server, admin, token, browser } = setup);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-  endTurn();
-});
+afterAll(() => setup?.close());
 
 async function signedIn(with_: string, viewport = DESKTOP): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
   const context = await browser.newContext({ viewport });

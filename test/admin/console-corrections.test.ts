@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium, SCREENSHOTS } from "../support/chromium.ts";
-import { heavyTurn } from "../support/heavy-turn.ts";
-import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { SCREENSHOTS } from "../support/chromium.ts";
+import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+import { type ServerProcess } from "../support/server-process.ts";
 
 /**
  * The console's local corrections in a real browser (Debian's Chromium, driven by
@@ -14,31 +12,21 @@ import { cli, startServerProcess, type ServerProcess } from "../support/server-p
  * removed. The screenshot goes to test/screenshots/ for review.
  */
 
-const dir = mkdtempSync(join(tmpdir(), "iplookup-console-corrections-"));
-const state = join(dir, "state.db");
-
 let server: ServerProcess;
 let admin: string;
 let token: string;
 let key: string;
 let browser: Browser;
-let endTurn = () => {};
+let setup: ConsoleServer | undefined;
 
 beforeAll(async () => {
-  endTurn = await heavyTurn();
-  token = (JSON.parse(cli(["admin", "create", "--name", "console", "--json"], { IPLOOKUP_STATE: state }).stdout) as { token: string }).token;
-  key = (JSON.parse(cli(["keys", "create", "--name", "k", "--json"], { IPLOOKUP_STATE: state }).stdout) as { key: string }).key;
-  server = await startServerProcess(["--state", state, "--workers", "2", "--admin-port", "0"]);
-  admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
-  browser = await launchChromium();
+  setup = await startConsoleServer("console-corrections", ["--workers", "2"], (run) => {
+    key = (JSON.parse(run(["keys", "create", "--name", "k", "--json"]).stdout) as { key: string }).key;
+  });
+  ({ server, admin, token, browser } = setup);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-  endTurn();
-});
+afterAll(() => setup?.close());
 
 const lookup = async (ip: string) =>
   (await (

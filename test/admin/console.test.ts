@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium, SCREENSHOTS } from "../support/chromium.ts";
-import { heavyTurn } from "../support/heavy-turn.ts";
-import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { SCREENSHOTS } from "../support/chromium.ts";
+import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+import { cli, type ServerProcess } from "../support/server-process.ts";
 import { verify, WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /**
@@ -14,30 +12,19 @@ import { verify, WebhookReceiver } from "../support/webhook-receiver.ts";
  * for the file. Screenshots go to test/screenshots/ (not kept in git) for review.
  */
 
-const dir = mkdtempSync(join(tmpdir(), "iplookup-console-"));
-const state = join(dir, "state.db");
-
 let server: ServerProcess;
 let admin: string;
 let token: string;
 let browser: Browser;
-let endTurn = () => {};
+let state: string;
+let setup: ConsoleServer | undefined;
 
-// The browser and the server take about 1.2 GB: a turn with the suite's other heavy files (see heavyTurn).
 beforeAll(async () => {
-  endTurn = await heavyTurn();
-  token = (JSON.parse(cli(["admin", "create", "--name", "console", "--json"], { IPLOOKUP_STATE: state }).stdout) as { token: string }).token;
-  server = await startServerProcess(["--state", state, "--workers", "2", "--admin-port", "0"]);
-  admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
-  browser = await launchChromium();
+  setup = await startConsoleServer("console", ["--workers", "2"]);
+  ({ state, server, admin, token, browser } = setup);
 }, 120_000);
 
-afterAll(async () => {
-  await browser?.close();
-  await server?.stop("SIGKILL");
-  rmSync(dir, { recursive: true, force: true });
-  endTurn();
-});
+afterAll(() => setup?.close());
 
 /** A new page in a fresh context (no saved token), recording console errors and every request it makes. */
 async function openPage(width = 1280, height = 1000): Promise<{ context: BrowserContext; page: Page; errors: string[]; requests: string[] }> {
