@@ -5,12 +5,12 @@ import type { ActiveKey, KeyControls } from "../store/store.ts";
 
 /** What the checks need to know of one request. */
 export interface KeyCall {
-  /** The wall clock, in milliseconds since the epoch. */
-  readonly nowMs: number;
+  /** The wall clock, in milliseconds since the epoch (read only for a key with a time to check). */
+  now(): number;
   /** The client's address as /v1/me sees it (trusted proxies honoured), or null when unknown. */
   client(): Address | null;
-  /** The request's Origin header, or null. */
-  readonly origin: string | null;
+  /** The request's Origin header, or null (read only for a key that lists origins). */
+  origin(): string | null;
 }
 
 /**
@@ -41,7 +41,7 @@ const REALM = 'Bearer realm="iplookup"';
  * a key that has controls or a grace: a plain key costs the request path nothing.
  */
 export function checkKeyControls(caller: ActiveKey, call: KeyCall): CorsGrant {
-  if (caller.secretValidUntil !== undefined && call.nowMs >= caller.secretValidUntil) {
+  if (caller.secretValidUntil !== undefined && call.now() >= caller.secretValidUntil) {
     throw new ApiError("invalid_key", "the API key was rotated, and the grace of its old secret is over", {}, {
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key was rotated"`,
     });
@@ -49,21 +49,28 @@ export function checkKeyControls(caller: ActiveKey, call: KeyCall): CorsGrant {
   const source = caller.key.controls;
   if (source === undefined) return undefined;
   const controls = compile(source);
-  if (controls.expiresAtMs !== null && call.nowMs >= controls.expiresAtMs) {
+  if (controls.expiresAtMs !== null && call.now() >= controls.expiresAtMs) {
     throw new ApiError("key_expired", `the API key expired at ${source.expiresAt}`, { expired_at: source.expiresAt }, {
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key expired"`,
     });
   }
   if (controls.cidrs !== null) {
     const client = call.client();
-    if (client === null || !controls.cidrs.some((cidr) => cidrContains(cidr, client))) {
+    if (client === null || !anyContains(controls.cidrs, client)) {
       throw new ApiError("address_not_allowed", `this API key is not allowed from ${client?.text ?? "an unknown address"}`);
     }
   }
   if (controls.origins === null) return undefined;
-  if (call.origin === null) return null;
-  if (!controls.origins.has(call.origin)) throw new ApiError("origin_not_allowed", `this API key is not allowed from the origin ${shorten(call.origin)}`);
-  return call.origin;
+  const origin = call.origin();
+  if (origin === null) return null;
+  if (!controls.origins.has(origin)) throw new ApiError("origin_not_allowed", `this API key is not allowed from the origin ${shorten(origin)}`);
+  return origin;
+}
+
+/** Whether any of the blocks holds the address (a loop: this runs on every request of such a key). */
+function anyContains(cidrs: readonly Cidr[], address: Address): boolean {
+  for (let i = 0; i < cidrs.length; i++) if (cidrContains(cidrs[i] as Cidr, address)) return true;
+  return false;
 }
 
 function compile(controls: KeyControls): CompiledControls {

@@ -25,13 +25,13 @@ const PREFLIGHT_MAX_AGE = "600";
  */
 export function applyKeyControls(caller: ActiveKey, request: Request, context: RequestContext, options: KeyControlOptions): void {
   context.cors = checkKeyControls(caller, {
-    nowMs: options.now(),
+    now: options.now,
     client: () => {
       const peer = context.findPeer();
       // X-Forwarded-For is read only when there are trusted proxies to honour.
       return peer && (options.trustProxy.length === 0 ? peer : clientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy));
     },
-    origin: request.headers.get("origin"),
+    origin: () => request.headers.get("origin"),
   });
 }
 
