@@ -1,16 +1,20 @@
 import type { Address } from "../address/address.ts";
-import { cidrContains, parseCidr, type Cidr } from "../address/cidr.ts";
+import { parseCidr } from "../address/cidr.ts";
+import { CidrSet } from "../address/cidr-set.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey, KeyControls } from "../store/store.ts";
 
-/** What the checks need to know of one request. */
-export interface KeyCall {
+/**
+ * How the checks learn what they need of a request (`R`): made once for a server, so
+ * that checking a request allocates nothing, and each is asked only when a check needs it.
+ */
+export interface KeyCall<R> {
   /** The wall clock, in milliseconds since the epoch (read only for a key with a time to check). */
   now(): number;
   /** The client's address as /v1/me sees it (trusted proxies honoured), or null when unknown. */
-  client(): Address | null;
+  client(request: R): Address | null;
   /** The request's Origin header, or null (read only for a key that lists origins). */
-  origin(): string | null;
+  origin(request: R): string | null;
 }
 
 /**
@@ -23,7 +27,7 @@ export type CorsGrant = string | null | undefined;
 /** A key's controls made ready for the request path: times as numbers, blocks parsed, origins in a set. */
 interface CompiledControls {
   readonly expiresAtMs: number | null;
-  readonly cidrs: readonly Cidr[] | null;
+  readonly cidrs: CidrSet | null;
   readonly origins: ReadonlySet<string> | null;
 }
 
@@ -40,7 +44,7 @@ const REALM = 'Bearer realm="iplookup"';
  * that applies, before anything is charged or counted against the rate. Called only for
  * a key that has controls or a grace: a plain key costs the request path nothing.
  */
-export function checkKeyControls(caller: ActiveKey, call: KeyCall): CorsGrant {
+export function checkKeyControls<R>(caller: ActiveKey, call: KeyCall<R>, request: R): CorsGrant {
   if (caller.secretValidUntil !== undefined && call.now() >= caller.secretValidUntil) {
     throw new ApiError("invalid_key", "the API key was rotated, and the grace of its old secret is over", {}, {
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key was rotated"`,
@@ -55,22 +59,16 @@ export function checkKeyControls(caller: ActiveKey, call: KeyCall): CorsGrant {
     });
   }
   if (controls.cidrs !== null) {
-    const client = call.client();
-    if (client === null || !anyContains(controls.cidrs, client)) {
+    const client = call.client(request);
+    if (client === null || !controls.cidrs.has(client)) {
       throw new ApiError("address_not_allowed", `this API key is not allowed from ${client?.text ?? "an unknown address"}`);
     }
   }
   if (controls.origins === null) return undefined;
-  const origin = call.origin();
+  const origin = call.origin(request);
   if (origin === null) return null;
   if (!controls.origins.has(origin)) throw new ApiError("origin_not_allowed", `this API key is not allowed from the origin ${shorten(origin)}`);
   return origin;
-}
-
-/** Whether any of the blocks holds the address (a loop: this runs on every request of such a key). */
-function anyContains(cidrs: readonly Cidr[], address: Address): boolean {
-  for (let i = 0; i < cidrs.length; i++) if (cidrContains(cidrs[i] as Cidr, address)) return true;
-  return false;
 }
 
 function compile(controls: KeyControls): CompiledControls {
@@ -79,7 +77,7 @@ function compile(controls: KeyControls): CompiledControls {
     found = {
       expiresAtMs: controls.expiresAt === null ? null : Date.parse(controls.expiresAt),
       // The store keeps only canonical blocks; one that does not parse matches nothing.
-      cidrs: controls.allowedCidrs === null ? null : controls.allowedCidrs.flatMap((text) => parseCidr(text) ?? []),
+      cidrs: controls.allowedCidrs === null ? null : new CidrSet(controls.allowedCidrs.flatMap((text) => parseCidr(text) ?? [])),
       origins: controls.allowedOrigins === null ? null : new Set(controls.allowedOrigins),
     };
     compiled.set(controls, found);

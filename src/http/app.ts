@@ -15,7 +15,7 @@ import { checkGate, type RouteTable } from "./gate.ts";
 import { readJsonBody } from "./json-body.ts";
 import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
-import { corsHeaders, preflight, withCors } from "./cors.ts";
+import { corsHeaders, keyCall, preflight, withCors } from "./cors.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { descriptorUse } from "../metrics/process-descriptors.ts";
@@ -106,7 +106,7 @@ export function createApp(deps: AppDeps) {
   // "geo", a one-word service name behind a proxy) and answers 404. URLs here are always
   // absolute and http, whatever the request-target was (requestForApp in path.ts), and the
   // gate reads the path by the router's own rule (pathOf).
-  const controls = { now: () => deps.clock.now().getTime(), trustProxy };
+  const controls = keyCall({ now: () => deps.clock.now().getTime(), trustProxy });
   const gate = { routes: (): RouteTable => (routeTable ??= routesOf(app)), keys: deps.keys, rates, failedKeys, trustProxy, maxBody, leases: deps.leases, controls };
   /** A request whose key had to be looked up in the store, or that waited for its rate's token: refused, or run again from the top. */
   const afterKeyLookup = (lookup: Promise<void>, request: Request): Promise<Response> =>

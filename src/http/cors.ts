@@ -1,5 +1,5 @@
 import type { Cidr } from "../address/cidr.ts";
-import { checkKeyControls, type CorsGrant } from "../access/key-controls.ts";
+import { checkKeyControls, type CorsGrant, type KeyCall } from "../access/key-controls.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey } from "../store/store.ts";
 import { clientAddress } from "./client-address.ts";
@@ -19,20 +19,25 @@ const EXPOSED = "X-Units-Consumed, X-Units-Remaining, X-Data-Version, X-Request-
 const PREFLIGHT_MAX_AGE = "600";
 
 /**
- * Runs the key's checks (src/access/key-controls.ts) for a /v1 request and records what
- * its answer may tell a browser. The client address is found only for a key with an
- * allowlist, as /v1/me finds it (trusted proxies honoured).
+ * What the key's checks (src/access/key-controls.ts) read of a /v1 request, made once for
+ * an app: the client address as /v1/me finds it (trusted proxies honoured), asked only
+ * for a key with an allowlist, and the Origin header.
  */
-export function applyKeyControls(caller: ActiveKey, request: Request, context: RequestContext, options: KeyControlOptions): void {
-  context.cors = checkKeyControls(caller, {
+export function keyCall(options: KeyControlOptions): KeyCall<Request> {
+  return {
     now: options.now,
-    client: () => {
-      const peer = context.findPeer();
+    client(request) {
+      const peer = contextOf(request).findPeer();
       // X-Forwarded-For is read only when there are trusted proxies to honour.
       return peer && (options.trustProxy.length === 0 ? peer : clientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy));
     },
-    origin: () => request.headers.get("origin"),
-  });
+    origin: (request) => request.headers.get("origin"),
+  };
+}
+
+/** Runs the key's checks for a /v1 request and records what its answer may tell a browser. */
+export function applyKeyControls(caller: ActiveKey, request: Request, context: RequestContext, call: KeyCall<Request>): void {
+  context.cors = checkKeyControls(caller, call, request);
 }
 
 /**

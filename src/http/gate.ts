@@ -10,7 +10,8 @@ import { pathOf } from "./path.ts";
 import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { isJsonMediaType } from "./media-type.ts";
-import { applyKeyControls, type KeyControlOptions } from "./cors.ts";
+import { applyKeyControls } from "./cors.ts";
+import type { KeyCall } from "../access/key-controls.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
 export type RouteTable = ReadonlyMap<string, readonly string[]>;
@@ -26,8 +27,8 @@ export interface GateOptions {
   readonly maxBody: number;
   /** A key's rate across every server on a shared store (PostgreSQL); none on SQLite. */
   readonly leases?: LeaseLimiter;
-  /** The clock and trusted proxies of the keys' own checks (CONTRACT §16). */
-  readonly controls: KeyControlOptions;
+  /** What the keys' own checks (CONTRACT §16) read of a request: see keyCall. */
+  readonly controls: KeyCall<Request>;
 }
 
 /**
