@@ -16,6 +16,7 @@ import { readJsonBody } from "./json-body.ts";
 import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
 import { corsHeaders, keyCall, preflight, withCors } from "./cors.ts";
+import { AnswerHeaders } from "./answer-headers.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { descriptorUse } from "../metrics/process-descriptors.ts";
@@ -96,6 +97,7 @@ export function createApp(deps: AppDeps) {
   const trustProxy = deps.trustProxy ?? [];
   const metrics = deps.metrics ?? new Metrics(Metrics.table(PUBLIC_ROUTES, 1));
   const version = deps.version ?? "development";
+  const answerHeaders = new AnswerHeaders();
   const logger = deps.logger ?? createLogger("error", (line) => process.stderr.write(`${line}\n`));
   let routeTable: RouteTable | undefined;
   let openApi: string | undefined;
@@ -154,7 +156,7 @@ export function createApp(deps: AppDeps) {
         const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
         metrics.addLookups(1);
         metrics.addUnits(1);
-        return jsonResponse(lookups.lookupJson(addresses, false), metered, request);
+        return jsonResponse(lookups.lookupJson(addresses, false), metered, request, answerHeaders);
       },
       { body: LookupRequest },
     )
@@ -168,7 +170,7 @@ export function createApp(deps: AppDeps) {
         const metered = await meter.charge(caller, addresses.length, { commitNow: answer.body.length > CORKED_ANSWER_BYTES, signal: request.signal });
         metrics.addLookups(addresses.length);
         metrics.addUnits(addresses.length);
-        return jsonResponse(answer, metered, request);
+        return jsonResponse(answer, metered, request, answerHeaders);
       },
       { body: BatchRequest },
     )
@@ -178,7 +180,7 @@ export function createApp(deps: AppDeps) {
       // The largest ASes' answers run to a few hundred KiB: sent at once, as large batches are.
       const metered = await meter.charge(callerOf(request), 1, { commitNow: answer.body.length > CORKED_ANSWER_BYTES, signal: request.signal });
       metrics.addUnits(1);
-      return jsonResponse(answer, metered, request);
+      return jsonResponse(answer, metered, request, answerHeaders);
     })
     .get(
       "/v1/asn",
@@ -187,7 +189,7 @@ export function createApp(deps: AppDeps) {
         const answer = await asns.search(asns.checkQuery(queryValues(request.url, "q")));
         const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
         metrics.addUnits(1);
-        return jsonResponse(answer, metered, request);
+        return jsonResponse(answer, metered, request, answerHeaders);
       },
       { query: AsnSearchQuery },
     )
@@ -214,24 +216,19 @@ function json(value: unknown, status = 200, request?: Request): Response {
   return new Response(JSON.stringify(value), { status, headers });
 }
 
-/** A lookup's answer: JSON written by the lookup service, with the unit, data-version and request-id headers. */
-function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered: Metered, request: Request): Response {
-  const headers: Record<string, string> = {
-    "content-type": "application/json",
-    "x-units-consumed": String(metered.consumed),
-    "x-data-version": answer.dataVersion,
-  };
-  if (metered.remaining !== null) headers["x-units-remaining"] = String(metered.remaining);
-  // Built in, rather than set by the server afterwards: setting a header on a built
-  // Response costs more than building it with the header.
+/**
+ * A lookup's answer: JSON written by the lookup service, with the unit, data-version,
+ * request-id and CORS headers (see AnswerHeaders). Built in, rather than set by the
+ * server afterwards: setting a header on a built Response costs more than building it
+ * with the header.
+ */
+function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered: Metered, request: Request, headers: AnswerHeaders): Response {
   const context = contextOf(request);
   context.units = metered.consumed;
-  if (context.cors !== undefined) corsHeaders(context.cors, headers);
-  if (context.requestId !== undefined) {
-    headers["x-request-id"] = context.requestId;
-    context.requestIdWritten = true;
-  }
-  return new Response(answer.body, { headers });
+  context.requestIdWritten = context.requestId !== undefined;
+  return new Response(answer.body, {
+    headers: headers.for({ dataVersion: answer.dataVersion, consumed: metered.consumed, remaining: metered.remaining, cors: context.cors, requestId: context.requestId }),
+  });
 }
 
 /**
