@@ -5,7 +5,7 @@ import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey, KeyControls } from "../store/store.ts";
 
 /**
- * How the checks learn what they need of a request (`R`): made once for a server, so
+ * How the checks learn what they need of a request (`R`): made once for an app, so
  * that checking a request allocates nothing, and each is asked only when a check needs it.
  */
 export interface KeyCall<R> {

@@ -13,14 +13,19 @@ export class CidrSet {
   private readonly v6: readonly Cidr[];
 
   constructor(cidrs: readonly Cidr[]) {
-    const v4 = cidrs.filter((cidr) => cidr.network.version === 4);
-    this.v4 = new Uint32Array(v4.length * 2);
-    v4.forEach((cidr, i) => {
-      const mask = cidr.prefix === 0 ? 0 : (0xffffffff << (32 - cidr.prefix)) >>> 0;
-      this.v4[i * 2] = ((cidr.network as { value: number }).value & mask) >>> 0;
-      this.v4[i * 2 + 1] = mask;
-    });
-    this.v6 = cidrs.filter((cidr) => cidr.network.version === 6);
+    const v4: number[] = [];
+    const v6: Cidr[] = [];
+    for (const cidr of cidrs) {
+      const { network, prefix } = cidr;
+      if (network.version === 6) {
+        v6.push(cidr);
+        continue;
+      }
+      const mask = prefix === 0 ? 0 : (0xffffffff << (32 - prefix)) >>> 0;
+      v4.push((network.value & mask) >>> 0, mask);
+    }
+    this.v4 = Uint32Array.from(v4);
+    this.v6 = v6;
   }
 
   has(address: Address): boolean {
