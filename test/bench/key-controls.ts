@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { scenarios, type Comparison } from "./http.ts";
 import { pairedRatio } from "./paired.ts";
-import { startProcess } from "./processes.ts";
+import { startProcess, type BenchProcess } from "./processes.ts";
 import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
 
 const SERVER_CORE = 0;
@@ -32,6 +32,78 @@ export interface KeyControlsFigures extends Comparison {
   cpuRatioRange: [number, number];
   /** Microseconds of the server's CPU a request: controlled key, plain key (means of the rounds). */
   cpuMicros: [number, number];
+}
+
+/**
+ * Paired rounds on one server of `scripts` (subject first, then reference), each round
+ * one wrk run of each: requests a second and the server's CPU a request, compared.
+ */
+function pairedKeys(server: BenchProcess, url: string, scripts: string[], scenario: string, options: { rounds: number; seconds: number; connections: number }): KeyControlsFigures {
+  const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
+  for (const script of scripts) runWrk(url, script, { ...load, seconds: 1 });
+  const subject: WrkFigures[] = [];
+  const reference: WrkFigures[] = [];
+  const cpu: [number[], number[]] = [[], []];
+  /** One run, with the server's CPU a request in nanoseconds. */
+  const run = (script: string, into: WrkFigures[], cpuInto: number[]) => {
+    const before = cpuNs(server.pid);
+    const figures = runWrk(url, script, load);
+    cpuInto.push((cpuNs(server.pid) - before) / figures.requests);
+    into.push(figures);
+  };
+  for (let round = 0; round < options.rounds; round++) {
+    run(scripts[0]!, subject, cpu[0]);
+    run(scripts[1]!, reference, cpu[1]);
+  }
+  const errors = [...subject, ...reference].reduce((sum, run) => sum + run.errors, 0);
+  if (errors > 0) throw new Error(`${errors} answers were not 200`);
+  const mean = (runs: WrkFigures[], pick: (run: WrkFigures) => number) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
+  const average = (runs: WrkFigures[]): WrkFigures => ({
+    requestsPerSecond: mean(runs, (run) => run.requestsPerSecond),
+    p50Ms: mean(runs, (run) => run.p50Ms),
+    p99Ms: mean(runs, (run) => run.p99Ms),
+    requests: runs.reduce((sum, run) => sum + run.requests, 0),
+    errors: 0,
+  });
+  const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
+  const cpuPaired = pairedRatio(cpu[1], cpu[0]);
+  const meanMicros = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length / 1000;
+  return {
+    scenario,
+    addressesPerRequest: 1,
+    subject: average(subject),
+    reference: average(reference),
+    ...pairedRatio(perSecond(subject), perSecond(reference)),
+    cpuRatio: cpuPaired.ratio,
+    cpuRatioRange: cpuPaired.ratioRange,
+    cpuMicros: [meanMicros(cpu[0]), meanMicros(cpu[1])],
+  };
+}
+
+/**
+ * The floor under the controls' cost: a bare Bun.serve (cors-bare-server.ts) answering a
+ * single lookup's body and headers, with the three CORS headers against without, paired
+ * as measureKeyControls pairs the keys. No check runs on either: what is measured is
+ * what writing those headers costs on this runtime.
+ */
+export async function measureCorsFloor(options: { rounds: number; seconds: number; connections: number }): Promise<KeyControlsFigures> {
+  const work = mkdtempSync(join(tmpdir(), "iplookup-bench-cors-"));
+  const server = await startProcess(pinned(SERVER_CORE, [process.execPath, join(import.meta.dir, "cors-bare-server.ts"), "0"]));
+  try {
+    const single = scenarios().find((scenario) => scenario.addresses === 1)!;
+    const url = `http://127.0.0.1:${server.info.port}${single.path}`;
+    const scripts = ["cors", "plain"].map((key) => {
+      const path = join(work, `${key}.lua`);
+      writeFileSync(path, `${wrkScript(single.body, key)}\nwrk.headers["Origin"] = "${ORIGIN}"\n`);
+      return path;
+    });
+    const first = await fetch(url, { method: "POST", headers: { authorization: "Bearer cors", "content-type": "application/json", origin: ORIGIN }, body: single.body });
+    if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the bare server answered ${first.status} without CORS`);
+    return pairedKeys(server, url, scripts, single.name, options);
+  } finally {
+    await server.stop().catch(() => {});
+    rmSync(work, { recursive: true, force: true });
+  }
 }
 
 /** The main thread's time on a CPU so far, in nanoseconds (Linux). */
@@ -75,45 +147,7 @@ export async function measureKeyControls(options: { rounds: number; seconds: num
     // The controlled key's first request finds it in the store; check it is answered, with CORS.
     const first = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${controlled}`, "content-type": "application/json", origin: ORIGIN }, body: single.body });
     if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the controlled key was answered ${first.status}: ${await first.text()}`);
-    const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
-    for (const script of scripts) runWrk(url, script, { ...load, seconds: 1 });
-    const subject: WrkFigures[] = [];
-    const reference: WrkFigures[] = [];
-    const cpu: [number[], number[]] = [[], []];
-    /** One run, with the server's CPU a request in nanoseconds. */
-    const run = (script: string, into: WrkFigures[], cpuInto: number[]) => {
-      const before = cpuNs(server.pid);
-      const figures = runWrk(url, script, load);
-      cpuInto.push((cpuNs(server.pid) - before) / figures.requests);
-      into.push(figures);
-    };
-    for (let round = 0; round < options.rounds; round++) {
-      run(scripts[0]!, subject, cpu[0]);
-      run(scripts[1]!, reference, cpu[1]);
-    }
-    const errors = [...subject, ...reference].reduce((sum, run) => sum + run.errors, 0);
-    if (errors > 0) throw new Error(`${errors} answers were not 200`);
-    const mean = (runs: WrkFigures[], pick: (run: WrkFigures) => number) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
-    const average = (runs: WrkFigures[]): WrkFigures => ({
-      requestsPerSecond: mean(runs, (run) => run.requestsPerSecond),
-      p50Ms: mean(runs, (run) => run.p50Ms),
-      p99Ms: mean(runs, (run) => run.p99Ms),
-      requests: runs.reduce((sum, run) => sum + run.requests, 0),
-      errors: 0,
-    });
-    const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
-    const cpuPaired = pairedRatio(cpu[1], cpu[0]);
-    const meanMicros = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length / 1000;
-    return {
-      scenario: single.name,
-      addressesPerRequest: 1,
-      subject: average(subject),
-      reference: average(reference),
-      ...pairedRatio(perSecond(subject), perSecond(reference)),
-      cpuRatio: cpuPaired.ratio,
-      cpuRatioRange: cpuPaired.ratioRange,
-      cpuMicros: [meanMicros(cpu[0]), meanMicros(cpu[1])],
-    };
+    return pairedKeys(server, url, scripts, single.name, options);
   } finally {
     await server.stop().catch(() => {});
     rmSync(work, { recursive: true, force: true });

@@ -14,7 +14,7 @@ import { parseArgs } from "node:util";
 import { measureHttp, type Comparison, type HttpFigures } from "./http.ts";
 import { measureImport, type ImportFigures } from "./import.ts";
 import { measureInProcess } from "./in-process.ts";
-import { measureKeyControls, type KeyControlsFigures } from "./key-controls.ts";
+import { measureCorsFloor, measureKeyControls, type KeyControlsFigures } from "./key-controls.ts";
 import { measureSignals, type SignalsFigures } from "./signals.ts";
 import { measureStateStores, type StateStoreFigures } from "./state-stores.ts";
 import { binaryPath, measureStartup, type StartupFigures } from "./startup.ts";
@@ -42,13 +42,25 @@ const keyControlsRow = (c: KeyControlsFigures, accessLog: boolean) => [
   `rate ${ratioText(c, 3)}; CPU a request ${ratioText({ ratio: c.cpuRatio, ratioRange: c.cpuRatioRange }, 3)}`,
   `costs ≤ 3% (CPU a request): ${verdict(c.cpuRatio >= 0.97)}`,
 ];
+/** The floor under the controls' cost: what the CORS headers alone cost a bare Bun.serve. */
+const corsFloorRow = (c: KeyControlsFigures) => [
+  "HTTP single lookup, the floor under the key controls' cost: a bare Bun.serve answering a lookup's body and headers (prebuilt, as serve builds them) with the three CORS headers against without, no check on either",
+  `${fmt(c.subject.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[0], 1)} µs of CPU a request`,
+  `without ${fmt(c.reference.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[1], 1)} µs`,
+  `rate ${ratioText(c, 3)}; CPU a request ${ratioText({ ratio: c.cpuRatio, ratioRange: c.cpuRatioRange }, 3)}`,
+  `— (${fmt(c.cpuMicros[0] - c.cpuMicros[1], 2)} µs a request for writing the headers)`,
+];
 const bounds = values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 15, seconds: 1, connections: 32 };
 
 if (values.only !== undefined) {
   if (values.only !== "key-controls") throw new Error(`--only: "${values.only}" is not a row this bench runs alone (key-controls)`);
   if (!haveWrk()) throw new Error("wrk is not installed (Debian: apt-get install wrk)");
   console.error("HTTP: a key with every control against a plain key…");
-  const rows = [keyControlsRow(await measureKeyControls({ ...bounds, accessLog: true }), true), keyControlsRow(await measureKeyControls({ ...bounds, accessLog: false }), false)];
+  const rows = [
+    keyControlsRow(await measureKeyControls({ ...bounds, accessLog: true }), true),
+    keyControlsRow(await measureKeyControls({ ...bounds, accessLog: false }), false),
+    corsFloorRow(await measureCorsFloor(bounds)),
+  ];
   console.log(["| what | iplookup | reference (same run) | ratio: median of paired runs (range) | target |", "|---|---|---|---|---|", ...rows.map((row) => `| ${row.join(" | ")} |`)].join("\n"));
   process.exit(0);
 }
@@ -74,7 +86,9 @@ else {
   // ±15% from one second to the next, and the median of 15 paired ratios moves far less.
   http = await measureHttp(bounds);
 }
-const keyControls = http ? { logged: await measureKeyControls({ ...bounds, accessLog: true }), quiet: await measureKeyControls({ ...bounds, accessLog: false }) } : null;
+const keyControls = http
+  ? { logged: await measureKeyControls({ ...bounds, accessLog: true }), quiet: await measureKeyControls({ ...bounds, accessLog: false }), corsFloor: await measureCorsFloor(bounds) }
+  : null;
 
 let stateStores: StateStoreFigures | null = null;
 if (http) {
@@ -176,7 +190,7 @@ if (http) {
     ratioText(http.accessLog, 3),
     `costs ≤ 8%: ${verdict(http.accessLog.ratio >= 0.92)}`,
   ]);
-  if (keyControls) rows.push(keyControlsRow(keyControls.logged, true), keyControlsRow(keyControls.quiet, false));
+  if (keyControls) rows.push(keyControlsRow(keyControls.logged, true), keyControlsRow(keyControls.quiet, false), corsFloorRow(keyControls.corsFloor));
   // Three more servers against the bare one, for single lookups: where the distance to bare comes from.
   const againstBare = (what: string, c: Comparison, note: string) => [
     what,
