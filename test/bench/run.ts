@@ -4,8 +4,8 @@
  * table. The HTTP part needs wrk (Debian: `apt-get install wrk`) and, for pinning the
  * server and the load to separate cores, taskset; it loads 127.0.0.1 only, for a
  * bounded time. Options: --quick (shorter runs), --skip-http, --skip-import, --skip-signals,
- * --skip-asn (the AS rows alone: `bun test/bench/asn.ts`), and --only key-controls (that
- * row alone: what a key's controls cost single lookups).
+ * --skip-asn (the AS rows alone: `bun test/bench/asn.ts`), and --only key-controls (those
+ * rows alone: what a key's controls cost single lookups, and the floor under that cost).
  */
 import { cpus, tmpdir } from "node:os";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
