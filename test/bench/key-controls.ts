@@ -13,8 +13,8 @@ const ORIGIN = "https://app.example.com";
 
 /**
  * What a key's controls (CONTRACT §16) cost single lookups: one server (bench-server.ts,
- * the app alone, at warn), two keys on the same unlimited plan, in alternation round by
- * round. The subject key has every control: an expiry, an allowlist of 20 blocks whose
+ * the app alone, with or without its access log: see measureKeyControls), two keys on
+ * the same unlimited plan, in alternation round by round. The subject key has every control: an expiry, an allowlist of 20 blocks whose
  * last one holds 127.0.0.1 (so the address check walks it all) and five origins, and
  * its requests send an allowed Origin (so their answers carry the CORS headers); the
  * reference key has none. Both send the same body and Origin.
@@ -23,8 +23,9 @@ const ORIGIN = "https://app.example.com";
  * (from /proc/PID/schedstat, in nanoseconds), where Bun parses requests, runs the app
  * and writes answers, and divides it by the requests answered: CPU a request, which
  * another process taking turns on the core moves far less than the rate. (The sum over
- * every thread would lose the time of threads that end during a run.) `cpuRatio` is the plain key's CPU a request over the controlled key's, paired
- * round by round like `ratio` (below 1: the controls cost that much more CPU).
+ * every thread would lose the time of threads that end during a run.) `cpuRatio` is the
+ * plain key's CPU a request over the controlled key's, paired round by round like
+ * `ratio` (below 1: the controls cost that much more CPU).
  */
 export interface KeyControlsFigures extends Comparison {
   /** The median of the rounds' (plain key's CPU a request / controlled key's), and its range. */
@@ -114,7 +115,7 @@ function cpuNs(pid: number): number {
 /**
  * With `accessLog`, the server writes serve's access log (level info, to a file), as
  * `serve` does by default: then every request's peer address is asked of the socket for
- * the log line anyway (about 0.7 µs), and the allowlist finds it there. Without (level
+ * the log line anyway (0.7–1.3 µs), and the allowlist finds it there. Without (level
  * warn), the allowlist alone asks for it: the controls' worst case.
  */
 export async function measureKeyControls(options: { rounds: number; seconds: number; connections: number; accessLog: boolean }): Promise<KeyControlsFigures> {
