@@ -1,10 +1,9 @@
 import type { Cidr } from "../address/cidr.ts";
-import { checkKeyControls, type CorsGrant, type KeyCall } from "../access/key-controls.ts";
+import type { CorsGrant, KeyCall } from "../access/key-controls.ts";
 import { ApiError } from "../errors/api-error.ts";
-import type { ActiveKey } from "../store/store.ts";
 import { clientAddress } from "./client-address.ts";
 import { pathOf } from "./path.ts";
-import { contextOf, type RequestContext } from "./request-context.ts";
+import { contextOf } from "./request-context.ts";
 
 /** What the key checks read beyond the request: the wall clock and the trusted proxies. */
 export interface KeyControlOptions {
@@ -33,11 +32,6 @@ export function keyCall(options: KeyControlOptions): KeyCall<Request> {
     },
     origin: (request) => request.headers.get("origin"),
   };
-}
-
-/** Runs the key's checks for a /v1 request and records what its answer may tell a browser. */
-export function applyKeyControls(caller: ActiveKey, request: Request, context: RequestContext, call: KeyCall<Request>): void {
-  context.cors = checkKeyControls(caller, call, request);
 }
 
 /**

@@ -10,8 +10,7 @@ import { pathOf } from "./path.ts";
 import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { isJsonMediaType } from "./media-type.ts";
-import { applyKeyControls } from "./cors.ts";
-import type { KeyCall } from "../access/key-controls.ts";
+import { checkKeyControls, type KeyCall } from "../access/key-controls.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
 export type RouteTable = ReadonlyMap<string, readonly string[]>;
@@ -72,7 +71,7 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
   const caller = authenticate(request, context, options);
   if (caller instanceof Promise) return caller;
   // The key's own checks (expiry, address, origin), for a key that has any: CONTRACT §16.
-  if (caller.key.controls !== undefined || caller.secretValidUntil !== undefined) applyKeyControls(caller, request, context, options.controls);
+  if (caller.key.controls !== undefined || caller.secretValidUntil !== undefined) context.cors = checkKeyControls(caller, options.controls, request);
   if (!context.rateTaken) {
     // This server's share first (no store involved), then, on a shared store, the key's
     // rate across all servers.
