@@ -36,10 +36,22 @@ export interface KeyControlsFigures extends Comparison {
 }
 
 /**
- * Paired rounds on one server of `scripts` (subject first, then reference), each round
- * one wrk run of each: requests a second and the server's CPU a request, compared.
+ * Paired rounds of single lookups on one server with two keys (subject first, then
+ * reference), both sending the same body and an allowed Origin, each round one wrk run
+ * of each: requests a second and the server's CPU a request, compared. The subject's
+ * first request must be answered with CORS (for a key found in the store, that first
+ * request is also what brings it into the server's key cache).
  */
-function pairedKeys(server: BenchProcess, url: string, scripts: string[], scenario: string, options: { rounds: number; seconds: number; connections: number }): KeyControlsFigures {
+async function pairedKeys(server: BenchProcess, work: string, keys: [string, string], options: { rounds: number; seconds: number; connections: number }): Promise<KeyControlsFigures> {
+  const single = scenarios().find((scenario) => scenario.addresses === 1)!;
+  const url = `http://127.0.0.1:${server.info.port}${single.path}`;
+  const scripts = keys.map((key, i) => {
+    const path = join(work, `key-${i}.lua`);
+    writeFileSync(path, `${wrkScript(single.body, key)}\nwrk.headers["Origin"] = "${ORIGIN}"\n`);
+    return path;
+  });
+  const first = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${keys[0]}`, "content-type": "application/json", origin: ORIGIN }, body: single.body });
+  if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the subject key was answered ${first.status}, or without CORS: ${await first.text()}`);
   const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
   for (const script of scripts) runWrk(url, script, { ...load, seconds: 1 });
   const subject: WrkFigures[] = [];
@@ -70,7 +82,7 @@ function pairedKeys(server: BenchProcess, url: string, scripts: string[], scenar
   const cpuPaired = pairedRatio(cpu[1], cpu[0]);
   const meanMicros = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length / 1000;
   return {
-    scenario,
+    scenario: single.name,
     addressesPerRequest: 1,
     subject: average(subject),
     reference: average(reference),
@@ -91,16 +103,7 @@ export async function measureCorsFloor(options: { rounds: number; seconds: numbe
   const work = mkdtempSync(join(tmpdir(), "iplookup-bench-cors-"));
   const server = await startProcess(pinned(SERVER_CORE, [process.execPath, join(import.meta.dir, "cors-bare-server.ts"), "0"]));
   try {
-    const single = scenarios().find((scenario) => scenario.addresses === 1)!;
-    const url = `http://127.0.0.1:${server.info.port}${single.path}`;
-    const scripts = ["cors", "plain"].map((key) => {
-      const path = join(work, `${key}.lua`);
-      writeFileSync(path, `${wrkScript(single.body, key)}\nwrk.headers["Origin"] = "${ORIGIN}"\n`);
-      return path;
-    });
-    const first = await fetch(url, { method: "POST", headers: { authorization: "Bearer cors", "content-type": "application/json", origin: ORIGIN }, body: single.body });
-    if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the bare server answered ${first.status} without CORS`);
-    return pairedKeys(server, url, scripts, single.name, options);
+    return await pairedKeys(server, work, ["cors", "plain"], options);
   } finally {
     await server.stop().catch(() => {});
     rmSync(work, { recursive: true, force: true });
@@ -138,17 +141,7 @@ export async function measureKeyControls(options: { rounds: number; seconds: num
       metadata: { bench: true },
     });
     await store.close();
-    const single = scenarios().find((scenario) => scenario.addresses === 1)!;
-    const url = `http://127.0.0.1:${server.info.port}${single.path}`;
-    const scripts = [controlled, plain].map((key, i) => {
-      const path = join(work, `key-${i}.lua`);
-      writeFileSync(path, `${wrkScript(single.body, key)}\nwrk.headers["Origin"] = "${ORIGIN}"\n`);
-      return path;
-    });
-    // The controlled key's first request finds it in the store; check it is answered, with CORS.
-    const first = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${controlled}`, "content-type": "application/json", origin: ORIGIN }, body: single.body });
-    if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the controlled key was answered ${first.status}: ${await first.text()}`);
-    return pairedKeys(server, url, scripts, single.name, options);
+    return await pairedKeys(server, work, [controlled, plain], options);
   } finally {
     await server.stop().catch(() => {});
     rmSync(work, { recursive: true, force: true });
