@@ -19,6 +19,15 @@ export interface AsyncGroupCommitOptions {
   readonly onAbandon?: () => void;
 }
 
+/**
+ * A result that fails its item alone: `commit` returns it in an item's place when the
+ * group was committed in parts and the part that carried this item failed, while the
+ * others, committed already, must still be answered as such.
+ */
+export class ItemFailure {
+  constructor(readonly error: unknown) {}
+}
+
 interface Entry<Item, Result> {
   readonly item: Item;
   readonly resolve: (result: Result) => void;
@@ -36,7 +45,7 @@ interface Entry<Item, Result> {
  *
  * `commit` runs a group in one transaction and resolves to one result per item, in order,
  * only once the transaction has committed; if it rejects, every item of the group
- * rejects with its error.
+ * rejects with its error. An ItemFailure in an item's place rejects that item alone.
  *
  * A bounded wait: an item still queued when its time is up is taken out of the queue and
  * rejects with `timeoutError()`, so it was certainly not applied. An item whose group is
@@ -55,7 +64,7 @@ export class AsyncGroupCommit<Item, Result> {
   readonly stats = { groups: 0, items: 0 };
 
   constructor(
-    private readonly commit: (items: readonly Item[]) => Promise<readonly Result[]>,
+    private readonly commit: (items: readonly Item[]) => Promise<readonly (Result | ItemFailure)[]>,
     private readonly options: AsyncGroupCommitOptions,
   ) {}
 
@@ -117,7 +126,10 @@ export class AsyncGroupCommit<Item, Result> {
       }
       this.stats.groups++;
       this.stats.items += group.length;
-      group.forEach((entry, i) => settle(entry, () => entry.resolve(results[i] as Result)));
+      group.forEach((entry, i) => {
+        const result = results[i];
+        settle(entry, () => (result instanceof ItemFailure ? entry.reject(result.error) : entry.resolve(result as Result)));
+      });
     } catch (error) {
       for (const entry of group) settle(entry, () => entry.reject(error));
     } finally {

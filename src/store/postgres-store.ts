@@ -1,5 +1,6 @@
 import { SQL } from "bun";
-import { AsyncGroupCommit } from "./async-group-commit.ts";
+import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
+import { chargeQuickRows, planQuickCharges } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
 import { migratePostgres } from "./postgres-schema.ts";
@@ -134,6 +135,19 @@ const LEASE_TOKENS = `INSERT INTO rate_buckets AS b (key_id, tokens, granted, up
     ) r
   )
   RETURNING granted, tokens`;
+/**
+ * How long a one-statement charge waits for a usage row's lock before it leaves its
+ * charges to the group's transaction. The statement cannot see a client that goes away
+ * while it waits; the transaction looks at each charge's signal once it holds the lock,
+ * and charges nothing for a client gone by then (CONTRACT §13). A lock held by another
+ * group is held for a commit, well under a millisecond; one held this long is not.
+ */
+const QUICK_LOCK_WAIT_MS = 50;
+/** The connection pools of a store: see PostgresStore.sql and quickSql. */
+interface Pools {
+  readonly sql: SQL;
+  readonly quick: SQL;
+}
 /** Rows a statement of importState carries (each column is one array parameter). */
 const IMPORT_CHUNK = 5000;
 /** The most charges one transaction carries; more wait for the next. */
@@ -193,8 +207,10 @@ function isUnavailable(error: unknown): boolean {
  * are then decided in memory in the order they came, and one UPDATE adds what was
  * granted. So a quota check and the charge it allows are one atomic step, and quotas
  * are never overspent across servers; the fixed order of the locks rules out deadlocks
- * between groups. A group costs four round trips (BEGIN, lock, update, COMMIT), however
- * many charges it carries.
+ * between groups. That transaction costs four round trips (BEGIN, lock, update, COMMIT),
+ * however many charges it carries; so a group first grants, in one statement of one
+ * round trip, the keys whose charges all fit with no usage.threshold line between, and
+ * leaves the transaction the others (postgres-quick-charges.ts).
  *
  * Errors that mean the database cannot be reached reject with StoreUnavailableError,
  * whose message names the database without its password; so do a charge and a read of
@@ -208,13 +224,20 @@ export class PostgresStore implements Store {
   private readonly charges: AsyncGroupCommit<Charge, ChargeOutcome>;
   /** The pool; replaced by resetPool. */
   private sql: SQL;
+  /**
+   * The pool of the one-statement charges (postgres-quick-charges.ts), whose connections
+   * wait at most QUICK_LOCK_WAIT_MS for a row lock; replaced with the other.
+   */
+  private quickSql: SQL;
   private lastReset = -Infinity;
   private readonly webhooks: PostgresWebhooks;
+  /** Charges granted by the one-statement path, since the start (for measurements and tests). */
+  private quickCharges = 0;
 
   private constructor(
-    sql: SQL,
-    /** Makes a new pool. */
-    private readonly connect: () => SQL,
+    pools: Pools,
+    /** Makes new pools. */
+    private readonly connect: () => Pools,
     /** The URL without its password, for messages. */
     readonly label: string,
     private readonly clock: () => Date,
@@ -222,7 +245,8 @@ export class PostgresStore implements Store {
     private readonly readTimeoutMs: number,
     groupsInFlight: number,
   ) {
-    this.sql = sql;
+    this.sql = pools.sql;
+    this.quickSql = pools.quick;
     this.webhooks = new PostgresWebhooks({ sql: () => this.sql, guard: (work) => this.guard(work), read: (work) => this.read(work), clock });
     this.charges = new AsyncGroupCommit((group) => this.guard(() => this.applyGroup(group)), {
       maxInFlight: groupsInFlight,
@@ -261,11 +285,11 @@ export class PostgresStore implements Store {
     const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
     const readTimeoutMs = options.readTimeoutMs ?? 2000;
     if (!Number.isSafeInteger(readTimeoutMs) || readTimeoutMs < 0) throw new RangeError(`readTimeoutMs must be a whole number of at least 0 (got ${readTimeoutMs})`);
-    const connect = () => new SQL(url, {
+    const pool = (max: number, lockTimeoutMs: number | undefined) => new SQL(url, {
       // Named explicitly: Bun lets PGDATABASE override the database of a URL, and the
       // URL, which the operator wrote for iplookup, is the one that counts.
       ...(database !== "" ? { database } : {}),
-      max: poolSize,
+      max,
       connectionTimeout: options.connectTimeoutSeconds ?? 5,
       idleTimeout: 60,
       connection: {
@@ -274,17 +298,20 @@ export class PostgresStore implements Store {
         // partition) would hold its row locks until TCP keepalive notices, hours later;
         // the server ends such a transaction after 10 s of silence.
         idle_in_transaction_session_timeout: 10_000,
-        ...(options.lockTimeoutMs !== undefined ? { lock_timeout: options.lockTimeoutMs } : {}),
+        ...(lockTimeoutMs !== undefined ? { lock_timeout: lockTimeoutMs } : {}),
       },
     });
-    const sql = connect();
+    const quickLockWaitMs = Math.min(QUICK_LOCK_WAIT_MS, options.lockTimeoutMs ?? Infinity);
+    // Bun connects a pool on its first statement: the quick one costs nothing until then.
+    const connect = (): Pools => ({ sql: pool(poolSize, options.lockTimeoutMs), quick: pool(groupsInFlight, quickLockWaitMs) });
+    const pools = connect();
     try {
-      await migratePostgres(sql, label, options.create ?? true);
+      await migratePostgres(pools.sql, label, options.create ?? true);
     } catch (error) {
-      await sql.close({ timeout: 0 });
+      await Promise.all([pools.sql.close({ timeout: 0 }), pools.quick.close({ timeout: 0 })]);
       throw openError(error, label, database);
     }
-    return new PostgresStore(sql, connect, label, options.clock ?? (() => new Date()), chargeTimeoutMs, readTimeoutMs, groupsInFlight);
+    return new PostgresStore(pools, connect, label, options.clock ?? (() => new Date()), chargeTimeoutMs, readTimeoutMs, groupsInFlight);
   }
 
   /**
@@ -297,14 +324,17 @@ export class PostgresStore implements Store {
     const now = performance.now();
     if (this.closing || now - this.lastReset < 1000) return;
     this.lastReset = now;
-    const old = this.sql;
-    this.sql = this.connect();
-    void old.close({ timeout: 0 }).catch(() => {});
+    const old = [this.sql, this.quickSql];
+    ({ sql: this.sql, quick: this.quickSql } = this.connect());
+    for (const pool of old) void pool.close({ timeout: 0 }).catch(() => {});
   }
 
-  /** Charges committed and the transactions that carried them, since the store opened. */
-  get chargeStats(): { readonly groups: number; readonly items: number } {
-    return this.charges.stats;
+  /**
+   * Since the store opened: the charges committed and the groups that carried them, and
+   * how many of those charges the one-statement path granted (`quick`).
+   */
+  get chargeStats(): { readonly groups: number; readonly items: number; readonly quick: number } {
+    return { ...this.charges.stats, quick: this.quickCharges };
   }
 
   private now(): string {
@@ -504,8 +534,33 @@ export class PostgresStore implements Store {
     return this.charges.submit(charge);
   }
 
-  /** One group's transaction (see the class comment). */
-  private applyGroup(group: readonly Charge[]): Promise<ChargeOutcome[]> {
+  /**
+   * One group: the keys whose charges can be granted together in one statement first
+   * (postgres-quick-charges.ts), then the rest in the group's transaction. When the
+   * transaction fails after the statement has committed, only its own charges fail.
+   */
+  private async applyGroup(group: readonly Charge[]): Promise<(ChargeOutcome | ItemFailure)[]> {
+    let nowMs: number | undefined;
+    const plan = planQuickCharges(group, () => (nowMs ??= this.clock().getTime()));
+    if (plan.rows.length === 0) return this.applyGroupInTransaction(group);
+    const outcomes: ChargeOutcome[] = new Array(group.length);
+    const rest = [...plan.rest, ...(await chargeQuickRows(this.quickSql, group, plan.rows, outcomes))].sort((a, b) => a - b);
+    this.quickCharges += group.length - rest.length;
+    if (rest.length === 0) return outcomes;
+    // Nothing of the group committed yet: it succeeds or fails as one, as before.
+    if (rest.length === group.length) return this.applyGroupInTransaction(group);
+    try {
+      const decided = await this.applyGroupInTransaction(rest.map((position) => group[position]!));
+      rest.forEach((position, i) => (outcomes[position] = decided[i]!));
+      return outcomes;
+    } catch (error) {
+      const failure = new ItemFailure(this.unavailable(error));
+      return group.map((_, position) => outcomes[position] ?? failure);
+    }
+  }
+
+  /** A group's transaction, one charge at a time (see the class comment). */
+  private applyGroupInTransaction(group: readonly Charge[]): Promise<ChargeOutcome[]> {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
     // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
     for (const { keyId, period } of group) if (!usage.has(`${keyId} ${period}`)) usage.set(`${keyId} ${period}`, { keyId, period, used: 0, added: 0 });
@@ -859,7 +914,7 @@ export class PostgresStore implements Store {
     this.closing = true;
     await this.charges.drain();
     this.closed = true;
-    await this.sql.close({ timeout: 5 });
+    await Promise.all([this.sql.close({ timeout: 5 }), this.quickSql.close({ timeout: 5 })]);
   }
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AsyncGroupCommit, type AsyncGroupCommitOptions } from "../../src/store/async-group-commit.ts";
+import { AsyncGroupCommit, ItemFailure, type AsyncGroupCommitOptions } from "../../src/store/async-group-commit.ts";
 
 const OPTIONS: AsyncGroupCommitOptions = {
   maxInFlight: 1,
@@ -71,6 +71,13 @@ test("a failed commit rejects every item of its group, and only those", async ()
   await Bun.sleep(1);
   pending[1]!.resolve();
   expect(await next).toBe(30);
+});
+
+test("an ItemFailure in an item's place rejects that item alone; the others of its group resolve", async () => {
+  const grouper = new AsyncGroupCommit(async (items: readonly number[]) => items.map((item) => (item % 2 === 0 ? new ItemFailure(new Error(`no ${item}`)) : item * 10)), OPTIONS);
+  const settled = await Promise.allSettled([1, 2, 3, 4].map((item) => grouper.submit(item)));
+  expect(settled.map((outcome) => (outcome.status === "fulfilled" ? outcome.value : (outcome.reason as Error).message))).toEqual([10, "no 2", 30, "no 4"]);
+  expect(grouper.stats).toEqual({ groups: 1, items: 4 });
 });
 
 test("an item still queued at its time leaves the queue and rejects; one in flight rejects but its group goes on", async () => {

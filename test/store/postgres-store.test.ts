@@ -193,6 +193,133 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
     });
   });
 
+  describe("one statement for the keys whose charges all fit", () => {
+    const AT = Date.parse("2026-11-20T10:00:00Z");
+    const thresholdEvents = (url: string) =>
+      raw(url, async (sql) => (await sql`SELECT once_key FROM webhook_events WHERE type = 'usage.threshold' ORDER BY once_key COLLATE "C"`).map((row: { once_key: string }) => row.once_key));
+
+    test("each outcome counts the charges before it, and the day rows and last use match, as one at a time", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
+      const { key } = await store.createKey("k", "free");
+      expect(await store.charge({ keyId: key.id, period: PERIOD, units: 2, limit: null, at: AT })).toEqual({ ok: true, used: 2 });
+      // One turn: one group, both keys' rows far from any limit or line.
+      const outcomes = await Promise.all(
+        [1, 2, 3, 4].map((units, i) => store.charge({ keyId: key.id, period: PERIOD, units, limit: 1000, at: AT + 1000 * (i % 3) })),
+      );
+      expect(outcomes).toEqual([
+        { ok: true, used: 3 },
+        { ok: true, used: 5 },
+        { ok: true, used: 8 },
+        { ok: true, used: 12 },
+      ]);
+      expect(store.chargeStats).toEqual({ groups: 2, items: 5, quick: 5 });
+      expect(await store.unitsUsed(key.id, PERIOD)).toBe(12);
+      expect(await store.usageByDay("2026-11-20", "2026-11-20", key.id)).toEqual([{ day: "2026-11-20", requests: 5, units: 12 }]);
+      expect((await store.keyActivity(PERIOD)).find((row) => row.keyId === key.id)?.lastUsedAt).toBe(new Date(AT + 2000).toISOString());
+      expect(await thresholdEvents(url)).toEqual([]);
+      await store.close();
+    });
+
+    test("a key at a line or its limit is decided one charge at a time, in the same group as keys granted at once", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
+      const near = (await store.createKey("near", "free")).key;
+      const far = (await store.createKey("far", "free")).key;
+      await store.charge({ keyId: near.id, period: PERIOD, units: 7, limit: 10, at: AT });
+      const before = store.chargeStats.quick;
+      const outcomes = await Promise.all([
+        store.charge({ keyId: near.id, period: PERIOD, units: 1, limit: 10, at: AT }),
+        store.charge({ keyId: far.id, period: PERIOD, units: 5, limit: 10, at: AT }),
+        store.charge({ keyId: near.id, period: PERIOD, units: 5, limit: 10, at: AT }),
+        store.charge({ keyId: near.id, period: PERIOD, units: 1, limit: 10, at: AT }),
+        store.charge({ keyId: far.id, period: PERIOD, units: 2, limit: 10, at: AT }),
+      ]);
+      expect(outcomes).toEqual([
+        { ok: true, used: 8 },
+        { ok: true, used: 5 },
+        { ok: false, used: 8 },
+        { ok: true, used: 9 },
+        { ok: true, used: 7 },
+      ]);
+      // Only far's two went in the statement: near's crossed 80% and 90%.
+      expect(store.chargeStats.quick - before).toBe(2);
+      expect(await thresholdEvents(url)).toEqual([`usage.threshold ${near.id} ${PERIOD} 80`, `usage.threshold ${near.id} ${PERIOD} 90`]);
+      expect(await store.usageByDay("2026-11-20", "2026-11-20", near.id)).toEqual([{ day: "2026-11-20", requests: 3, units: 9 }]);
+      expect(await store.usageByDay("2026-11-20", "2026-11-20", far.id)).toEqual([{ day: "2026-11-20", requests: 2, units: 7 }]);
+      // far at 7 of 10: 8 crosses 80%, so it is decided one at a time, and its line recorded.
+      expect(await store.charge({ keyId: far.id, period: PERIOD, units: 1, limit: 10, at: AT })).toEqual({ ok: true, used: 8 });
+      expect(store.chargeStats.quick - before).toBe(2);
+      expect(await thresholdEvents(url)).toContain(`usage.threshold ${far.id} ${PERIOD} 80`);
+      await store.close();
+    });
+
+    test("when the transaction fails after the statement committed, only the transaction's charges fail", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1, lockTimeoutMs: 200 });
+      const quick = (await store.createKey("quick", "free")).key;
+      const held = (await store.createKey("held", "free")).key;
+      await store.charge({ keyId: held.id, period: PERIOD, units: 1, limit: null });
+      await raw(url, async (sql) => {
+        await sql.begin(async (tx) => {
+          await tx`SELECT used FROM usage WHERE key_id = ${held.id} FOR UPDATE`;
+          // A charge of no units is decided in the transaction, which waits for the lock.
+          const settled = await Promise.allSettled([
+            store.charge({ keyId: quick.id, period: PERIOD, units: 3, limit: null }),
+            store.charge({ keyId: held.id, period: PERIOD, units: 0, limit: null }),
+          ]);
+          expect(settled[0]).toEqual({ status: "fulfilled", value: { ok: true, used: 3 } });
+          expect((settled[1] as PromiseRejectedResult).reason).toBeInstanceOf(StoreUnavailableError);
+        });
+      });
+      expect(await store.unitsUsed(quick.id, PERIOD)).toBe(3);
+      expect(await store.unitsUsed(held.id, PERIOD)).toBe(1);
+      await store.close();
+    });
+
+    test("a row locked for long leaves its charges to the transaction, which charges nothing for a client gone meanwhile", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
+      const { key } = await store.createKey("k", "free");
+      await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null });
+      const before = store.chargeStats.quick;
+      const client = new AbortController();
+      let charge!: Promise<unknown>;
+      await raw(url, (sql) =>
+        sql.begin(async (tx) => {
+          await tx`SELECT used FROM usage WHERE key_id = ${key.id} FOR UPDATE`;
+          charge = store.charge({ keyId: key.id, period: PERIOD, units: 10, limit: null, signal: client.signal });
+          await Bun.sleep(300);
+          client.abort();
+        }),
+      );
+      expect(await charge).toEqual({ ok: false, used: 1, gone: true });
+      expect(store.chargeStats.quick).toBe(before);
+      expect(await store.unitsUsed(key.id, PERIOD)).toBe(1);
+      await store.close();
+    });
+
+    test("16 clients on two stores spend a limit exactly, each line recorded once, most charges in the statement", async () => {
+      const url = await states.fresh();
+      const servers = [await PostgresStore.open(url), await PostgresStore.open(url)] as const;
+      const { key } = await servers[0].createKey("k", "free");
+      const limit = 2_000;
+      let granted = 0;
+      const client = async (server: 0 | 1) => {
+        while ((await servers[server].charge({ keyId: key.id, period: PERIOD, units: 1, limit })).ok) granted++;
+      };
+      await Promise.all(Array.from({ length: 16 }, (_, i) => client((i % 2) as 0 | 1)));
+      expect(granted).toBe(limit);
+      expect(await servers[0].unitsUsed(key.id, PERIOD)).toBe(limit);
+      expect(await thresholdEvents(url)).toEqual([100, 80, 90].map((line) => `usage.threshold ${key.id} ${PERIOD} ${line}`));
+      const quick = servers[0].chargeStats.quick + servers[1].chargeStats.quick;
+      expect(quick).toBeGreaterThan(limit / 2);
+      const [day] = await servers[0].usageByDay("2026-11-01", "2026-12-31", key.id).then((rows) => rows.filter((row) => row.units > 0));
+      expect(day?.units).toBe(limit);
+      await Promise.all(servers.map((server) => server.close()));
+    });
+  });
+
   describe("charges across servers", () => {
     test("16 clients on two stores (two pools, as two servers) never overspend, grouped several to a commit", async () => {
       const url = await states.fresh();
