@@ -226,7 +226,7 @@ if (http) {
     ]);
   }
   if (stateStores) {
-    const { groups, items } = stateStores.commits;
+    const { groups, items, quick } = stateStores.commits;
     for (const c of stateStores.comparisons) {
       const rate = (figures: Comparison["subject"]) =>
         c.addressesPerRequest === 1 ? `${fmt(figures.requestsPerSecond)} req/s` : `${fmt(figures.requestsPerSecond)} req/s (${fmt(figures.requestsPerSecond * c.addressesPerRequest)} addresses/s)`;
@@ -235,7 +235,7 @@ if (http) {
         rate(c.subject),
         `SQLite state file ${rate(c.reference)}`,
         ratioText(c, 2),
-        `${c.addressesPerRequest === 1 ? `≥ 0.60 of SQLite: ${verdict(c.ratio >= 0.6)}` : "—"} (${fmt(items / groups, 1)} charges a PostgreSQL commit over the run: ${fmt(items)} in ${fmt(groups)})`,
+        `${c.addressesPerRequest === 1 ? `≥ 0.60 of SQLite: ${verdict(c.ratio >= 0.6)}` : "—"} (${fmt(items / groups, 1)} charges a group over the run: ${fmt(items)} in ${fmt(groups)}, ${fmt(quick)} of them in one statement)`,
       ]);
     }
   }

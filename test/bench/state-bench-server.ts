@@ -4,7 +4,8 @@
  * `postgres://` URL (opened with openStore, as `serve` does). Creates an unlimited key
  * and prints {"key": …, "port": …} once listening. On SIGTERM it stops, closes the store
  * (every charge committed), and writes to STATS_FILE the charges committed and the
- * transactions that carried them ({"groups": …, "items": …}), or null for a store that
+ * groups that carried them and how many went in one statement ({"groups": …, "items": …,
+ * "quick": …}), or null for a store that
  * does not count them.
  */
 import { writeFileSync } from "node:fs";
@@ -31,7 +32,7 @@ console.log(JSON.stringify({ key: secret, port: server.port }));
 process.on("SIGTERM", async () => {
   await server.stop();
   await store.close();
-  const stats = (store as { chargeStats?: { groups: number; items: number } }).chargeStats ?? null;
+  const stats = (store as { chargeStats?: { groups: number; items: number; quick: number } }).chargeStats ?? null;
   if (statsFile) writeFileSync(statsFile, JSON.stringify(stats));
   process.exit(0);
 });

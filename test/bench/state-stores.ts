@@ -1,8 +1,8 @@
 /**
  * The state store's share of throughput: the same app (state-bench-server.ts) with its
  * keys and units in PostgreSQL (subject) and in a SQLite file (reference), single lookups
- * and batches, paired runs as in http.ts; and how many charges a PostgreSQL transaction
- * carried (PostgresStore's group commit counts them). PostgreSQL is the one on
+ * and batches, paired runs as in http.ts; and how many charges a PostgreSQL group
+ * carried, and how many went in one statement (PostgresStore's group commit counts them). PostgreSQL is the one on
  * 127.0.0.1:5432 (or IPLOOKUP_BENCH_POSTGRES), in a database made for the run and
  * dropped after it; unreachable, the rows are skipped.
  */
@@ -21,8 +21,11 @@ const SERVER_CORE = 0;
 export interface StateStoreFigures {
   /** PostgreSQL (subject) against the SQLite file (reference). */
   comparisons: Comparison[];
-  /** Charges committed on PostgreSQL over the whole run, and the transactions that carried them. */
-  commits: { groups: number; items: number };
+  /**
+   * Charges committed on PostgreSQL over the whole run, the groups that carried them, and
+   * how many of them the one-statement path granted (PostgresStore.chargeStats).
+   */
+  commits: { groups: number; items: number; quick: number };
 }
 
 /** Null when PostgreSQL cannot be reached. */
@@ -47,7 +50,7 @@ export async function measureStateStores(options: { rounds: number; seconds: num
     const endpoint = (p: BenchProcess) => ({ url: `http://127.0.0.1:${p.info.port}/`, key: String(p.info.key) });
     const comparisons = compare(work, scenarios(), endpoint(postgres), endpoint(sqlite), options);
     await postgres.stop();
-    const commits = JSON.parse(readFileSync(postgresStats, "utf8")) as { groups: number; items: number };
+    const commits = JSON.parse(readFileSync(postgresStats, "utf8")) as StateStoreFigures["commits"];
     return { comparisons, commits };
   } finally {
     await Promise.all(started.map((p) => p.stop().catch(() => {})));
