@@ -3,10 +3,9 @@
  * `bun state-bench-server.ts PORT STATE STATS_FILE`, STATE a SQLite file path or a
  * `postgres://` URL (opened with openStore, as `serve` does). Creates an unlimited key
  * and prints {"key": …, "port": …} once listening. On SIGTERM it stops, closes the store
- * (every charge committed), and writes to STATS_FILE the charges committed and the
- * groups that carried them and how many went in one statement ({"groups": …, "items": …,
- * "quick": …}), or null for a store that
- * does not count them.
+ * (every charge committed), and writes to STATS_FILE the charges committed, the groups
+ * that carried them and how many went in one statement ({"groups": …, "items": …,
+ * "quick": …}), or null for a store that does not count them.
  */
 import { writeFileSync } from "node:fs";
 import { KeyCache } from "../../src/access/key-cache.ts";
