@@ -1,7 +1,7 @@
 import { ApiError } from "../errors/api-error.ts";
 import { ClientGoneError } from "../errors/client-gone.ts";
 import { billingPeriod, type BillingPeriod } from "../store/period.ts";
-import type { ActiveKey, ChargeOptions, Store } from "../store/store.ts";
+import type { ActiveKey, Store } from "../store/store.ts";
 
 /** What a charged request reports back in its `X-Units-*` headers. */
 export interface Metered {
@@ -22,16 +22,15 @@ export class Meter {
 
   /**
    * Charges `units` to the key, or throws `quota_exceeded` without charging anything.
-   * Resolves once the units are committed (`options`: see Store.charge). With the
-   * request's `signal`, a client that has gone before the commit is charged nothing,
-   * and ClientGoneError is thrown.
+   * Resolves once the units are committed. With the request's `signal`, a client that
+   * has gone before the commit is charged nothing, and ClientGoneError is thrown.
    */
-  async charge(active: ActiveKey, units: number, options?: ChargeOptions & { readonly signal?: AbortSignal }): Promise<Metered> {
+  async charge(active: ActiveKey, units: number, options?: { readonly signal?: AbortSignal }): Promise<Metered> {
     const limit = active.plan.monthlyUnits;
     const now = this.now();
     const period = this.periodOf(now);
     // `at`, from the clock that chose the period, puts the request on its UTC day.
-    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal: options?.signal }, options);
+    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal: options?.signal });
     if (outcome.gone) throw new ClientGoneError();
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {

@@ -25,7 +25,6 @@ import {
   type AuditEntry,
   type AuthSnapshot,
   type Charge,
-  type ChargeOptions,
   type ChargeOutcome,
   type DayUsage,
   type DayUsageRecord,
@@ -351,13 +350,11 @@ export class SqliteStore implements Store {
     return row.secret_hash === secretHash ? toActiveKey(row) : previousSecret(toActiveKey(row));
   }
 
-  charge(charge: Charge, options?: ChargeOptions): Promise<ChargeOutcome> {
+  charge(charge: Charge): Promise<ChargeOutcome> {
     if (this.closed) return Promise.reject(new StoreError("the store is closed"));
     const refused = chargeError(charge);
     if (refused) return Promise.reject(refused);
-    const outcome = this.charges.submit(charge);
-    if (options?.commitNow) this.charges.flush();
-    return outcome;
+    return this.charges.submit(charge);
   }
 
   /**

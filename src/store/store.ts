@@ -142,16 +142,6 @@ export interface Charge {
   readonly signal?: AbortSignal;
 }
 
-/** How a charge is committed. */
-export interface ChargeOptions {
-  /**
-   * Commit at once, with whatever else is queued, instead of with the rest of this turn
-   * of the event loop; a store that can commit synchronously (SQLite) settles the charge
-   * before the caller's current turn ends. A store that cannot (PostgreSQL) ignores it.
-   */
-  readonly commitNow?: boolean;
-}
-
 /** An admin token as the store keeps it: never the secret, only its hash. */
 export interface AdminToken {
   /** Public identifier, `adm_…`. */
@@ -458,7 +448,7 @@ export interface Store extends WebhookStore {
    * charges never spend more than the limit. Resolves only once the units are durable
    * (committed), so a response sent after it never loses its units to a crash.
    */
-  charge(charge: Charge, options?: ChargeOptions): Promise<ChargeOutcome>;
+  charge(charge: Charge): Promise<ChargeOutcome>;
   unitsUsed(keyId: string, period: string): Promise<number>;
 
   /**

@@ -168,26 +168,4 @@ describe("charges", () => {
     expect(await store.charge({ keyId, period: "2026-11", units: 4, limit: null })).toEqual({ ok: true, used: 4 });
     await store.close();
   });
-
-  test("commitNow commits before charge() returns, with the charges queued before it; others wait for the turn's group", async () => {
-    const path = freshPath();
-    const store = SqliteStore.open(path);
-    const keyId = (await store.createKey("k", "free")).key.id;
-    const reader = new Database(path, { readonly: true });
-    const used = () => (reader.query("SELECT used FROM usage WHERE key_id = ?1 AND period = '2026-11'").get(keyId) as { used: number } | null)?.used ?? 0;
-    const queued = store.charge({ keyId, period: "2026-11", units: 2, limit: 100 });
-    expect(used()).toBe(0);
-    const now = store.charge({ keyId, period: "2026-11", units: 3, limit: 100 }, { commitNow: true });
-    expect(used()).toBe(5);
-    const later = store.charge({ keyId, period: "2026-11", units: 7, limit: 100 });
-    expect(used()).toBe(5);
-    expect(await Promise.all([queued, now, later])).toEqual([
-      { ok: true, used: 2 },
-      { ok: true, used: 5 },
-      { ok: true, used: 12 },
-    ]);
-    expect(used()).toBe(12);
-    reader.close();
-    await store.close();
-  });
 });
