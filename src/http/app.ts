@@ -81,10 +81,10 @@ const DEFAULT_MAX_BODY = 2 * 1024 * 1024;
  * uncorked, one send() for each piece of the status line and of every header (27 for a
  * batch of 100), each a TCP segment on loopback. Given as a stream instead, it leaves
  * in one sendmsg() (head and body, chunked) and one more for the last chunk, whatever
- * its size: batches of 100 went from 13,300 to 20,200 a second on a SQLite state and
- * from 5,800 to 17,800 on PostgreSQL (wrk, paired runs on one core), where committing
- * their units at once, within the callback, to answer there, had given 1.3× on SQLite
- * and could not be done on PostgreSQL.
+ * its size. Measured with wrk, paired runs on one core, against committing a large
+ * answer's units at once to answer within the callback (which PostgreSQL cannot do):
+ * batches of 100 went from 13,300 to 20,200 a second on a SQLite state, and from 5,800
+ * to 17,800 on PostgreSQL.
  */
 const CORKED_ANSWER_BYTES = 16 * 1024 - 1024;
 

@@ -21,7 +21,9 @@ import { DayTally } from "./usage-days.ts";
  * only the round trips.
  *
  * Locks are taken in the transaction's order: usage rows by key and period, then day rows
- * by key and day, each day row only once its key's usage row is held.
+ * by key and day, each day row only once its key's usage row is held. The statement's
+ * connections wait a short while for a lock (QUICK_LOCK_WAIT_MS, postgres-store.ts);
+ * past it, nothing is written and the transaction decides the whole group.
  */
 
 /** One key and period of a group, as the statement charges it. */

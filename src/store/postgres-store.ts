@@ -302,7 +302,8 @@ export class PostgresStore implements Store {
       },
     });
     const quickLockWaitMs = Math.min(QUICK_LOCK_WAIT_MS, options.lockTimeoutMs ?? Infinity);
-    // Bun connects a pool on its first statement: the quick one costs nothing until then.
+    // Bun opens a pool's connections on its first statement: the quick pool's only once
+    // something is charged (not in the CLI, the admin API or the webhook sender).
     const connect = (): Pools => ({ sql: pool(poolSize, options.lockTimeoutMs), quick: pool(groupsInFlight, quickLockWaitMs) });
     const pools = connect();
     try {
