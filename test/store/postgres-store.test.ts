@@ -203,7 +203,7 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
       const { key } = await store.createKey("k", "free");
       expect(await store.charge({ keyId: key.id, period: PERIOD, units: 2, limit: null, at: AT })).toEqual({ ok: true, used: 2 });
-      // One turn: one group, both keys' rows far from any limit or line.
+      // One turn: one group, its key far from the limit and from every line.
       const outcomes = await Promise.all(
         [1, 2, 3, 4].map((units, i) => store.charge({ keyId: key.id, period: PERIOD, units, limit: 1000, at: AT + 1000 * (i % 3) })),
       );
