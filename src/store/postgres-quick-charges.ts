@@ -45,18 +45,28 @@ export interface QuickPlan {
   readonly rest: number[];
 }
 
+/** A key and period as one string. Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space. */
+export function rowId(keyId: string, period: string): string {
+  return `${keyId} ${period}`;
+}
+
 /**
  * Splits a group by key and period. A row is left to the transaction when one of its
- * charges is for no units or has lost its client (decided one at a time there), or
- * when its charges disagree on the limit (a plan changed under the group).
+ * charges is for no units or has lost its client (decided one at a time there), when
+ * its charges disagree on the limit (a plan changed under the group), or when it is in
+ * `refused` (rowId): a key whose last charge the transaction refused is at its limit,
+ * and the statement would only leave it alone, a round trip spent for nothing.
  */
-export function planQuickCharges(group: readonly Charge[], nowMs: () => number): QuickPlan {
+export function planQuickCharges(group: readonly Charge[], nowMs: () => number, refused: ReadonlySet<string> = new Set()): QuickPlan {
   const byRow = new Map<string, QuickRow | null>();
   const rest: number[] = [];
   group.forEach((charge, position) => {
-    // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
-    const id = `${charge.keyId} ${charge.period}`;
+    const id = rowId(charge.keyId, charge.period);
     let row = byRow.get(id);
+    if (row === undefined && refused.has(id)) {
+      row = null;
+      byRow.set(id, null);
+    }
     if (row === null) {
       rest.push(position);
       return;
@@ -95,10 +105,10 @@ export async function chargeQuickRows(sql: SQL, group: readonly Charge[], rows: 
     throw error;
   }
   const after = new Map<string, number>();
-  for (const row of charged) after.set(`${row.key_id} ${row.period}`, Number(row.used));
+  for (const row of charged) after.set(rowId(row.key_id, row.period), Number(row.used));
   const left: number[] = [];
   for (const row of rows) {
-    const used = after.get(`${row.keyId} ${row.period}`);
+    const used = after.get(rowId(row.keyId, row.period));
     if (used === undefined) {
       left.push(...row.charges);
       continue;

@@ -1,6 +1,6 @@
 import { SQL } from "bun";
 import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
-import { chargeQuickRows, planQuickCharges } from "./postgres-quick-charges.ts";
+import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
 import { migratePostgres } from "./postgres-schema.ts";
@@ -143,6 +143,8 @@ const LEASE_TOKENS = `INSERT INTO rate_buckets AS b (key_id, tokens, granted, up
  * group is held for a commit, well under a millisecond; one held this long is not.
  */
 const QUICK_LOCK_WAIT_MS = 50;
+/** The most keys and periods PostgresStore.refusedRows holds before it is emptied. */
+const REFUSED_ROWS_KEPT = 10_000;
 /** The connection pools of a store: see PostgresStore.sql and quickSql. */
 interface Pools {
   readonly sql: SQL;
@@ -231,8 +233,14 @@ export class PostgresStore implements Store {
   private quickSql: SQL;
   private lastReset = -Infinity;
   private readonly webhooks: PostgresWebhooks;
-  /** Charges granted by the one-statement path, since the start (for measurements and tests). */
-  private quickCharges = 0;
+  /** Charges sent to the one-statement path and granted there, since the start (for measurements and tests). */
+  private readonly quick = { tried: 0, granted: 0 };
+  /**
+   * The keys and periods (rowId) whose last charge the transaction refused for the limit:
+   * left to the transaction until it grants one again (see planQuickCharges). A hint
+   * only, so it is simply emptied when it grows past REFUSED_ROWS_KEPT.
+   */
+  private readonly refusedRows = new Set<string>();
 
   private constructor(
     pools: Pools,
@@ -331,11 +339,12 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * Since the store opened: the charges committed and the groups that carried them, and
-   * how many of those charges the one-statement path granted (`quick`).
+   * Since the store opened: the charges committed and the groups that carried them, how
+   * many charges were sent to the one-statement path (`quickTried`) and how many it
+   * granted (`quick`).
    */
-  get chargeStats(): { readonly groups: number; readonly items: number; readonly quick: number } {
-    return { ...this.charges.stats, quick: this.quickCharges };
+  get chargeStats(): { readonly groups: number; readonly items: number; readonly quick: number; readonly quickTried: number } {
+    return { ...this.charges.stats, quick: this.quick.granted, quickTried: this.quick.tried };
   }
 
   private now(): string {
@@ -542,22 +551,35 @@ export class PostgresStore implements Store {
    */
   private async applyGroup(group: readonly Charge[]): Promise<(ChargeOutcome | ItemFailure)[]> {
     let nowMs: number | undefined;
-    const plan = planQuickCharges(group, () => (nowMs ??= this.clock().getTime()));
-    if (plan.rows.length === 0) return this.applyGroupInTransaction(group);
+    const plan = planQuickCharges(group, () => (nowMs ??= this.clock().getTime()), this.refusedRows);
+    if (plan.rows.length === 0) return this.decideInTransaction(group);
     const outcomes: ChargeOutcome[] = new Array(group.length);
+    this.quick.tried += group.length - plan.rest.length;
     const rest = [...plan.rest, ...(await chargeQuickRows(this.quickSql, group, plan.rows, outcomes))].sort((a, b) => a - b);
-    this.quickCharges += group.length - rest.length;
+    this.quick.granted += group.length - rest.length;
     if (rest.length === 0) return outcomes;
     // Nothing of the group committed yet: it succeeds or fails as one, as before.
-    if (rest.length === group.length) return this.applyGroupInTransaction(group);
+    if (rest.length === group.length) return this.decideInTransaction(group);
     try {
-      const decided = await this.applyGroupInTransaction(rest.map((position) => group[position]!));
+      const decided = await this.decideInTransaction(rest.map((position) => group[position]!));
       rest.forEach((position, i) => (outcomes[position] = decided[i]!));
       return outcomes;
     } catch (error) {
       const failure = new ItemFailure(this.unavailable(error));
       return group.map((_, position) => outcomes[position] ?? failure);
     }
+  }
+
+  /** applyGroupInTransaction, noting which keys it refused for their limit (refusedRows). */
+  private async decideInTransaction(group: readonly Charge[]): Promise<ChargeOutcome[]> {
+    const outcomes = await this.applyGroupInTransaction(group);
+    if (this.refusedRows.size > REFUSED_ROWS_KEPT) this.refusedRows.clear();
+    group.forEach(({ keyId, period }, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) this.refusedRows.delete(rowId(keyId, period));
+      else if (!outcome.gone) this.refusedRows.add(rowId(keyId, period));
+    });
+    return outcomes;
   }
 
   /** A group's transaction, one charge at a time (see the class comment). */

@@ -4,8 +4,8 @@ import type { Charge } from "../../src/store/store.ts";
 
 const AT = Date.parse("2026-11-20T10:00:00Z");
 const charge = (keyId: string, units: number, more: Partial<Charge> = {}): Charge => ({ keyId, period: "2026-11", units, limit: null, at: AT, ...more });
-const summary = (group: Charge[]) => {
-  const plan = planQuickCharges(group, () => AT);
+const summary = (group: Charge[], refused: ReadonlySet<string> = new Set()) => {
+  const plan = planQuickCharges(group, () => AT, refused);
   return { rows: plan.rows.map((row) => ({ keyId: row.keyId, period: row.period, total: row.total, charges: row.charges, days: row.days.list() })), rest: plan.rest };
 };
 
@@ -38,6 +38,12 @@ test("a charge of no units, one whose client has gone, or a second limit leaves 
   const plan = summary(group);
   expect(plan.rows.map((row) => [row.keyId, row.charges])).toEqual([["plain", [2, 8]]]);
   expect(plan.rest).toEqual([0, 1, 3, 4, 5, 6, 7]);
+});
+
+test("a key and period the transaction refused last is left to it", () => {
+  const plan = summary([charge("a", 1), charge("b", 1), charge("a", 2), charge("b", 1, { period: "2026-12" })], new Set(["a 2026-11", "b 2026-12"]));
+  expect(plan.rows.map((row) => [row.keyId, row.period, row.charges])).toEqual([["b", "2026-11", [1]]]);
+  expect(plan.rest).toEqual([0, 2, 3]);
 });
 
 test("a charge without its time is put on the day of the clock given, asked for each such charge", () => {

@@ -213,7 +213,7 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
         { ok: true, used: 8 },
         { ok: true, used: 12 },
       ]);
-      expect(store.chargeStats).toEqual({ groups: 2, items: 5, quick: 5 });
+      expect(store.chargeStats).toEqual({ groups: 2, items: 5, quick: 5, quickTried: 5 });
       expect(await store.unitsUsed(key.id, PERIOD)).toBe(12);
       expect(await store.usageByDay("2026-11-20", "2026-11-20", key.id)).toEqual([{ day: "2026-11-20", requests: 5, units: 12 }]);
       expect((await store.keyActivity(PERIOD)).find((row) => row.keyId === key.id)?.lastUsedAt).toBe(new Date(AT + 2000).toISOString());
@@ -251,6 +251,27 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       expect(await store.charge({ keyId: far.id, period: PERIOD, units: 1, limit: 10, at: AT })).toEqual({ ok: true, used: 8 });
       expect(store.chargeStats.quick - before).toBe(2);
       expect(await thresholdEvents(url)).toContain(`usage.threshold ${far.id} ${PERIOD} 80`);
+      await store.close();
+    });
+
+    test("a key the transaction refused for its limit skips the statement until the transaction grants it a charge again", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
+      const { key } = await store.createKey("k", "free");
+      const charge = (units: number, limit: number) => store.charge({ keyId: key.id, period: PERIOD, units, limit, at: AT });
+      expect(await charge(5, 1000)).toEqual({ ok: true, used: 5 });
+      expect(store.chargeStats).toMatchObject({ quick: 1, quickTried: 1 });
+      // At 5 of 6, a charge of 2 is refused: tried in the statement, then refused by the transaction.
+      expect(await charge(2, 6)).toEqual({ ok: false, used: 5 });
+      expect(store.chargeStats).toMatchObject({ quick: 1, quickTried: 2 });
+      // Refused again, now without the statement.
+      expect(await charge(2, 6)).toEqual({ ok: false, used: 5 });
+      expect(store.chargeStats).toMatchObject({ quick: 1, quickTried: 2 });
+      // A plan with more units: the transaction grants it, and the statement takes the key again.
+      expect(await charge(2, 1000)).toEqual({ ok: true, used: 7 });
+      expect(store.chargeStats).toMatchObject({ quick: 1, quickTried: 2 });
+      expect(await charge(3, 1000)).toEqual({ ok: true, used: 10 });
+      expect(store.chargeStats).toMatchObject({ quick: 2, quickTried: 3 });
       await store.close();
     });
 
