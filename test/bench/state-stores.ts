@@ -2,9 +2,9 @@
  * The state store's share of throughput: the same app (state-bench-server.ts) with its
  * keys and units in PostgreSQL (subject) and in a SQLite file (reference), single lookups
  * and batches, paired runs as in http.ts; and how many charges a PostgreSQL group
- * carried, and how many went in one statement (PostgresStore's group commit counts them). PostgreSQL is the one on
- * 127.0.0.1:5432 (or IPLOOKUP_BENCH_POSTGRES), in a database made for the run and
- * dropped after it; unreachable, the rows are skipped.
+ * carried, and how many went in one statement (PostgresStore.chargeStats). PostgreSQL is
+ * the one on 127.0.0.1:5432 (or IPLOOKUP_BENCH_POSTGRES), in a database made for the run
+ * and dropped after it; unreachable, the rows are skipped.
  */
 import { SQL } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
