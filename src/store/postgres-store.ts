@@ -585,8 +585,7 @@ export class PostgresStore implements Store {
   /** A group's transaction, one charge at a time (see the class comment). */
   private applyGroupInTransaction(group: readonly Charge[]): Promise<ChargeOutcome[]> {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
-    // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
-    for (const { keyId, period } of group) if (!usage.has(`${keyId} ${period}`)) usage.set(`${keyId} ${period}`, { keyId, period, used: 0, added: 0 });
+    for (const { keyId, period } of group) if (!usage.has(rowId(keyId, period))) usage.set(rowId(keyId, period), { keyId, period, used: 0, added: 0 });
     // The charges that moved a key's units across a usage.threshold line (rare).
     const crossings: UsageCrossing[] = [];
     const rows = [...usage.values()];
@@ -598,11 +597,11 @@ export class PostgresStore implements Store {
         ORDER BY k COLLATE "C", p COLLATE "C"
         ON CONFLICT (key_id, period) DO UPDATE SET used = usage.used
         RETURNING key_id, period, used`;
-      for (const row of locked) usage.get(`${row.key_id} ${row.period}`)!.used = Number(row.used);
+      for (const row of locked) usage.get(rowId(row.key_id, row.period))!.used = Number(row.used);
       const outcomes = group.map(({ keyId, period, units, limit, at, signal }): ChargeOutcome => {
-        const row = usage.get(`${keyId} ${period}`)!;
+        const row = usage.get(rowId(keyId, period))!;
         if (signal?.aborted) return { ok: false, used: row.used, gone: true };
-      if (units === 0) return { ok: true, used: row.used };
+        if (units === 0) return { ok: true, used: row.used };
         if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
         row.used += units;
         row.added += units;
