@@ -7,9 +7,8 @@ import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { toLookupResult, type LookupResult } from "./lookup-result.ts";
 import { ByteWriter } from "./byte-writer.ts";
 import { writeResult } from "./result-json.ts";
+import { FIRST_RESULT_BYTES, nextResultBytes } from "./result-size.ts";
 
-/** A result's usual size with the default data; the writer grows past it when needed. */
-const BYTES_PER_RESULT = 192;
 const encoder = new TextEncoder();
 
 /**
@@ -17,6 +16,9 @@ const encoder = new TextEncoder();
  * layer hands it strings and gets results or an ApiError back.
  */
 export class LookupService {
+  /** Bytes set aside for each result of the next answer (see result-size.ts). */
+  private resultBytes = FIRST_RESULT_BYTES;
+
   /**
    * @param currentIndex returns the index to use now; a reload swaps what it returns.
    * @param currentCorrections returns the local corrections to lay over the answers
@@ -85,7 +87,7 @@ export class LookupService {
   lookupJson(addresses: readonly Address[], asBatch: boolean): { body: Uint8Array; dataVersion: string } {
     const index = this.currentIndex();
     const corrections = this.currentCorrections();
-    const out = new ByteWriter(addresses.length * BYTES_PER_RESULT + 16);
+    const out = new ByteWriter(addresses.length * this.resultBytes + 16);
     if (asBatch) out.ascii('{"results":[');
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i] as Address;
@@ -103,6 +105,8 @@ export class LookupService {
       else out.raw(encoder.encode(JSON.stringify(correctedResult(address, hit, index, { ...at, fields: at.fields }))));
     }
     if (asBatch) out.ascii("]}");
-    return { body: out.finish(), dataVersion: index.info.dataVersion };
+    const body = out.finish();
+    this.resultBytes = nextResultBytes(this.resultBytes, body.byteLength, addresses.length);
+    return { body, dataVersion: index.info.dataVersion };
   }
 }
