@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchAddresses } from "./addresses.ts";
-import { startProcess, type BenchProcess } from "./processes.ts";
+import { mainThreadCpuNs, startProcess, type BenchProcess } from "./processes.ts";
 import { startServe } from "./serve-process.ts";
 import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
 import { pairedRatio } from "./paired.ts";
@@ -27,6 +27,21 @@ export interface Comparison {
   ratio: number;
   /** The paired ratios, lowest and highest. */
   ratioRange: [number, number];
+  /**
+   * The server's CPU a request (its main thread's, see mainThreadCpuNs), when both
+   * endpoints named their process: the means of the rounds in microseconds (subject,
+   * reference), and the reference's over the subject's, paired as `ratio` is (below 1:
+   * the subject spends that much more). A core shared with other work moves it far less
+   * than the rate.
+   */
+  cpu?: { micros: [number, number]; ratio: number; ratioRange: [number, number] };
+}
+
+/** A server to load: where, with which key, and its process (for its CPU a request). */
+export interface Endpoint {
+  readonly url: string;
+  readonly key: string;
+  readonly pid?: number;
 }
 
 export interface HttpFigures {
@@ -79,13 +94,7 @@ function average(runs: WrkFigures[]): WrkFigures {
  * Runs each scenario against two servers in alternation (subject, reference, subject,
  * reference, …), so drift on a shared machine falls on both alike.
  */
-export function compare(
-  work: string,
-  list: Scenario[],
-  subject: { url: string; key: string },
-  reference: { url: string; key: string },
-  options: { rounds: number; seconds: number; connections: number },
-): Comparison[] {
+export function compare(work: string, list: Scenario[], subject: Endpoint, reference: Endpoint, options: { rounds: number; seconds: number; connections: number }): Comparison[] {
   return list.map((scenario) => {
     const scripts = [subject, reference].map((server, i) => {
       const path = join(work, `${scenario.path.replaceAll("/", "_")}-${scenario.addresses}-${i}.lua`);
@@ -98,15 +107,31 @@ export function compare(
     // A short warm-up for both, not counted.
     runWrk(subject.url + scenario.path.slice(1), scripts[0]!, { ...load, seconds: 1 });
     runWrk(reference.url + scenario.path.slice(1), scripts[1]!, { ...load, seconds: 1 });
+    const withCpu = subject.pid !== undefined && reference.pid !== undefined;
+    const cpu: [number[], number[]] = [[], []];
+    const run = (server: Endpoint, script: string, into: WrkFigures[], cpuInto: number[]) => {
+      const before = withCpu ? mainThreadCpuNs(server.pid!) : 0;
+      const figures = runWrk(server.url + scenario.path.slice(1), script, load);
+      if (withCpu) cpuInto.push((mainThreadCpuNs(server.pid!) - before) / figures.requests);
+      into.push(figures);
+    };
     for (let round = 0; round < options.rounds; round++) {
-      subjectRuns.push(runWrk(subject.url + scenario.path.slice(1), scripts[0]!, load));
-      referenceRuns.push(runWrk(reference.url + scenario.path.slice(1), scripts[1]!, load));
+      run(subject, scripts[0]!, subjectRuns, cpu[0]);
+      run(reference, scripts[1]!, referenceRuns, cpu[1]);
     }
     const s = average(subjectRuns);
     const r = average(referenceRuns);
     const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
-    return { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ...pairedRatio(perSecond(subjectRuns), perSecond(referenceRuns)) };
+    const comparison: Comparison = { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ...pairedRatio(perSecond(subjectRuns), perSecond(referenceRuns)) };
+    if (withCpu) comparison.cpu = cpuFigures(cpu[0], cpu[1]);
+    return comparison;
   });
+}
+
+/** CPU a request of paired runs, in nanoseconds each, as Comparison.cpu gives it. */
+export function cpuFigures(subject: number[], reference: number[]): NonNullable<Comparison["cpu"]> {
+  const meanMicros = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length / 1000;
+  return { micros: [meanMicros(subject), meanMicros(reference)], ...pairedRatio(reference, subject) };
 }
 
 async function iplookupServer(state: string): Promise<BenchProcess> {
@@ -145,17 +170,17 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
       started.push(bare[scenario.addresses]!);
     }
     const vsBare = list.flatMap((scenario) =>
-      compare(work, [scenario], { url: urlOf(real), key: realKey }, { url: urlOf(bare[scenario.addresses]!), key: "none" }, options),
+      compare(work, [scenario], { url: urlOf(real), key: realKey, pid: real.pid }, { url: urlOf(bare[scenario.addresses]!), key: "none", pid: bare[scenario.addresses]!.pid }, options),
     );
     // The framework's floor answers single lookups with the bare server's body for them.
     const single = list.find((scenario) => scenario.addresses === 1)!;
     const floor = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "framework-floor-server.ts"), "0", bareBodies[1]!]));
     started.push(floor);
-    const [frameworkFloor] = compare(work, [single], { url: urlOf(floor), key: realKey }, { url: urlOf(bare[1]!), key: "none" }, options);
+    const [frameworkFloor] = compare(work, [single], { url: urlOf(floor), key: realKey, pid: floor.pid }, { url: urlOf(bare[1]!), key: "none", pid: bare[1]!.pid }, options);
     await floor.stop();
     const minimum = await startProcess(pinned(SERVER_CORE, [process.execPath, join(HERE, "contract-minimum-server.ts"), "0", join(work, "minimum.db")]));
     started.push(minimum);
-    const [contractMinimum] = compare(work, [single], { url: urlOf(minimum), key: String(minimum.info.key) }, { url: urlOf(bare[1]!), key: "none" }, options);
+    const [contractMinimum] = compare(work, [single], { url: urlOf(minimum), key: String(minimum.info.key), pid: minimum.pid }, { url: urlOf(bare[1]!), key: "none", pid: bare[1]!.pid }, options);
     await minimum.stop();
     const logged = await startProcess(
       pinned(SERVER_CORE, [process.execPath, join(HERE, "contract-minimum-server.ts"), "0", join(work, "minimum-logged.db"), "access-log"]),
@@ -163,13 +188,13 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
       join(work, "minimum-access.log"),
     );
     started.push(logged);
-    const [contractMinimumLogged] = compare(work, [single], { url: urlOf(logged), key: String(logged.info.key) }, { url: urlOf(bare[1]!), key: "none" }, options);
+    const [contractMinimumLogged] = compare(work, [single], { url: urlOf(logged), key: String(logged.info.key), pid: logged.pid }, { url: urlOf(bare[1]!), key: "none", pid: bare[1]!.pid }, options);
     await logged.stop();
     for (const scenario of list) await bare[scenario.addresses]!.stop();
 
     const quiet = await startServe({ state: join(work, "quiet.db"), logFile: join(work, "quiet.log"), logLevel: "warn", core: SERVER_CORE });
     started.push(quiet);
-    const [accessLog] = compare(work, [single], { url: urlOf(real), key: realKey }, { url: urlOf(quiet), key: String(quiet.info.key) }, options);
+    const [accessLog] = compare(work, [single], { url: urlOf(real), key: realKey, pid: real.pid }, { url: urlOf(quiet), key: String(quiet.info.key), pid: quiet.pid }, options);
     await quiet.stop();
 
     // Units committed to a file against memory: the app alone (bench-server.ts), both at warn.
@@ -177,7 +202,7 @@ export async function measureHttp(options: { rounds: number; seconds: number; co
     started.push(file);
     const memory = await iplookupServer(":memory:");
     started.push(memory);
-    const accounting = compare(work, list, { url: urlOf(file), key: String(file.info.key) }, { url: urlOf(memory), key: String(memory.info.key) }, options);
+    const accounting = compare(work, list, { url: urlOf(file), key: String(file.info.key), pid: file.pid }, { url: urlOf(memory), key: String(memory.info.key), pid: memory.pid }, options);
     const requestsByReal = [...vsBare, accessLog!].reduce((sum, comparison) => sum + comparison.subject.requests, 0);
     return { vsBare, accessLog: accessLog!, frameworkFloor: frameworkFloor!, contractMinimum: contractMinimum!, contractMinimumLogged: contractMinimumLogged!, accounting, rssAfterLoadMiB: real.rssMiB(), requestsServed: requestsByReal };
   } finally {

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { scenarios, type Comparison } from "./http.ts";
+import { cpuFigures, scenarios, type Comparison } from "./http.ts";
 import { pairedRatio } from "./paired.ts";
-import { startProcess, type BenchProcess } from "./processes.ts";
+import { mainThreadCpuNs, startProcess, type BenchProcess } from "./processes.ts";
 import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
 
 const SERVER_CORE = 0;
@@ -20,19 +20,13 @@ const ORIGIN = "https://app.example.com";
  * reference key has none. Both send the same body and Origin.
  *
  * Besides requests a second, each run reads the CPU time of the server's main thread
- * (from /proc/PID/schedstat, in nanoseconds), where Bun parses requests, runs the app
- * and writes answers, and divides it by the requests answered: CPU a request, which
- * another process taking turns on the core moves far less than the rate. (The sum over
- * every thread would lose the time of threads that end during a run.) `cpuRatio` is the
- * plain key's CPU a request over the controlled key's, paired round by round like
- * `ratio` (below 1: the controls cost that much more CPU).
+ * (mainThreadCpuNs), where Bun parses requests, runs the app and writes answers, and
+ * divides it by the requests answered: CPU a request (Comparison.cpu), which another
+ * process taking turns on the core moves far less than the rate; its ratio is the
+ * plain key's over the controlled key's (below 1: the controls cost that much more).
  */
 export interface KeyControlsFigures extends Comparison {
-  /** The median of the rounds' (plain key's CPU a request / controlled key's), and its range. */
-  cpuRatio: number;
-  cpuRatioRange: [number, number];
-  /** Microseconds of the server's CPU a request: controlled key, plain key (means of the rounds). */
-  cpuMicros: [number, number];
+  cpu: NonNullable<Comparison["cpu"]>;
 }
 
 /**
@@ -59,9 +53,9 @@ async function pairedKeys(server: BenchProcess, work: string, keys: [string, str
   const cpu: [number[], number[]] = [[], []];
   /** One run, with the server's CPU a request in nanoseconds. */
   const run = (script: string, into: WrkFigures[], cpuInto: number[]) => {
-    const before = cpuNs(server.pid);
+    const before = mainThreadCpuNs(server.pid);
     const figures = runWrk(url, script, load);
-    cpuInto.push((cpuNs(server.pid) - before) / figures.requests);
+    cpuInto.push((mainThreadCpuNs(server.pid) - before) / figures.requests);
     into.push(figures);
   };
   for (let round = 0; round < options.rounds; round++) {
@@ -79,17 +73,13 @@ async function pairedKeys(server: BenchProcess, work: string, keys: [string, str
     errors: 0,
   });
   const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
-  const cpuPaired = pairedRatio(cpu[1], cpu[0]);
-  const meanMicros = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length / 1000;
   return {
     scenario: single.name,
     addressesPerRequest: 1,
     subject: average(subject),
     reference: average(reference),
     ...pairedRatio(perSecond(subject), perSecond(reference)),
-    cpuRatio: cpuPaired.ratio,
-    cpuRatioRange: cpuPaired.ratioRange,
-    cpuMicros: [meanMicros(cpu[0]), meanMicros(cpu[1])],
+    cpu: cpuFigures(cpu[0], cpu[1]),
   };
 }
 
@@ -108,11 +98,6 @@ export async function measureCorsFloor(options: { rounds: number; seconds: numbe
     await server.stop().catch(() => {});
     rmSync(work, { recursive: true, force: true });
   }
-}
-
-/** The main thread's time on a CPU so far, in nanoseconds (Linux). */
-function cpuNs(pid: number): number {
-  return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
 }
 
 /**

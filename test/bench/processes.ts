@@ -53,3 +53,13 @@ export function rssMiB(pid: number): number {
   const kib = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? Number.NaN);
   return kib / 1024;
 }
+
+/**
+ * The main thread's time on a CPU so far, in nanoseconds (Linux, /proc/PID/schedstat).
+ * The servers the benches start serve on their main thread (one worker); the process's
+ * total would also count threads that come and go during a run (the collector's), and
+ * lose the time of those that end before it is read.
+ */
+export function mainThreadCpuNs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]);
+}

@@ -30,6 +30,9 @@ const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFracti
 const ratioText = (figure: { ratio: number; ratioRange: [number, number] }, digits: number, unit = "") =>
   `${fmt(figure.ratio, digits)}${unit} (${fmt(figure.ratioRange[0], 2)}–${fmt(figure.ratioRange[1], 2)})`;
 const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
+/** The server's CPU a request beside a rate, when the comparison measured it: subject (0) or reference (1). */
+const cpuMicrosText = (c: Comparison, which: 0 | 1) => (c.cpu ? `; ${fmt(c.cpu.micros[which], 1)} µs${which === 0 ? " of CPU a request" : ""}` : "");
+const cpuRatioText = (c: Comparison) => (c.cpu ? `; CPU a request ${ratioText(c.cpu, 3)}` : "");
 /**
  * The row of the key controls' cost (CONTRACT §16): requests a second, and the server's
  * CPU a request, whose paired ratio the verdict reads (the rate of one core shared with
@@ -37,18 +40,18 @@ const verdict = (ok: boolean) => (ok ? "met" : "**not met**");
  */
 const keyControlsRow = (c: KeyControlsFigures, accessLog: boolean) => [
   `HTTP single lookup, a key with every control (expiry, 20 address blocks, 5 origins, CORS answered) against a plain key, one server, ${accessLog ? "access log on (serve's default)" : "access log off (the allowlist alone asks for the peer's address)"}`,
-  `${fmt(c.subject.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[0], 1)} µs of CPU a request`,
-  `plain key ${fmt(c.reference.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[1], 1)} µs`,
-  `rate ${ratioText(c, 3)}; CPU a request ${ratioText({ ratio: c.cpuRatio, ratioRange: c.cpuRatioRange }, 3)}`,
-  `costs ≤ 3% (CPU a request): ${verdict(c.cpuRatio >= 0.97)}`,
+  `${fmt(c.subject.requestsPerSecond)} req/s${cpuMicrosText(c, 0)}`,
+  `plain key ${fmt(c.reference.requestsPerSecond)} req/s${cpuMicrosText(c, 1)}`,
+  `rate ${ratioText(c, 3)}${cpuRatioText(c)}`,
+  `costs ≤ 3% (CPU a request): ${verdict(c.cpu.ratio >= 0.97)}`,
 ];
 /** The floor under the controls' cost: what the CORS headers alone cost a bare Bun.serve. */
 const corsFloorRow = (c: KeyControlsFigures) => [
   "HTTP single lookup, the floor under the key controls' cost: a bare Bun.serve answering a lookup's body and headers (prebuilt, as serve builds them) with the three CORS headers against without, no check on either",
-  `${fmt(c.subject.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[0], 1)} µs of CPU a request`,
-  `without ${fmt(c.reference.requestsPerSecond)} req/s; ${fmt(c.cpuMicros[1], 1)} µs`,
-  `rate ${ratioText(c, 3)}; CPU a request ${ratioText({ ratio: c.cpuRatio, ratioRange: c.cpuRatioRange }, 3)}`,
-  `— (${fmt(c.cpuMicros[0] - c.cpuMicros[1], 2)} µs a request for writing the headers)`,
+  `${fmt(c.subject.requestsPerSecond)} req/s${cpuMicrosText(c, 0)}`,
+  `without ${fmt(c.reference.requestsPerSecond)} req/s${cpuMicrosText(c, 1)}`,
+  `rate ${ratioText(c, 3)}${cpuRatioText(c)}`,
+  `— (${fmt(c.cpu.micros[0] - c.cpu.micros[1], 2)} µs a request for writing the headers)`,
 ];
 const bounds = values.quick ? { rounds: 3, seconds: 1, connections: 32 } : { rounds: 15, seconds: 1, connections: 32 };
 
@@ -177,26 +180,26 @@ if (http) {
           : `≥ 0.33 of bare: ${verdict(c.ratio >= 0.33)}`;
     rows.push([
       `HTTP ${c.scenario}, serve at default settings (access log on), one worker (p50 ${fmt(c.subject.p50Ms, 2)} ms, p99 ${fmt(c.subject.p99Ms, 2)} ms)`,
-      perSecond,
-      `bare Bun.serve ${refPerSecond} (p50 ${fmt(c.reference.p50Ms, 2)} ms, p99 ${fmt(c.reference.p99Ms, 2)} ms)`,
-      ratioText(c, 2),
+      `${perSecond}${cpuMicrosText(c, 0)}`,
+      `bare Bun.serve ${refPerSecond}${cpuMicrosText(c, 1)} (p50 ${fmt(c.reference.p50Ms, 2)} ms, p99 ${fmt(c.reference.p99Ms, 2)} ms)`,
+      `${ratioText(c, 2)}${cpuRatioText(c)}`,
       target,
     ]);
   }
   rows.push([
     "HTTP single lookup, access log on (to a file) against off (--log-level warn)",
-    `${fmt(http.accessLog.subject.requestsPerSecond)} req/s`,
-    `log off ${fmt(http.accessLog.reference.requestsPerSecond)} req/s`,
-    ratioText(http.accessLog, 3),
+    `${fmt(http.accessLog.subject.requestsPerSecond)} req/s${cpuMicrosText(http.accessLog, 0)}`,
+    `log off ${fmt(http.accessLog.reference.requestsPerSecond)} req/s${cpuMicrosText(http.accessLog, 1)}`,
+    `${ratioText(http.accessLog, 3)}${cpuRatioText(http.accessLog)}`,
     `costs ≤ 8%: ${verdict(http.accessLog.ratio >= 0.92)}`,
   ]);
   if (keyControls) rows.push(keyControlsRow(keyControls.logged, true), keyControlsRow(keyControls.quiet, false), corsFloorRow(keyControls.corsFloor));
   // Three more servers against the bare one, for single lookups: where the distance to bare comes from.
   const againstBare = (what: string, c: Comparison, note: string) => [
     what,
-    `${fmt(c.subject.requestsPerSecond)} req/s`,
-    `bare Bun.serve ${fmt(c.reference.requestsPerSecond)} req/s`,
-    ratioText(c, 2),
+    `${fmt(c.subject.requestsPerSecond)} req/s${cpuMicrosText(c, 0)}`,
+    `bare Bun.serve ${fmt(c.reference.requestsPerSecond)} req/s${cpuMicrosText(c, 1)}`,
+    `${ratioText(c, 2)}${cpuRatioText(c)}`,
     note,
   ];
   rows.push(
@@ -219,9 +222,9 @@ if (http) {
   for (const c of http.accounting) {
     rows.push([
       `accounting, ${c.scenario}: SQLite state file`,
-      `${fmt(c.subject.requestsPerSecond)} req/s`,
-      `in-memory store ${fmt(c.reference.requestsPerSecond)} req/s`,
-      ratioText(c, 3),
+      `${fmt(c.subject.requestsPerSecond)} req/s${cpuMicrosText(c, 0)}`,
+      `in-memory store ${fmt(c.reference.requestsPerSecond)} req/s${cpuMicrosText(c, 1)}`,
+      `${ratioText(c, 3)}${cpuRatioText(c)}`,
       `cost ≤ 5%: ${verdict(c.ratio >= 0.95)}`,
     ]);
   }
