@@ -113,9 +113,10 @@ export class ByteWriter {
 /**
  * A buffer whose bytes are left as the allocator gives them, not zeroed first: zeroing
  * the ~290 KB of a batch of 1,000 cost a twentieth of its CPU, and every byte the writer
- * hands out it has written (small buffers are zeroed still: that costs less than the
- * wrapping). What lies past `length` is stale memory, so a view that
- * finish() returns must never be widened to the buffer behind it (its `.buffer`).
+ * hands out it has written (buffers up to COPY_BELOW are zeroed still: that costs less
+ * than the wrapping). What lies past `length` is stale memory, other answers' bytes
+ * among it, so a view that finish() returns must never be widened to the buffer behind
+ * it (its `.buffer`).
  */
 function unzeroedBytes(size: number): Uint8Array {
   if (size <= COPY_BELOW) return new Uint8Array(size);

@@ -1,7 +1,7 @@
 /**
  * How many bytes to set aside for each result of the next answer, learnt from the
  * answers written so far. A writer that starts too small grows by doubling, allocating a
- * zeroed buffer and copying what it holds: with a fixed guess of 192 bytes (the default
+ * new buffer and copying what it holds: with a fixed guess of 192 bytes (the default
  * data's results take about 256), a batch of 1,000 spent a tenth of its CPU growing its
  * writer, a batch of 100 a twentieth.
  *
