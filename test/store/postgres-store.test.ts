@@ -221,6 +221,45 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       await store.close();
     });
 
+    test("several keys in one group, or one key's charges on two days, are granted in one statement as one at a time", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
+      const [a, b, c] = await Promise.all(["a", "b", "c"].map(async (name) => (await store.createKey(name, "free")).key));
+      await store.charge({ keyId: a.id, period: PERIOD, units: 2, limit: null, at: AT });
+      const keys = await Promise.all([
+        store.charge({ keyId: a.id, period: PERIOD, units: 3, limit: 1000, at: AT }),
+        store.charge({ keyId: b.id, period: PERIOD, units: 4, limit: null, at: AT }),
+        store.charge({ keyId: a.id, period: PERIOD, units: 1, limit: 1000, at: AT + 1000 }),
+        store.charge({ keyId: b.id, period: PERIOD, units: 5, limit: null, at: AT + 2000 }),
+      ]);
+      expect(keys).toEqual([
+        { ok: true, used: 5 },
+        { ok: true, used: 4 },
+        { ok: true, used: 6 },
+        { ok: true, used: 9 },
+      ]);
+      // A group across midnight: one key, two day rows.
+      const days = await Promise.all([
+        store.charge({ keyId: c.id, period: PERIOD, units: 2, limit: 1000, at: AT }),
+        store.charge({ keyId: c.id, period: PERIOD, units: 3, limit: 1000, at: AT + 86_400_000 }),
+      ]);
+      expect(days).toEqual([
+        { ok: true, used: 2 },
+        { ok: true, used: 5 },
+      ]);
+      expect(store.chargeStats).toEqual({ groups: 3, items: 7, quick: 7, quickTried: 7 });
+      expect(await store.usageByDay("2026-11-20", "2026-11-21", a.id)).toEqual([{ day: "2026-11-20", requests: 3, units: 6 }]);
+      expect(await store.usageByDay("2026-11-20", "2026-11-21", b.id)).toEqual([{ day: "2026-11-20", requests: 2, units: 9 }]);
+      expect(await store.usageByDay("2026-11-20", "2026-11-21", c.id)).toEqual([
+        { day: "2026-11-20", requests: 1, units: 2 },
+        { day: "2026-11-21", requests: 1, units: 3 },
+      ]);
+      const lastUse = async (id: string) => (await store.keyActivity(PERIOD)).find((row) => row.keyId === id)?.lastUsedAt;
+      expect(await lastUse(b.id)).toBe(new Date(AT + 2000).toISOString());
+      expect(await lastUse(c.id)).toBe(new Date(AT + 86_400_000).toISOString());
+      await store.close();
+    });
+
     test("a key at a line or its limit is decided one charge at a time, in the same group as keys granted at once", async () => {
       const url = await states.fresh();
       const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
