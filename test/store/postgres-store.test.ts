@@ -224,7 +224,9 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
     test("several keys in one group, or one key's charges on two days, are granted in one statement as one at a time", async () => {
       const url = await states.fresh();
       const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
-      const [a, b, c] = await Promise.all(["a", "b", "c"].map(async (name) => (await store.createKey(name, "free")).key));
+      const a = (await store.createKey("a", "free")).key;
+      const b = (await store.createKey("b", "free")).key;
+      const c = (await store.createKey("c", "free")).key;
       await store.charge({ keyId: a.id, period: PERIOD, units: 2, limit: null, at: AT });
       const keys = await Promise.all([
         store.charge({ keyId: a.id, period: PERIOD, units: 3, limit: 1000, at: AT }),
