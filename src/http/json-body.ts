@@ -1,4 +1,5 @@
 import { ApiError } from "../errors/api-error.ts";
+import { bodyStream } from "./request-body.ts";
 
 /**
  * Reads a request body of at most `maxBytes` and parses it as JSON.
@@ -71,10 +72,11 @@ function nestedDeeperThan(root: unknown, limit: number): boolean {
 }
 
 async function readCapped(request: Request, maxBytes: number): Promise<Uint8Array> {
-  if (!request.body) return new Uint8Array(0);
+  const body = bodyStream(request);
+  if (!body) return new Uint8Array(0);
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of request.body) {
+  for await (const chunk of body) {
     size += chunk.byteLength;
     if (size > maxBytes) throw bodyTooLarge(maxBytes);
     chunks.push(chunk);

@@ -8,6 +8,7 @@ import type { App } from "./app.ts";
 import { requestForApp } from "./path.ts";
 import { problemResponse } from "./problem.ts";
 import { attachContext, RequestContext } from "./request-context.ts";
+import { hideBodyStream } from "./request-body.ts";
 
 export interface ListenOptions {
   readonly host: string;
@@ -100,6 +101,7 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
         return peer ? peerAddress(peer.address) : null;
       });
       attachContext(request, context);
+      hideBodyStream(request);
       let response: Response;
       try {
         response = await app.fetch(request);
