@@ -101,6 +101,7 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
         return peer ? peerAddress(peer.address) : null;
       });
       attachContext(request, context);
+      // The framework asks request.body only whether a body came: see request-body.ts.
       hideBodyStream(request);
       let response: Response;
       try {
