@@ -96,36 +96,54 @@ function average(runs: WrkFigures[]): WrkFigures {
  */
 export function compare(work: string, list: Scenario[], subject: Endpoint, reference: Endpoint, options: { rounds: number; seconds: number; connections: number }): Comparison[] {
   return list.map((scenario) => {
-    const scripts = [subject, reference].map((server, i) => {
-      const path = join(work, `${scenario.path.replaceAll("/", "_")}-${scenario.addresses}-${i}.lua`);
-      writeFileSync(path, wrkScript(scenario.body, server.key));
-      return path;
+    const [subjectRun, referenceRun] = [subject, reference].map((server, i): RunTarget => {
+      const script = join(work, `${scenario.path.replaceAll("/", "_")}-${scenario.addresses}-${i}.lua`);
+      writeFileSync(script, wrkScript(scenario.body, server.key));
+      return { url: server.url + scenario.path.slice(1), script, pid: server.pid };
     });
-    const subjectRuns: WrkFigures[] = [];
-    const referenceRuns: WrkFigures[] = [];
-    const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
-    // A short warm-up for both, not counted.
-    runWrk(subject.url + scenario.path.slice(1), scripts[0]!, { ...load, seconds: 1 });
-    runWrk(reference.url + scenario.path.slice(1), scripts[1]!, { ...load, seconds: 1 });
-    const withCpu = subject.pid !== undefined && reference.pid !== undefined;
-    const cpu: [number[], number[]] = [[], []];
-    const run = (server: Endpoint, script: string, into: WrkFigures[], cpuInto: number[]) => {
-      const before = withCpu ? mainThreadCpuNs(server.pid!) : 0;
-      const figures = runWrk(server.url + scenario.path.slice(1), script, load);
-      if (withCpu) cpuInto.push((mainThreadCpuNs(server.pid!) - before) / figures.requests);
-      into.push(figures);
-    };
-    for (let round = 0; round < options.rounds; round++) {
-      run(subject, scripts[0]!, subjectRuns, cpu[0]);
-      run(reference, scripts[1]!, referenceRuns, cpu[1]);
-    }
-    const s = average(subjectRuns);
-    const r = average(referenceRuns);
-    const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
-    const comparison: Comparison = { scenario: scenario.name, addressesPerRequest: scenario.addresses, subject: s, reference: r, ...pairedRatio(perSecond(subjectRuns), perSecond(referenceRuns)) };
-    if (withCpu) comparison.cpu = cpuFigures(cpu[0], cpu[1]);
-    return comparison;
+    return pairedRuns(scenario, subjectRun!, referenceRun!, options);
   });
+}
+
+/** One side of paired runs: the URL loaded, the wrk script that loads it, and the server's process (for its CPU a request). */
+export interface RunTarget {
+  readonly url: string;
+  readonly script: string;
+  readonly pid?: number;
+}
+
+/**
+ * Paired runs of one scenario: a short warm-up of each side, not counted, then `rounds`
+ * rounds of a subject run and the reference run right after it; with both processes
+ * known, each run's CPU a request too.
+ */
+export function pairedRuns(scenario: Scenario, subject: RunTarget, reference: RunTarget, options: { rounds: number; seconds: number; connections: number }): Comparison {
+  const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
+  runWrk(subject.url, subject.script, { ...load, seconds: 1 });
+  runWrk(reference.url, reference.script, { ...load, seconds: 1 });
+  const withCpu = subject.pid !== undefined && reference.pid !== undefined;
+  const runs: [WrkFigures[], WrkFigures[]] = [[], []];
+  const cpu: [number[], number[]] = [[], []];
+  const run = (target: RunTarget, side: 0 | 1) => {
+    const before = withCpu ? mainThreadCpuNs(target.pid!) : 0;
+    const figures = runWrk(target.url, target.script, load);
+    if (withCpu) cpu[side].push((mainThreadCpuNs(target.pid!) - before) / figures.requests);
+    runs[side].push(figures);
+  };
+  for (let round = 0; round < options.rounds; round++) {
+    run(subject, 0);
+    run(reference, 1);
+  }
+  const perSecond = (list: WrkFigures[]) => list.map((figures) => figures.requestsPerSecond);
+  const comparison: Comparison = {
+    scenario: scenario.name,
+    addressesPerRequest: scenario.addresses,
+    subject: average(runs[0]),
+    reference: average(runs[1]),
+    ...pairedRatio(perSecond(runs[0]), perSecond(runs[1])),
+  };
+  if (withCpu) comparison.cpu = cpuFigures(cpu[0], cpu[1]);
+  return comparison;
 }
 
 /** CPU a request of paired runs, in nanoseconds each, as Comparison.cpu gives it. */

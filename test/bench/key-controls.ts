@@ -2,13 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { cpuFigures, scenarios, type Comparison } from "./http.ts";
-import { pairedRatio } from "./paired.ts";
-import { mainThreadCpuNs, startProcess, type BenchProcess } from "./processes.ts";
-import { pinned, runWrk, wrkScript, type WrkFigures } from "./wrk.ts";
+import { pairedRuns, scenarios, type Comparison } from "./http.ts";
+import { startProcess, type BenchProcess } from "./processes.ts";
+import { pinned, wrkScript } from "./wrk.ts";
 
 const SERVER_CORE = 0;
-const LOAD_CORE = 1;
 const ORIGIN = "https://app.example.com";
 
 /**
@@ -20,7 +18,7 @@ const ORIGIN = "https://app.example.com";
  * reference key has none. Both send the same body and Origin.
  *
  * Besides requests a second, each run reads the CPU time of the server's main thread
- * (mainThreadCpuNs), where Bun parses requests, runs the app and writes answers, and
+ * (see pairedRuns in http.ts), where Bun parses requests, runs the app and writes answers, and
  * divides it by the requests answered: CPU a request (Comparison.cpu), which another
  * process taking turns on the core moves far less than the rate; its ratio is the
  * plain key's over the controlled key's (below 1: the controls cost that much more).
@@ -46,41 +44,10 @@ async function pairedKeys(server: BenchProcess, work: string, keys: [string, str
   });
   const first = await fetch(url, { method: "POST", headers: { authorization: `Bearer ${keys[0]}`, "content-type": "application/json", origin: ORIGIN }, body: single.body });
   if (first.status !== 200 || first.headers.get("access-control-allow-origin") !== ORIGIN) throw new Error(`the subject key was answered ${first.status}, or without CORS: ${await first.text()}`);
-  const load = { seconds: options.seconds, connections: options.connections, core: LOAD_CORE };
-  for (const script of scripts) runWrk(url, script, { ...load, seconds: 1 });
-  const subject: WrkFigures[] = [];
-  const reference: WrkFigures[] = [];
-  const cpu: [number[], number[]] = [[], []];
-  /** One run, with the server's CPU a request in nanoseconds. */
-  const run = (script: string, into: WrkFigures[], cpuInto: number[]) => {
-    const before = mainThreadCpuNs(server.pid);
-    const figures = runWrk(url, script, load);
-    cpuInto.push((mainThreadCpuNs(server.pid) - before) / figures.requests);
-    into.push(figures);
-  };
-  for (let round = 0; round < options.rounds; round++) {
-    run(scripts[0]!, subject, cpu[0]);
-    run(scripts[1]!, reference, cpu[1]);
-  }
-  const errors = [...subject, ...reference].reduce((sum, run) => sum + run.errors, 0);
+  const comparison = pairedRuns(single, { url, script: scripts[0]!, pid: server.pid }, { url, script: scripts[1]!, pid: server.pid }, options);
+  const errors = comparison.subject.errors + comparison.reference.errors;
   if (errors > 0) throw new Error(`${errors} answers were not 200`);
-  const mean = (runs: WrkFigures[], pick: (run: WrkFigures) => number) => runs.reduce((sum, run) => sum + pick(run), 0) / runs.length;
-  const average = (runs: WrkFigures[]): WrkFigures => ({
-    requestsPerSecond: mean(runs, (run) => run.requestsPerSecond),
-    p50Ms: mean(runs, (run) => run.p50Ms),
-    p99Ms: mean(runs, (run) => run.p99Ms),
-    requests: runs.reduce((sum, run) => sum + run.requests, 0),
-    errors: 0,
-  });
-  const perSecond = (runs: WrkFigures[]) => runs.map((run) => run.requestsPerSecond);
-  return {
-    scenario: single.name,
-    addressesPerRequest: 1,
-    subject: average(subject),
-    reference: average(reference),
-    ...pairedRatio(perSecond(subject), perSecond(reference)),
-    cpu: cpuFigures(cpu[0], cpu[1]),
-  };
+  return { ...comparison, cpu: comparison.cpu! };
 }
 
 /**
