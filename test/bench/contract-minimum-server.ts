@@ -4,7 +4,7 @@ import { Meter } from "../../src/access/meter.ts";
 import { RateLimiter } from "../../src/access/rate-limiter.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { LookupRequest } from "../../src/http/schemas.ts";
-import { peerAddress, requestIds } from "../../src/http/server.ts";
+import { lastPeer, requestIds } from "../../src/http/server.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { accessLine } from "../../src/log/access-line.ts";
 import { lineBuffer } from "../../src/log/line-buffer.ts";
@@ -64,6 +64,7 @@ function withAccessLog(): (request: Request, server: PeerOf) => Promise<Response
   const lines = lineBuffer((text) => void process.stderr.write(`${text}\n`));
   const logger = createLogger("info", lines.write);
   const requestIdOf = requestIds();
+  const peers = lastPeer();
   return async (request, server) => {
     const began = performance.now();
     const requestId = requestIdOf(request);
@@ -78,7 +79,7 @@ function withAccessLog(): (request: Request, server: PeerOf) => Promise<Response
       keyId: caller.keyId,
       units: response.status === 200 ? 1 : 0,
       durationMs: Math.round((performance.now() - began) * 100) / 100,
-      peer: (peer && peerAddress(peer.address)?.text) ?? null,
+      peer: (peer && peers(peer.address)?.text) ?? null,
     };
     logger.logFormatted("info", (time) => accessLine(time, entry));
     return response;

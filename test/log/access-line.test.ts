@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { accessLine, type AccessEntry } from "../../src/log/access-line.ts";
+import { accessLine, durationText, type AccessEntry } from "../../src/log/access-line.ts";
 
 const entry: AccessEntry = {
   requestId: "3f2a9c1e-1b",
@@ -39,5 +39,15 @@ test("an access line is the JSON of its entry, byte for byte", () => {
   ]) {
     expect(accessLine(time, e)).toBe(asJson(time, e));
     JSON.parse(accessLine(time, e));
+  }
+});
+
+test("every duration is written as JSON writes it, whether its text is kept or not", () => {
+  const durations = [0, 0.01, 0.1, 0.42, 1, 9.99, 12, 99.99, 100, 1234.56, 0.005, 0.125, 1e-7, 5e21];
+  for (let hundredths = 0; hundredths < 12_000; hundredths += 7) durations.push(Math.round(hundredths) / 100);
+  for (const ms of durations) {
+    expect(durationText(ms)).toBe(JSON.stringify(ms));
+    // A second time, from the kept text.
+    expect(durationText(ms)).toBe(JSON.stringify(ms));
   }
 });
