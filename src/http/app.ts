@@ -9,7 +9,7 @@ import { RateLimiter } from "../access/rate-limiter.ts";
 import { usageReport } from "../access/usage-report.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
-import { LookupService } from "../lookup/lookup-service.ts";
+import { LookupService, type LookupAnswer } from "../lookup/lookup-service.ts";
 import type { Store } from "../store/store.ts";
 import { checkGate, type RouteTable } from "./gate.ts";
 import { readJsonBody } from "./json-body.ts";
@@ -25,7 +25,7 @@ import { openApiDocument } from "./openapi.ts";
 import { callerOf, contextOf, peerOf } from "./request-context.ts";
 import { PUBLIC_ROUTES } from "./routes.ts";
 import { AsnSearchQuery, BatchRequest, LookupRequest } from "./schemas.ts";
-import { AsnService } from "../asn/asn-service.ts";
+import { AsnService, type AsnAnswer } from "../asn/asn-service.ts";
 import { queryValues } from "./query-values.ts";
 
 /** The clocks the service reads: injected so tests can set the month or step time. */
@@ -224,13 +224,27 @@ function json(value: unknown, status = 200, request?: Request): Response {
  * server afterwards: setting a header on a built Response costs more than building it
  * with the header.
  */
-function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered: Metered, request: Request, headers: AnswerHeaders): Response {
+function jsonResponse(answer: LookupAnswer | AsnAnswer, metered: Metered, request: Request, headers: AnswerHeaders): Response {
   const context = contextOf(request);
   context.units = metered.consumed;
   context.requestIdWritten = context.requestId !== undefined;
-  return new Response(answer.body.length > CORKED_ANSWER_BYTES ? streamOf(answer.body) : answer.body, {
+  return new Response(bodyOf(answer), {
     headers: headers.for({ dataVersion: answer.dataVersion, consumed: metered.consumed, remaining: metered.remaining, cors: context.cors, requestId: context.requestId }),
   });
+}
+
+/**
+ * What a Response is built from: a stream for a body past CORKED_ANSWER_BYTES; a lent
+ * body (LookupAnswer) that is not streamed is copied, since a Response keeps its body
+ * for as long as it likes, and its buffer is given back at once.
+ */
+function bodyOf(answer: LookupAnswer | AsnAnswer): Uint8Array | ReadableStream<Uint8Array> {
+  const release = "release" in answer ? answer.release : undefined;
+  if (answer.body.length > CORKED_ANSWER_BYTES) return streamOf(answer.body, release);
+  if (!release) return answer.body;
+  const copy = answer.body.slice();
+  release();
+  return copy;
 }
 
 /**
@@ -239,11 +253,15 @@ function jsonResponse(answer: { body: Uint8Array; dataVersion: string }, metered
  * answer than a default stream's enqueue, measured on a bare Bun.serve). A write that
  * meets backpressure is still taken; close() then ends the answer once it is sent.
  */
-function streamOf(body: Uint8Array): ReadableStream<Uint8Array> {
+function streamOf(body: Uint8Array, release?: () => void): ReadableStream<Uint8Array> {
   return new ReadableStream({
     type: "direct",
     pull(controller) {
+      // Bun sends what the socket takes at once and copies the rest into the answer's
+      // own buffer before write() returns (under backpressure too: a test holds it), so
+      // the body's buffer may serve another answer from here on.
       controller.write(body);
+      release?.();
       controller.close();
     },
   });

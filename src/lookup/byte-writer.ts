@@ -23,8 +23,9 @@ export class ByteWriter {
   private bytes: Uint8Array;
   private length = 0;
 
-  constructor(capacity: number) {
-    this.bytes = unzeroedBytes(Math.max(64, capacity));
+  /** @param start the buffer to write into first, unzeroed (see AnswerBuffers): a new one by default */
+  constructor(capacity: number, start?: Uint8Array) {
+    this.bytes = start ?? unzeroedBytes(Math.max(64, capacity));
   }
 
   /** Appends text that is ASCII only (addresses, numbers, JSON punctuation). */
@@ -94,6 +95,16 @@ export class ByteWriter {
     this.length = at;
   }
 
+  /** What was written, as a view of the buffer written into (`buffer`), not a copy; the writer must not be used after. */
+  written(): Uint8Array {
+    return this.bytes.subarray(0, this.length);
+  }
+
+  /** The buffer written into: after the writer grew, not the one it started with. */
+  get buffer(): Uint8Array {
+    return this.bytes;
+  }
+
   /** What was written; the writer must not be used after. */
   finish(): Uint8Array {
     if (this.length === this.bytes.byteLength) return this.bytes;
@@ -115,10 +126,10 @@ export class ByteWriter {
  * the ~290 KB of a batch of 1,000 cost a twentieth of its CPU, and every byte the writer
  * hands out it has written (buffers up to COPY_BELOW are zeroed still: that costs less
  * than the wrapping). What lies past `length` is stale memory, other answers' bytes
- * among it, so a view that finish() returns must never be widened to the buffer behind
- * it (its `.buffer`).
+ * among it, so a view that finish() or written() returns must never be widened to the
+ * buffer behind it (its `.buffer`).
  */
-function unzeroedBytes(size: number): Uint8Array {
+export function unzeroedBytes(size: number): Uint8Array {
   if (size <= COPY_BELOW) return new Uint8Array(size);
   const buffer = Buffer.allocUnsafeSlow(size);
   return new Uint8Array(buffer.buffer, buffer.byteOffset, size);

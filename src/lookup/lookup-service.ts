@@ -5,11 +5,23 @@ import type { RangeIndex } from "../index/range-index.ts";
 import { correctedResult, narrowHit } from "../corrections/apply-correction.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { toLookupResult, type LookupResult } from "./lookup-result.ts";
+import { AnswerBuffers } from "./answer-buffers.ts";
 import { ByteWriter } from "./byte-writer.ts";
 import { writeResult } from "./result-json.ts";
 import { FIRST_RESULT_BYTES, nextResultBytes } from "./result-size.ts";
 
 const encoder = new TextEncoder();
+
+/**
+ * A lookup's JSON answer. Its body is a view of a buffer lent by the service (see
+ * AnswerBuffers), valid until `release()`: call it once the bytes are handed over (sent,
+ * or copied), and the buffer serves a later answer. Never calling it is safe.
+ */
+export interface LookupAnswer {
+  readonly body: Uint8Array;
+  readonly dataVersion: string;
+  release(): void;
+}
 
 /**
  * Looks addresses up in the current range index. It never sees a request: the HTTP
@@ -18,6 +30,7 @@ const encoder = new TextEncoder();
 export class LookupService {
   /** Bytes set aside for each result of the next answer (see result-size.ts). */
   private resultBytes = FIRST_RESULT_BYTES;
+  private readonly buffers = new AnswerBuffers();
 
   /**
    * @param currentIndex returns the index to use now; a reload swaps what it returns.
@@ -84,10 +97,11 @@ export class LookupService {
    * `{"results":[…]}` for a batch (see result-json.ts), with the version of the data
    * that answered.
    */
-  lookupJson(addresses: readonly Address[], asBatch: boolean): { body: Uint8Array; dataVersion: string } {
+  lookupJson(addresses: readonly Address[], asBatch: boolean): LookupAnswer {
     const index = this.currentIndex();
     const corrections = this.currentCorrections();
-    const out = new ByteWriter(addresses.length * this.resultBytes + 16);
+    const capacity = addresses.length * this.resultBytes + 16;
+    const out = new ByteWriter(capacity, this.buffers.take(capacity));
     if (asBatch) out.ascii('{"results":[');
     for (let i = 0; i < addresses.length; i++) {
       const address = addresses[i] as Address;
@@ -105,8 +119,19 @@ export class LookupService {
       else out.raw(encoder.encode(JSON.stringify(correctedResult(address, hit, index, { ...at, fields: at.fields }))));
     }
     if (asBatch) out.ascii("]}");
-    const body = out.finish();
+    const body = out.written();
     this.resultBytes = nextResultBytes(this.resultBytes, body.byteLength, addresses.length);
-    return { body, dataVersion: index.info.dataVersion };
+    const buffer = out.buffer;
+    const buffers = this.buffers;
+    let lent = true;
+    return {
+      body,
+      dataVersion: index.info.dataVersion,
+      release() {
+        if (!lent) return;
+        lent = false;
+        buffers.give(buffer);
+      },
+    };
   }
 }
