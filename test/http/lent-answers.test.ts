@@ -1,29 +1,40 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { startSocketServer, type SocketServer } from "../support/in-process-server.ts";
+import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 // A large answer's buffer is lent (AnswerBuffers) and given back once the answer's
 // stream has written it: from then on other answers write into it. This holds that the
 // bytes a slow client has not yet read are the server's own copy, not the lent buffer.
 
-let server: SocketServer;
+// A server of its own process, on one thread (every answer written by the same lookup
+// service, from the same buffers), so that the test's own work never holds it up.
+let server: ServerProcess;
 let key: string;
+let port: number;
+const dir = mkdtempSync(join(tmpdir(), "iplookup-lent-"));
 
 beforeAll(async () => {
-  // One thread, so that every answer is written by the same lookup service, from the same buffers.
-  server = await startSocketServer({ workers: "1" });
-  const store = SqliteStore.open(server.statePath);
+  const statePath = join(dir, "state.db");
+  const store = SqliteStore.open(statePath);
   key = (await store.createKey("lent answers test", "unlimited")).secret;
   await store.close();
+  server = await startServerProcess(["--state", statePath, "--admin-port", "off"]);
+  port = Number(new URL(server.url).port);
 });
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
 
 /** A batch of 10,000 public IPv4 addresses, all with `first` as their first octet. */
 const batchBody = (first: number) => JSON.stringify({ ips: Array.from({ length: 10_000 }, (_, i) => `${first}.${(i >> 8) & 255}.${i & 255}.1`) });
 
 const post = (body: string) =>
-  fetch(`http://127.0.0.1:${server.port}/v1/lookup/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
+  fetch(`${server.url}/v1/lookup/batch`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body });
 
 /** The body of a chunked HTTP/1.1 answer, read off `raw`. */
 function chunkedBody(raw: Buffer): string {
@@ -41,7 +52,7 @@ function chunkedBody(raw: Buffer): string {
 
 test("a client that reads its large answer late gets it whole, though other answers were written since", async () => {
   const body = batchBody(8);
-  const socket = connect({ host: "127.0.0.1", port: server.port });
+  const socket = connect({ host: "127.0.0.1", port });
   socket.pause();
   await new Promise<void>((resolve) => socket.once("connect", () => resolve()));
   socket.write(
@@ -57,9 +68,14 @@ test("a client that reads its large answer late gets it whole, though other answ
     ].join("\r\n"),
   );
   // The server answers while the client reads nothing: ~2.9 MB, far more than the
-  // socket's buffers take, so most of it waits in the server. Meanwhile other batches
-  // are answered, in buffers given back by the answers before them.
-  await Bun.sleep(300);
+  // socket's buffers take, so most of it waits in the server. Once its units are
+  // charged (its answer is then being written), other batches are answered, in buffers
+  // given back by the answers before them.
+  const used = async () => {
+    const usage = await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${key}` } });
+    return ((await usage.json()) as { units: { used: number } }).units.used;
+  };
+  while ((await used()) < 10_000) await Bun.sleep(20);
   const others = [31, 45, 62].map(batchBody);
   for (const other of others) {
     const answer = await post(other);
