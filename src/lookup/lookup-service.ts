@@ -95,7 +95,7 @@ export class LookupService {
   /**
    * The HTTP answer's JSON as UTF-8 bytes: one LookupResult for a single lookup, or
    * `{"results":[…]}` for a batch (see result-json.ts), with the version of the data
-   * that answered.
+   * that answered. The bytes are in a lent buffer: see LookupAnswer.
    */
   lookupJson(addresses: readonly Address[], asBatch: boolean): LookupAnswer {
     const index = this.currentIndex();
