@@ -5,20 +5,15 @@ import { join } from "node:path";
 import { startAdminListener } from "../../src/admin/admin-listener.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { selfSignedCertificate } from "../support/certificate.ts";
 import { defaultIndex } from "../support/default-data.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-admin-listener-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A self-signed certificate for 127.0.0.1 whose subject names `label`. */
+/** A self-signed certificate for 127.0.0.1 whose subject names `label`, as PEM texts. */
 function certificate(label: string): { cert: string; key: string } {
-  const cert = join(dir, `${label}.crt`);
-  const key = join(dir, `${label}.key`);
-  const made = Bun.spawnSync(
-    ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", `/CN=${label}`, "-addext", "subjectAltName=IP:127.0.0.1"],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  expect(made.exitCode).toBe(0);
+  const { cert, key } = selfSignedCertificate(dir, label);
   return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
 }
 

@@ -8,6 +8,7 @@ import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { selfSignedCertificate } from "../support/certificate.ts";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-tls-"));
@@ -18,16 +19,7 @@ afterAll(async () => {
 });
 
 /** A self-signed certificate for localhost whose subject names `label`. */
-function makeCertificate(label: string): { cert: string; key: string } {
-  const cert = join(dir, `${label}.crt`);
-  const key = join(dir, `${label}.key`);
-  const made = Bun.spawnSync(
-    ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", `/CN=${label}`, "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  expect(made.exitCode).toBe(0);
-  return { cert, key };
-}
+const makeCertificate = (label: string) => selfSignedCertificate(dir, label, "DNS:localhost,IP:127.0.0.1");
 
 /** The subject of the certificate a new connection to the port is served. */
 async function servedSubject(port: string): Promise<string> {

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as connectTls } from "node:tls";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { selfSignedCertificate } from "../support/certificate.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 // A large answer's buffer is lent (AnswerBuffers) and given back once the answer's
@@ -15,15 +16,9 @@ import { startServerProcess, type ServerProcess } from "../support/server-proces
 const dir = mkdtempSync(join(tmpdir(), "iplookup-lent-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A self-signed certificate for 127.0.0.1. */
-function makeCertificate(): string[] {
-  const cert = join(dir, "lent.crt");
-  const key = join(dir, "lent.key");
-  const made = Bun.spawnSync(
-    ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=lent", "-addext", "subjectAltName=IP:127.0.0.1"],
-    { stdout: "ignore", stderr: "pipe" },
-  );
-  if (made.exitCode !== 0) throw new Error(`openssl: ${made.stderr.toString()}`);
+/** The flags that serve HTTPS with a self-signed certificate for 127.0.0.1. */
+function tlsFlags(): string[] {
+  const { cert, key } = selfSignedCertificate(dir, "lent");
   return ["--tls-cert", cert, "--tls-key", key];
 }
 
@@ -55,7 +50,7 @@ describe.each([["HTTP", false], ["HTTPS", true]] as const)("lent answer buffers 
     const store = SqliteStore.open(statePath);
     key = (await store.createKey("lent answers test", "unlimited")).secret;
     await store.close();
-    server = await startServerProcess(["--state", statePath, "--admin-port", "off", ...(tls ? makeCertificate() : [])]);
+    server = await startServerProcess(["--state", statePath, "--admin-port", "off", ...(tls ? tlsFlags() : [])]);
   });
   afterAll(() => server?.stop());
 

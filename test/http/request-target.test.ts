@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathOf, requestForApp } from "../../src/http/path.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { selfSignedCertificate } from "../support/certificate.ts";
 import { startSocketServer, type SocketServer } from "../support/in-process-server.ts";
 import { rawRequest } from "../support/raw-http.ts";
 
@@ -227,10 +228,7 @@ describe("the same forms over TLS", () => {
   let dir: string;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "iplookup-request-target-tls-"));
-    const cert = join(dir, "cert.pem");
-    const key = join(dir, "key.pem");
-    const made = Bun.spawnSync(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=request-target", "-addext", "subjectAltName=IP:127.0.0.1"], { stdout: "pipe", stderr: "pipe" });
-    expect(made.exitCode).toBe(0);
+    const { cert, key } = selfSignedCertificate(dir, "request-target");
     server = await startSocketServer({ "admin-port": "0", "tls-cert": cert, "tls-key": key });
   });
   afterAll(async () => {
