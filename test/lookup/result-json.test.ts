@@ -30,6 +30,16 @@ test("a batch's JSON is {results: […]} in input order, duplicates repeated", (
   expect(JSON.parse(text(service.lookupJson(addresses.slice(0, 1), false).body))).toEqual(service.lookup(addresses)[0]!);
 });
 
+test("answers in turn each say their own addresses: a shorter batch after a longer one and the other way round", () => {
+  const index = defaultIndex();
+  const service = new LookupService(() => index);
+  const long = service.resolve([...benchAddresses(4, 300, 11), ...benchAddresses(6, 100, 13)]);
+  const short = service.resolve(["1.1.1.1", "2606:4700:4700::1111", "8.8.8.8"]);
+  for (const addresses of [long, short, long.slice(7, 9), short.slice(1)]) {
+    expect(JSON.parse(text(service.lookupJson(addresses, true).body))).toEqual({ results: service.lookup(addresses) });
+  }
+});
+
 /** One result written as bytes (a small buffer, so growing is exercised too), as text. */
 function resultJson(address: Address, hit: IndexHit | null, notFound: Uint8Array): string {
   const out = new ByteWriter(8);
