@@ -1,5 +1,5 @@
 import type { Address } from "../address/address.ts";
-import { checkAddress } from "../address/check.ts";
+import { checkAddress, publicAddress } from "../address/check.ts";
 import { ApiError, addressError, type EntryError } from "../errors/api-error.ts";
 import type { IndexHit, RangeIndex } from "../index/range-index.ts";
 import { correctedResult, narrowHit } from "../corrections/apply-correction.ts";
@@ -57,6 +57,11 @@ export class LookupService {
     let errors: EntryError[] | undefined;
     for (let i = 0; i < texts.length; i++) {
       const value = texts[i] as string;
+      const address = publicAddress(value);
+      if (address !== null) {
+        addresses[i] = address;
+        continue;
+      }
       const checked = checkAddress(value);
       if (checked.ok) {
         addresses[i] = checked.address;

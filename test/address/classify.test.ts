@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Address } from "../../src/address/address.ts";
-import { checkAddress } from "../../src/address/check.ts";
+import { checkAddress, publicAddress } from "../../src/address/check.ts";
 import { classifyAddress } from "../../src/address/classify.ts";
 import { IPV4_SPECIAL_BLOCKS, IPV6_SPECIAL_BLOCKS, type SpecialBlock } from "../../src/address/special-purpose.ts";
 
@@ -197,10 +197,12 @@ describe("well-known answers", () => {
     const result = checkAddress(text);
     if (reason === null) expect(result.ok).toBe(true);
     else expect(result).toEqual({ ok: false, code: "address_not_public", reason });
+    expect(publicAddress(text)).toEqual(result.ok ? result.address : null);
   });
 
   test("an invalid text is invalid_address, never classified", () => {
     expect(checkAddress("127.1")).toEqual({ ok: false, code: "invalid_address" });
     expect(checkAddress("010.1.1.1")).toEqual({ ok: false, code: "invalid_address" });
+    expect(publicAddress("127.1")).toBeNull();
   });
 });

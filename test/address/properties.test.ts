@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { Address } from "../../src/address/address.ts";
-import { checkAddress } from "../../src/address/check.ts";
+import { checkAddress, publicAddress } from "../../src/address/check.ts";
 import { classifyAddress } from "../../src/address/classify.ts";
 import { parseAddress } from "../../src/address/parse.ts";
 
@@ -84,6 +84,7 @@ describe("parser properties", () => {
         expect(result === null || result.version === 4 || result.version === 6).toBe(true);
         const checked = checkAddress(text);
         expect(["invalid_address", "address_not_public", undefined]).toContain(checked.ok ? undefined : checked.code);
+        expect(publicAddress(text)).toEqual(checked.ok ? checked.address : null);
       }),
       { numRuns: 20_000 },
     );
