@@ -62,6 +62,8 @@ export class LookupService {
         addresses[i] = address;
         continue;
       }
+      // Refused: checkAddress says why (it accepts what publicAddress accepts, no more;
+      // the address tests hold the two together, so the first branch is only a guard).
       const checked = checkAddress(value);
       if (checked.ok) {
         addresses[i] = checked.address;
