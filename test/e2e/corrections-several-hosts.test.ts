@@ -43,12 +43,21 @@ async function everywhere(ip: string): Promise<Record<string, unknown>[]> {
   );
 }
 
-/** Polls until every answer passes; resolves to the milliseconds it took, failing past a second. */
+/**
+ * Polls until every answer passes; resolves to the milliseconds it took, failing past a
+ * second, once the rest of that second has passed: the sampled connections may all land
+ * on one thread of a server while its other thread is still within its poll, and what
+ * the test asserts next must hold on every thread.
+ */
 async function withinASecond(ip: string, check: (result: Record<string, unknown>) => boolean): Promise<number> {
   const start = performance.now();
   for (;;) {
     const results = await everywhere(ip);
-    if (results.every(check)) return performance.now() - start;
+    if (results.every(check)) {
+      const tookMs = performance.now() - start;
+      await Bun.sleep(Math.max(0, 1000 - tookMs));
+      return tookMs;
+    }
     if (performance.now() - start > 1000) throw new Error(`not on every server within a second: ${JSON.stringify(results.filter((r) => !check(r)))}`);
     await Bun.sleep(25);
   }
