@@ -1,4 +1,5 @@
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { FFIType, ptr } from "bun:ffi";
+import { openLibc } from "./libc.ts";
 
 /**
  * The allocator setting a server runs with. Bun allocates with mimalloc, which by
@@ -38,12 +39,8 @@ export function runServeWithAllocatorSetting(command: readonly string[], argv: r
 
 /** execve(2) through libc; returns only when it fails. */
 function execve(path: string, args: readonly string[], environment: readonly string[]): void {
-  let libc;
-  try {
-    libc = dlopen("libc.so.6", { execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } });
-  } catch {
-    return;
-  }
+  const libc = openLibc({ execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } });
+  if (!libc) return;
   // NUL-terminated strings, and NULL-terminated arrays of pointers to them; every buffer
   // stays referenced here until the call.
   const text = (value: string) => Buffer.from(`${value}\0`);

@@ -9,6 +9,7 @@ import { openLiveIndex } from "../open-data.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
 import { takeStartupSignals } from "../startup-signals.ts";
+import { serviceNotifier } from "../service-notify.ts";
 import type { CliContext, Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 
@@ -131,7 +132,12 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     // A stop that came while the program loaded counts; a SIGHUP then had nothing to reload.
     if (takeStartupSignals().some((signal) => signal !== "SIGHUP")) return EXIT_OK;
     server = await startServerFor(config, context);
-    if (!stopping) announce(config, server, context);
+    const running = server;
+    const serviceManager = serviceNotifier(context.env, (error) => running.logger.log("warn", error));
+    if (!stopping) {
+      announce(config, server, context);
+      serviceManager.ready();
+    }
     const updates =
       config.updateEvery !== null && !stopping
         ? startDataUpdates({
@@ -149,6 +155,7 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
         : null;
     const reason = await Promise.race([stopRequested, server.failed]);
     stopping = true;
+    serviceManager.stopping();
     if (reason !== "stop") server.logger.log("error", `${reason}; stopping`);
     await updates?.stop();
     await server.stop();
