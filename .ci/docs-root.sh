@@ -4,15 +4,34 @@
 # keys for it, a backup. Then checks the installed unit with `systemd-analyze verify`,
 # and removes what the guides installed.
 #
-# Where systemd is not running (a CI container), `systemctl` and `systemd-run` are shell
-# functions that run what the unit would, without its sandbox: ExecStartPre, then
-# ExecStart in the background with the unit's EnvironmentFile, its log in
-# /var/log/iplookup-guides.log; `systemd-run … COMMAND` runs COMMAND. Each says so.
+# Where systemd is not running (a CI container), the blocks run under a systemd started
+# in namespaces of their own (.ci/systemd-namespace.sh), so `systemctl`, `systemd-run`
+# and `journalctl` are systemd's own and the service runs in its sandbox. Where those
+# namespaces cannot be made either, `systemctl` and `systemd-run` are shell functions
+# that run what the unit would, without its sandbox: ExecStartPre, then ExecStart in the
+# background with the unit's EnvironmentFile, its log in /var/log/iplookup-guides.log;
+# `systemd-run … COMMAND` runs COMMAND. Each says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source .ci/systemd-namespace.sh
 script=$(mktemp)
 prelude=$(mktemp)
-trap 'rm -f "$script" "$prelude"' EXIT
+namespace_work=$(mktemp -d /var/tmp/iplookup-guides.XXXXXX)
+# What the guides installed is removed at the end; after a failure too, so that the checks
+# after this one find the machine as it was.
+remove_installed() {
+  systemctl stop iplookup 2>/dev/null || true
+  DEBIAN_FRONTEND=noninteractive apt-get purge -y iplookup
+  rm -rf /etc/iplookup /usr/local/bin/iplookup /opt/iplookup /var/lib/iplookup /var/log/iplookup-guides.log*
+  rmdir /var/lib/private 2>/dev/null || true
+}
+finish() {
+  local status=$?
+  systemd_namespace_stop
+  if [ "$status" != 0 ]; then remove_installed > /dev/null 2>&1 || true; fi
+  rm -rf "$script" "$prelude" "$namespace_work"
+}
+trap finish EXIT
 bun test/docs/root-script.ts > "$script"
 
 cat > "$prelude" <<'PRELUDE'
@@ -61,13 +80,22 @@ fi
 PRELUDE
 
 cd dist
-bash -c "source '$prelude'; source '$script'; if declare -F __service_stop >/dev/null; then __service_stop; fi"
+# The blocks as one text: a /tmp of the namespaces' own would not hold these files.
+guides="$(cat "$prelude")
+$(cat "$script")"
+if [ ! -d /run/systemd/system ] && systemd_namespace_start "$namespace_work"; then
+  INSIDE_TIMEOUT=900 inside bash -c "cd '$PWD'
+$guides"
+  # Ends the service the guides started, with every process in the namespaces.
+  systemd_namespace_stop
+else
+  bash -c "$guides
+if declare -F __service_stop >/dev/null; then __service_stop; fi"
+fi
 
 echo "--- systemd-analyze verify, on the installed unit"
 if command -v systemd-analyze >/dev/null; then
   systemd-analyze verify --man=no /lib/systemd/system/iplookup.service
   echo "clean"
 fi
-systemctl stop iplookup 2>/dev/null || true
-DEBIAN_FRONTEND=noninteractive apt-get purge -y iplookup
-rm -rf /etc/iplookup /usr/local/bin/iplookup /opt/iplookup /var/lib/iplookup /var/log/iplookup-guides.log*
+remove_installed
