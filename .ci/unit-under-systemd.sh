@@ -2,10 +2,11 @@
 # Runs the .deb's service under a real systemd (CONTRACT §17), where CI has none running:
 # systemd in namespaces of its own (.ci/systemd-namespace.sh), and the package's life
 # played through it with the unit's sandbox on (DynamicUser, ProtectSystem, the system
-# call filter, …): install, enable --now, a key and an admin token made by systemd-run
-# as the guides make them, a lookup, the admin API, reload (SIGHUP), a restart after
-# kill -9, an upgrade that restarts it, remove (stops it, keeps the state) and purge
-# (deletes the state). Skipped, saying why, where the namespaces cannot be made or the
+# call filter, …): install, a start that fails while the port is taken, enable --now
+# (the port answers when it returns: Type=notify), a key and an admin token made by
+# systemd-run as the guides make them, a lookup, the admin API, reload (SIGHUP), a
+# restart after kill -9, an upgrade that restarts it, remove (stops it, keeps the
+# state) and purge (deletes the state). Skipped, saying why, where the namespaces cannot be made or the
 # package for this architecture is not built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +20,9 @@ if [ -d /run/systemd/system ]; then skip "systemd runs this machine: try the uni
 if dpkg -s iplookup >/dev/null 2>&1; then skip "iplookup is installed already"; fi
 
 work=$(mktemp -d /var/tmp/iplookup-unit.XXXXXX)
+holder=
 cleanup() {
+  if [ -n "$holder" ]; then kill "$holder" 2>/dev/null || true; fi
   systemd_namespace_stop
   if dpkg -s iplookup >/dev/null 2>&1; then dpkg --purge iplookup >/dev/null 2>&1 || true; fi
   rm -rf "$work" /etc/iplookup
@@ -40,8 +43,19 @@ serving() {
 answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' localhost:8080/healthz)" = 200 ]; }
 main_pid() { inside systemctl show -p MainPID --value iplookup; }
 
-echo "--- install, enable --now"
+echo "--- install; a start while the port is taken fails"
 inside dpkg -i "$deb" > /dev/null
+bun -e 'Bun.listen({ hostname: "::", port: 8080, socket: { data() {} } }); await Bun.sleep(60_000)' &
+holder=$!
+port_taken() { local sockets; sockets=$(ss -ltn); [[ $sockets == *":8080 "* ]]; }
+for _ in $(seq 1 100); do port_taken && break; sleep 0.1; done
+if inside systemctl start iplookup 2> /dev/null; then fail "systemctl start succeeded while the port was taken"; fi
+inside systemctl stop iplookup
+kill "$holder"
+wait "$holder" 2> /dev/null || true
+holder=
+echo "failed, as it should"
+echo "--- enable --now"
 inside systemctl enable --now iplookup
 # Type=notify: systemctl returns once serve has said it answers.
 answers || fail "not answering when systemctl enable --now returned"
