@@ -33,21 +33,20 @@ trap cleanup EXIT
 systemd_namespace_start "$work" || skip "see above"
 as_service() { inside systemd-run --quiet --pipe --wait -p DynamicUser=yes -p User=iplookup -p StateDirectory=iplookup "$@"; }
 fail() { echo "FAILED: $*"; inside systemctl status iplookup --no-pager || true; inside journalctl -u iplookup --no-pager -n 30 || true; exit 1; }
+answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' localhost:8080/healthz)" = 200 ]; }
+# Within ten seconds (a restart systemd makes by itself).
 serving() {
-  for _ in $(seq 1 100); do
-    [ "$(curl -s -o /dev/null -w '%{http_code}' localhost:8080/healthz)" = 200 ] && return 0
-    sleep 0.1
-  done
+  for _ in $(seq 1 100); do answers && return 0; sleep 0.1; done
   return 1
 }
-answers() { [ "$(curl -s -o /dev/null -w '%{http_code}' localhost:8080/healthz)" = 200 ]; }
 main_pid() { inside systemctl show -p MainPID --value iplookup; }
+port_taken() { local sockets; sockets=$(ss -ltn); [[ $sockets == *":8080 "* ]]; }
+logged() { local journal; journal=$(inside journalctl -u iplookup --no-pager -o cat); [[ $journal == *"$1"* ]]; }
 
 echo "--- install; a start while the port is taken fails"
 inside dpkg -i "$deb" > /dev/null
 bun -e 'Bun.listen({ hostname: "::", port: 8080, socket: { data() {} } }); await Bun.sleep(60_000)' &
 holder=$!
-port_taken() { local sockets; sockets=$(ss -ltn); [[ $sockets == *":8080 "* ]]; }
 for _ in $(seq 1 100); do port_taken && break; sleep 0.1; done
 if inside systemctl start iplookup 2> /dev/null; then fail "systemctl start succeeded while the port was taken"; fi
 inside systemctl stop iplookup
@@ -69,7 +68,6 @@ answer=$(curl -s -H "authorization: Bearer $key" -H 'content-type: application/j
 echo "lookup and admin API answered"
 echo "--- reload"
 inside systemctl reload iplookup
-logged() { local journal; journal=$(inside journalctl -u iplookup --no-pager -o cat); [[ $journal == *"$1"* ]]; }
 for _ in $(seq 1 50); do logged '"msg":"data reloaded"' && break; sleep 0.2; done
 logged '"msg":"data reloaded"' || fail "no data reloaded line after reload"
 echo "reloaded"
