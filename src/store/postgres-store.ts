@@ -1,5 +1,6 @@
 import { SQL } from "bun";
 import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
+import { readPastBrokenConnections } from "./broken-connections.ts";
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
@@ -174,17 +175,6 @@ const UNAVAILABLE_CODES = new Set([
   "ERR_POSTGRES_TLS_NOT_AVAILABLE",
 ]);
 
-/**
- * A connection that was already dead, or died under the statement (the server restarted,
- * failed over, or ended it): a pool holds such connections until it next uses them, so
- * the first statement after a restart can meet one while the others are fine.
- */
-function isBrokenConnection(error: unknown): boolean {
-  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
-  if (code === "ERR_POSTGRES_CONNECTION_CLOSED") return true;
-  return typeof errno === "string" && (errno.startsWith("08") || ["57P01", "57P02", "57P03"].includes(errno));
-}
-
 function isUnavailable(error: unknown): boolean {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
   if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
@@ -252,6 +242,8 @@ export class PostgresStore implements Store {
     chargeTimeoutMs: number,
     private readonly readTimeoutMs: number,
     groupsInFlight: number,
+    /** Connections of the pool that reads use. */
+    private readonly poolSize: number,
   ) {
     this.sql = pools.sql;
     this.quickSql = pools.quick;
@@ -320,7 +312,7 @@ export class PostgresStore implements Store {
       await Promise.all([pools.sql.close({ timeout: 0 }), pools.quick.close({ timeout: 0 })]);
       throw openError(error, label, database);
     }
-    return new PostgresStore(pools, connect, label, options.clock ?? (() => new Date()), chargeTimeoutMs, readTimeoutMs, groupsInFlight);
+    return new PostgresStore(pools, connect, label, options.clock ?? (() => new Date()), chargeTimeoutMs, readTimeoutMs, groupsInFlight, poolSize);
   }
 
   /**
@@ -362,13 +354,13 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * guard() for statements that only read: one on a broken connection is tried once
-   * more, on another one, since reading twice does no harm. (Writes are not: a COMMIT
-   * cut off may have committed.) With `bounded`, the read (both tries) takes at most
-   * readTimeoutMs, and one that hangs that long replaces the pool (see resetPool).
+   * guard() for statements that only read: one on a broken connection is tried again, on
+   * another one (see readPastBrokenConnections). With `bounded`, the read (every try)
+   * takes at most readTimeoutMs, and one that hangs that long replaces the pool (see
+   * resetPool).
    */
   private read<T>(work: () => Promise<T>, bounded = false): Promise<T> {
-    const tried = this.readTwice(work);
+    const tried = this.readGuarded(work);
     if (!bounded || this.readTimeoutMs === 0) return tried;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -379,14 +371,13 @@ export class PostgresStore implements Store {
     });
   }
 
-  private async readTwice<T>(work: () => Promise<T>): Promise<T> {
+  private async readGuarded<T>(work: () => Promise<T>): Promise<T> {
     if (this.closed) throw new StoreError("the store is closed");
     try {
-      return await work();
+      return await readPastBrokenConnections(work, this.poolSize);
     } catch (error) {
-      if (!isBrokenConnection(error)) throw this.unavailable(error);
+      throw this.unavailable(error);
     }
-    return this.guard(work);
   }
 
   /** The error to throw for a failed statement: StoreUnavailableError for an unreachable database, else the error itself. */
@@ -528,8 +519,9 @@ export class PostgresStore implements Store {
    * locked, so that every server's leases are measured on one clock and in the order
    * they took the lock) and capped at one second's worth, then up to `wanted` whole
    * tokens are taken. A missing bucket starts full. A clock that stepped back refills
-   * nothing. A bounded read of the request path (readTimeoutMs), tried once more on a
-   * broken connection: a lease taken twice only leaves the key fewer tokens, never more.
+   * nothing. A bounded read of the request path (readTimeoutMs), tried again on a
+   * broken connection: a lease taken more than once only leaves the key fewer tokens,
+   * never more.
    */
   async leaseTokens(keyId: string, ratePerSecond: number, wanted: number): Promise<TokenLease> {
     if (!(ratePerSecond > 0) || !Number.isSafeInteger(wanted) || wanted < 0) throw new RangeError(`cannot lease ${wanted} tokens at ${ratePerSecond} a second`);

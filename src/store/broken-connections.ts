@@ -1,0 +1,27 @@
+/**
+ * A connection that was already dead, or died under the statement (the server restarted,
+ * failed over, or ended it): a pool holds such connections until it next uses them.
+ */
+function isBrokenConnection(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  if (code === "ERR_POSTGRES_CONNECTION_CLOSED") return true;
+  return typeof errno === "string" && (errno.startsWith("08") || ["57P01", "57P02", "57P03"].includes(errno));
+}
+
+/**
+ * Runs a statement that only reads, again on each broken connection it meets (reading
+ * twice does no harm; a write is never run twice: a COMMIT cut off may have committed).
+ * A database that restarts, or ends its connections (pg_terminate_backend, a failover),
+ * leaves every connection of a pool broken at once, and the pool may hand out each
+ * before it notices: so up to `poolSize` tries more, after which the error is the
+ * caller's. Any other error is thrown at once.
+ */
+export async function readPastBrokenConnections<T>(work: () => Promise<T>, poolSize: number): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (!isBrokenConnection(error) || tries > poolSize) throw error;
+    }
+  }
+}
