@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type Browser } from "playwright-core";
 import { join } from "node:path";
-import { SCREENSHOTS } from "../support/chromium.ts";
+import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 import { type ServerProcess } from "../support/server-process.ts";
 
@@ -25,7 +25,7 @@ beforeAll(async () => {
 afterAll(() => setup?.close());
 
 test("looks an AS up by number, searches by name, and says why a number is refused", async () => {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  const context = await openContext(browser, { viewport: { width: 1280, height: 1000 } });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("pageerror", (error) => errors.push(error.message));

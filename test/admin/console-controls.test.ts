@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser, type Page } from "playwright-core";
 import { join } from "node:path";
-import { SCREENSHOTS } from "../support/chromium.ts";
+import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 import { type ServerProcess } from "../support/server-process.ts";
@@ -33,7 +33,7 @@ beforeAll(async () => {
 afterAll(() => setup?.close());
 
 async function signedIn(with_: string, viewport = DESKTOP): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
-  const context = await browser.newContext({ viewport });
+  const context = await openContext(browser, { viewport });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on("console", (message) => {
@@ -182,7 +182,7 @@ describe("the console's key controls and audit log", () => {
         }).then(async (response) => ((await response.json()) as { id: string; key: string }));
       const allowed = await made([origin]);
       const other = await made(["https://elsewhere.example", "https://second.example"]);
-      const context = await browser.newContext();
+      const context = await openContext(browser);
       const page = await context.newPage();
       await page.goto(`${origin}/`);
       const call = (key: string) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser } from "playwright-core";
 import { join } from "node:path";
-import { SCREENSHOTS } from "../support/chromium.ts";
+import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 import { type ServerProcess } from "../support/server-process.ts";
 
@@ -35,7 +35,7 @@ const lookup = async (ip: string) =>
 
 describe("the console's corrections", () => {
   test("list, add (answered by the API within a second), a refusal with its reason, remove", async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1400 } });
+    const context = await openContext(browser, { viewport: { width: 1280, height: 1400 } });
     const page = await context.newPage();
     const errors: string[] = [];
     page.on("pageerror", (error) => errors.push(error.message));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser, type BrowserContext, type Page } from "playwright-core";
 import { join } from "node:path";
-import { SCREENSHOTS } from "../support/chromium.ts";
+import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 import { cli, type ServerProcess } from "../support/server-process.ts";
 import { verify, WebhookReceiver } from "../support/webhook-receiver.ts";
@@ -28,7 +28,7 @@ afterAll(() => setup?.close());
 
 /** A new page in a fresh context (no saved token), recording console errors and every request it makes. */
 async function openPage(width = 1280, height = 1000): Promise<{ context: BrowserContext; page: Page; errors: string[]; requests: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height } });
+  const context = await openContext(browser, { viewport: { width, height } });
   await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: admin });
   const page = await context.newPage();
   const errors: string[] = [];
