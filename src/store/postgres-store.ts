@@ -376,7 +376,8 @@ export class PostgresStore implements Store {
     try {
       return await readPastBrokenConnections(work, this.poolSize);
     } catch (error) {
-      throw this.unavailable(error);
+      // Closed while it read: its connections were ended by close(), not lost.
+      throw this.closed ? new StoreError("the store is closed") : this.unavailable(error);
     }
   }
 
