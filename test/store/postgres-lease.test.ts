@@ -16,6 +16,7 @@ describe.skipIf(!postgresAvailable)("PostgresStore.leaseTokens", () => {
     expect(await store.leaseTokens("key_a", 10, 4)).toMatchObject({ granted: 4 });
     expect(await store.leaseTokens("key_a", 10, 4)).toMatchObject({ granted: 4 });
     // Two whole tokens left (and what refilled in the meantime, a fraction).
+    const dryFrom = performance.now();
     const third = await store.leaseTokens("key_a", 10, 4);
     expect(third.granted).toBe(2);
     expect(third.available).toBeLessThan(1);
@@ -24,8 +25,11 @@ describe.skipIf(!postgresAvailable)("PostgresStore.leaseTokens", () => {
     expect((await store.leaseTokens("key_b", 10, 10)).granted).toBe(10);
     await Bun.sleep(320);
     const refilled = await store.leaseTokens("key_a", 10, 10);
+    // What refilled since the bucket was left with less than a token: at most 10 a
+    // second of the time measured around it (a loaded machine stretches that time).
+    const drySeconds = (performance.now() - dryFrom) / 1000;
     expect(refilled.granted).toBeGreaterThanOrEqual(3);
-    expect(refilled.granted).toBeLessThanOrEqual(5);
+    expect(refilled.granted).toBeLessThanOrEqual(Math.floor(1 + 10 * drySeconds));
     // Never more than a burst, however long it waited.
     expect((await store.leaseTokens("key_c", 20, 1)).granted).toBe(1);
     await Bun.sleep(200);
