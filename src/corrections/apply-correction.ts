@@ -1,6 +1,6 @@
 import type { Address } from "../address/address.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
-import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { continentName } from "../importer/continent-names.ts";
 import { countryName } from "../importer/country-names.ts";
 import { IndexHit, type RangeIndex } from "../index/range-index.ts";
@@ -95,37 +95,8 @@ function isObject(value: unknown): boolean {
 /** The prefix of the largest block around an address the data does not cover (the address lies in a gap). */
 function gapPrefix(index: RangeIndex, address: Address): number {
   const image = index.image;
-  let prefix = 0;
-  if (address.version === 4) {
-    const starts = image.v4Starts;
-    const i = lastStartAtOrBelow32(starts, address.value);
-    const start = starts[i] as number;
-    if (start > 0) prefix = Math.max(prefix, commonPrefix(address.value, start - 1, 32) + 1);
-    if (i + 1 < starts.length) prefix = Math.max(prefix, commonPrefix(address.value, starts[i + 1] as number, 32) + 1);
-    return prefix;
-  }
-  const starts = image.v6Starts;
-  const value = bigOf(address.words);
-  const i = lastStartAtOrBelow128(starts, address.words);
-  const start = bigOf(starts.subarray(i * 4, i * 4 + 4));
-  if (start > 0n) prefix = Math.max(prefix, commonPrefixBig(value, start - 1n) + 1);
-  if (i * 4 + 4 < starts.length) prefix = Math.max(prefix, commonPrefixBig(value, bigOf(starts.subarray(i * 4 + 4, i * 4 + 8))) + 1);
-  return prefix;
-}
-
-function commonPrefix(a: number, b: number, bits: 32): number {
-  return a === b ? bits : Math.clz32((a ^ b) >>> 0);
-}
-
-function commonPrefixBig(a: bigint, b: bigint): number {
-  const x = a ^ b;
-  return x === 0n ? 128 : 128 - x.toString(2).length;
-}
-
-function bigOf(words: ArrayLike<number>): bigint {
-  let value = 0n;
-  for (let w = 0; w < 4; w++) value = (value << 32n) | BigInt(words[w] as number);
-  return value;
+  if (address.version === 4) return segmentPrefix32(image.v4Starts, lastStartAtOrBelow32(image.v4Starts, address.value), address.value);
+  return segmentPrefix128(image.v6Starts, lastStartAtOrBelow128(image.v6Starts, address.words), address.words);
 }
 
 function mask32(value: number, prefix: number): number {

@@ -1,5 +1,5 @@
 import type { Address } from "../address/address.ts";
-import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { parseCorrectionBlock, wordsOf, type CorrectionBlock } from "./correction-rules.ts";
 import type { Correction, CorrectionFields } from "./correction.ts";
 
@@ -54,18 +54,12 @@ export class CorrectionTable {
       const starts = this.v4Starts;
       const value = address.value;
       const i = lastStartAtOrBelow32(starts, value);
-      let minPrefix = 0;
-      if (i > 0) minPrefix = Math.max(minPrefix, commonPrefix32(value, (starts[i] as number) - 1) + 1);
-      if (i + 1 < starts.length) minPrefix = Math.max(minPrefix, commonPrefix32(value, starts[i + 1] as number) + 1);
-      return { fields: this.v4Fields[i] ?? null, minPrefix };
+      return { fields: this.v4Fields[i] ?? null, minPrefix: segmentPrefix32(starts, i, value) };
     }
     const starts = this.v6Starts;
     const words = address.words;
     const i = lastStartAtOrBelow128(starts, words);
-    let minPrefix = 0;
-    if (i > 0) minPrefix = Math.max(minPrefix, commonPrefix128(words, minusOne(starts, i * 4)) + 1);
-    if (i * 4 + 4 < starts.length) minPrefix = Math.max(minPrefix, commonPrefix128(words, starts.subarray(i * 4 + 4, i * 4 + 8)) + 1);
-    return { fields: this.v6Fields[i] ?? null, minPrefix };
+    return { fields: this.v6Fields[i] ?? null, minPrefix: segmentPrefix128(starts, i, words) };
   }
 }
 
@@ -111,29 +105,4 @@ function merge(chain: readonly Placed[]): CorrectionFields {
   }
   if (privacy) merged.privacy = privacy;
   return merged as CorrectionFields;
-}
-
-function commonPrefix32(a: number, b: number): number {
-  return a === b ? 32 : Math.clz32((a ^ b) >>> 0);
-}
-
-function commonPrefix128(a: readonly number[], b: ArrayLike<number>): number {
-  for (let w = 0; w < 4; w++) {
-    const x = ((a[w] as number) ^ (b[w] as number)) >>> 0;
-    if (x !== 0) return w * 32 + Math.clz32(x);
-  }
-  return 128;
-}
-
-/** The address one below the (non-zero) start at `offset`. */
-function minusOne(starts: Uint32Array, offset: number): Uint32Array {
-  const words = starts.slice(offset, offset + 4);
-  for (let w = 3; w >= 0; w--) {
-    if (words[w] !== 0) {
-      words[w] = (words[w] as number) - 1;
-      return words;
-    }
-    words[w] = 0xffffffff;
-  }
-  return words;
 }

@@ -2,7 +2,7 @@ import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import type { Address } from "../address/address.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
-import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
 import { checkDataFile } from "../data-file/checksums.ts";
 import { DATA_FORMAT, HOSTING_ASNS_KEY } from "../data-file/layout.ts";
@@ -293,13 +293,7 @@ export class RangeIndex {
     const low = lastStartAtOrBelow32(starts, value, this.v4Prefixes[top], this.v4Prefixes[top + 1]);
     const id = this.v4Records[low] as number;
     if (id === 0) return null;
-    // The block may not reach below the segment's start nor above its end: its prefix
-    // must be longer than the common prefix of the address and the neighbour outside.
-    const start = starts[low] as number;
-    const next = low + 1 < starts.length ? (starts[low + 1] as number) : -1;
-    let prefix = 0;
-    if (start > 0) prefix = Math.max(prefix, commonPrefix32(value, start - 1) + 1);
-    if (next >= 0) prefix = Math.max(prefix, commonPrefix32(value, next) + 1);
+    const prefix = segmentPrefix32(starts, low, value);
     const network = prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
     return new IndexHit(network, null, prefix, this.membersOf(id));
   }
@@ -318,10 +312,7 @@ export class RangeIndex {
     }
     const id = this.v6Records[low] as number;
     if (id === 0) return null;
-    let prefix = 0;
-    const offset = low * 4;
-    if (!isZeroAt(starts, offset)) prefix = Math.max(prefix, commonPrefix128(words, minusOneAt(starts, offset), 0) + 1);
-    if (offset + 4 < starts.length) prefix = Math.max(prefix, commonPrefix128(words, starts, offset + 4) + 1);
+    const prefix = segmentPrefix128(starts, low, words);
     const network = maskWords(words, prefix);
     return new IndexHit(-1, [network[0] as number, network[1] as number, network[2] as number, network[3] as number], prefix, this.membersOf(id));
   }
@@ -516,40 +507,8 @@ function parseFields(text: string | undefined): RecordField[] {
   return parsed as RecordField[];
 }
 
-function commonPrefix32(a: number, b: number): number {
-  return a === b ? 32 : Math.clz32((a ^ b) >>> 0);
-}
-
-/** Common leading bits of `a` and the four words of `b` from `offset`. */
-function commonPrefix128(a: readonly number[], b: ArrayLike<number>, offset: number): number {
-  for (let w = 0; w < 4; w++) {
-    const x = ((a[w] as number) ^ (b[offset + w] as number)) >>> 0;
-    if (x !== 0) return w * 32 + Math.clz32(x);
-  }
-  return 128;
-}
-
-function isZeroAt(starts: Uint32Array, offset: number): boolean {
-  return starts[offset] === 0 && starts[offset + 1] === 0 && starts[offset + 2] === 0 && starts[offset + 3] === 0;
-}
-
 // Scratch words for one lookup at a time (lookups are synchronous).
-const BELOW = new Uint32Array(4);
 const MASKED = new Uint32Array(4);
-
-/** The address one below the start at `offset` (which is not zero), in BELOW. */
-function minusOneAt(starts: Uint32Array, offset: number): Uint32Array {
-  const words = BELOW;
-  for (let w = 0; w < 4; w++) words[w] = starts[offset + w] as number;
-  for (let w = 3; w >= 0; w--) {
-    if (words[w] !== 0) {
-      words[w] = (words[w] as number) - 1;
-      return words;
-    }
-    words[w] = 0xffffffff;
-  }
-  return words;
-}
 
 /** The first `prefix` bits of the address, in MASKED. */
 function maskWords(words: readonly number[], prefix: number): Uint32Array {
