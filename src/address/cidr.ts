@@ -44,3 +44,19 @@ export function cidrContains(cidr: Cidr, address: Address): boolean {
   }
   return true;
 }
+
+/** An IPv4 address's network at `prefix`: its first `prefix` bits, the rest zero. */
+export function network32(value: number, prefix: number): number {
+  return prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
+}
+
+/** An IPv6 address's network at `prefix`, as four new words: its first `prefix` bits, the rest zero. */
+export function network128(words: readonly number[], prefix: number): [number, number, number, number] {
+  const network: [number, number, number, number] = [0, 0, 0, 0];
+  for (let w = 0; w < 4; w++) {
+    const bits = Math.min(32, Math.max(0, prefix - w * 32));
+    const word = words[w] as number;
+    network[w] = bits === 0 ? 0 : bits === 32 ? word : (word & (0xffffffff << (32 - bits))) >>> 0;
+  }
+  return network;
+}

@@ -1,4 +1,5 @@
 import type { Address } from "../address/address.ts";
+import { network128, network32 } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { continentName } from "../importer/continent-names.ts";
@@ -16,8 +17,8 @@ import { continentOf } from "./country-continents.ts";
  */
 export function narrowHit(hit: IndexHit, address: Address, minPrefix: number): IndexHit {
   if (minPrefix <= hit.prefix) return hit;
-  if (address.version === 4) return new IndexHit(mask32(address.value, minPrefix), null, minPrefix, hit.membersBytes);
-  return new IndexHit(-1, mask128(address.words, minPrefix), minPrefix, hit.membersBytes);
+  if (address.version === 4) return new IndexHit(network32(address.value, minPrefix), null, minPrefix, hit.membersBytes);
+  return new IndexHit(-1, network128(address.words, minPrefix), minPrefix, hit.membersBytes);
 }
 
 /**
@@ -35,7 +36,7 @@ export function correctedResult(address: Address, hit: IndexHit | null, index: R
     result = toLookupResult(address, null, index.notFoundRecord);
     const prefix = Math.max(at.minPrefix, gapPrefix(index, address));
     result.found = true;
-    result.network = address.version === 4 ? `${ipv4Text(mask32(address.value, prefix))}/${prefix}` : `${ipv6Text(mask128(address.words, prefix))}/${prefix}`;
+    result.network = address.version === 4 ? `${ipv4Text(network32(address.value, prefix))}/${prefix}` : `${ipv6Text(network128(address.words, prefix))}/${prefix}`;
   }
   applyFields(result, at.fields);
   return result;
@@ -97,18 +98,4 @@ function gapPrefix(index: RangeIndex, address: Address): number {
   const image = index.image;
   if (address.version === 4) return segmentPrefix32(image.v4Starts, lastStartAtOrBelow32(image.v4Starts, address.value), address.value);
   return segmentPrefix128(image.v6Starts, lastStartAtOrBelow128(image.v6Starts, address.words), address.words);
-}
-
-function mask32(value: number, prefix: number): number {
-  return prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
-}
-
-function mask128(words: readonly number[], prefix: number): [number, number, number, number] {
-  const masked: [number, number, number, number] = [0, 0, 0, 0];
-  for (let w = 0; w < 4; w++) {
-    const bits = Math.min(32, Math.max(0, prefix - w * 32));
-    const word = words[w] as number;
-    masked[w] = bits === 0 ? 0 : bits === 32 ? word : (word & (0xffffffff << (32 - bits))) >>> 0;
-  }
-  return masked;
 }

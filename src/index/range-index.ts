@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { readFileSync } from "node:fs";
 import type { Address } from "../address/address.ts";
+import { network128, network32 } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
@@ -294,8 +295,7 @@ export class RangeIndex {
     const id = this.v4Records[low] as number;
     if (id === 0) return null;
     const prefix = segmentPrefix32(starts, low, value);
-    const network = prefix === 0 ? 0 : (value & (0xffffffff << (32 - prefix))) >>> 0;
-    return new IndexHit(network, null, prefix, this.membersOf(id));
+    return new IndexHit(network32(value, prefix), null, prefix, this.membersOf(id));
   }
 
   private lookup6(words: readonly number[]): IndexHit | null {
@@ -313,8 +313,7 @@ export class RangeIndex {
     const id = this.v6Records[low] as number;
     if (id === 0) return null;
     const prefix = segmentPrefix128(starts, low, words);
-    const network = maskWords(words, prefix);
-    return new IndexHit(-1, [network[0] as number, network[1] as number, network[2] as number, network[3] as number], prefix, this.membersOf(id));
+    return new IndexHit(-1, network128(words, prefix), prefix, this.membersOf(id));
   }
 
   private membersOf(id: number): Uint8Array {
@@ -505,17 +504,4 @@ function parseFields(text: string | undefined): RecordField[] {
     throw new Error("the data file names fields iplookup does not know");
   }
   return parsed as RecordField[];
-}
-
-// Scratch words for one lookup at a time (lookups are synchronous).
-const MASKED = new Uint32Array(4);
-
-/** The first `prefix` bits of the address, in MASKED. */
-function maskWords(words: readonly number[], prefix: number): Uint32Array {
-  for (let w = 0; w < 4; w++) {
-    const bits = Math.min(32, Math.max(0, prefix - w * 32));
-    const word = words[w] as number;
-    MASKED[w] = bits === 0 ? 0 : bits === 32 ? word : (word & (0xffffffff << (32 - bits))) >>> 0;
-  }
-  return MASKED;
 }
