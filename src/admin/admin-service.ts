@@ -5,6 +5,7 @@ import { billingPeriod } from "../store/period.ts";
 import { addDays, dayOf, daysBetween, isDayId } from "../store/usage-days.ts";
 import { StoreError, type ApiKey, type IssuedKey, type KeyActivity, type Plan, type Store } from "../store/store.ts";
 import { AuditLog, type Actor } from "../audit/audit-log.ts";
+import { keyJson } from "../access/key-json.ts";
 import { KeyService } from "../access/key-service.ts";
 import { setPlanAudited } from "../access/plan-service.ts";
 import { ControlValueError, controlsFromJson, parseGrace, type ControlJson } from "../access/key-control-values.ts";
@@ -55,7 +56,7 @@ export class AdminService {
 
   async listKeys(): Promise<Static<typeof AdminKey>[]> {
     const [keys, activity] = await Promise.all([this.deps.store.listKeys(), this.activity()]);
-    return keys.map((key) => keyJson(key, activity.get(key.id)));
+    return keys.map((key) => adminKeyJson(key, activity.get(key.id)));
   }
 
   /** Creates a key, with its controls when the body gives any. */
@@ -195,7 +196,7 @@ export class AdminService {
   }
 
   private async withActivity(key: ApiKey): Promise<Static<typeof AdminKey>> {
-    return keyJson(key, (await this.activity()).get(key.id));
+    return adminKeyJson(key, (await this.activity()).get(key.id));
   }
 
   private async key(id: string): Promise<ApiKey> {
@@ -235,21 +236,9 @@ function revokedMeanwhile(id: string): ApiError {
   return new ApiError("invalid_request", `key ${id} was revoked meanwhile; nothing changed`);
 }
 
-function keyJson(key: ApiKey, activity: KeyActivity | undefined): Static<typeof AdminKey> {
-  return {
-    id: key.id,
-    name: key.name,
-    plan: key.plan,
-    created_at: key.createdAt,
-    revoked_at: key.revokedAt,
-    last_used_at: activity?.lastUsedAt ?? null,
-    units_this_period: activity?.units ?? 0,
-    expires_at: key.controls?.expiresAt ?? null,
-    allowed_cidrs: key.controls?.allowedCidrs ? [...key.controls.allowedCidrs] : null,
-    allowed_origins: key.controls?.allowedOrigins ? [...key.controls.allowedOrigins] : null,
-    metadata: { ...key.controls?.metadata },
-    grace_until: key.graceUntil ?? null,
-  };
+function adminKeyJson(key: ApiKey, activity: KeyActivity | undefined): Static<typeof AdminKey> {
+  const { id, name, plan, created_at, revoked_at, ...controls } = keyJson(key);
+  return { id, name, plan, created_at, revoked_at, last_used_at: activity?.lastUsedAt ?? null, units_this_period: activity?.units ?? 0, ...controls };
 }
 
 function issuedJson(issued: IssuedKey): Static<typeof IssuedKeySchema> {

@@ -1,5 +1,6 @@
 import { ConfigError } from "../../config/config-error.ts";
 import { ControlValueError, controlsFromJson, parseGrace, type ControlJson } from "../../access/key-control-values.ts";
+import { keyJson } from "../../access/key-json.ts";
 import { KeyService } from "../../access/key-service.ts";
 import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import { StoreError, type ApiKey, type IssuedKey, type KeyChanges, type Store } from "../../store/store.ts";
@@ -10,21 +11,6 @@ import { CommandFailed, type CliContext, type Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
 import { formatTable } from "../table.ts";
 import { withStore } from "../with-store.ts";
-
-function keyJson(key: ApiKey) {
-  return {
-    id: key.id,
-    name: key.name,
-    plan: key.plan,
-    created_at: key.createdAt,
-    revoked_at: key.revokedAt,
-    expires_at: key.controls?.expiresAt ?? null,
-    allowed_cidrs: key.controls?.allowedCidrs ?? null,
-    allowed_origins: key.controls?.allowedOrigins ?? null,
-    metadata: { ...key.controls?.metadata },
-    grace_until: key.graceUntil ?? null,
-  };
-}
 
 /**
  * The key changes of the command line: made through KeyService, recorded in the audit log
