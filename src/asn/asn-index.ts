@@ -4,28 +4,7 @@ import { ByteWriter } from "../lookup/byte-writer.ts";
 import { classifyAsn, MAX_ASN } from "./asn-number.ts";
 import { buildAsnImage, type AsnImage } from "./asn-image.ts";
 import { coverIpv4, coverIpv6 } from "./cidr-cover.ts";
-
-/** What GET /v1/asn/{asn} answers (CONTRACT §14). */
-export interface AsnResult {
-  readonly asn: number;
-  readonly found: boolean;
-  readonly name: string | null;
-  readonly country_code: string | null;
-  readonly country: string | null;
-  readonly hosting: boolean | null;
-  /** The IPv4 addresses of `prefixes`. */
-  readonly num_ips: number;
-  readonly prefixes: readonly string[];
-  readonly prefixes6: readonly string[];
-}
-
-/** One entry of GET /v1/asn?q= (CONTRACT §14). */
-export interface AsnSummary {
-  readonly asn: number;
-  readonly name: string | null;
-  readonly country_code: string | null;
-  readonly num_ips: number;
-}
+import type { AsnResult, AsnSummary } from "./asn-json.ts";
 
 /** The most ASes a search answers. */
 export const SEARCH_LIMIT = 50;

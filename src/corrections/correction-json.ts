@@ -1,6 +1,10 @@
 import type { Correction } from "./correction.ts";
 
-/** A correction as the admin API and `corrections list --json` show it: the block, the fields it names, its note and times. */
+/**
+ * A correction as the admin API and `corrections list --json` show it: the block, the
+ * fields it names, its note and times. The console's browser script imports this type, so
+ * this file and what it imports stay free of Bun's and Node's APIs.
+ */
 export interface CorrectionJson {
   readonly cidr: string;
   readonly country_code?: string | null;

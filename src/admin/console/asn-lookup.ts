@@ -5,21 +5,12 @@
  * API (/admin/v1/asn), which answers the same JSON as the public API and costs no units.
  * Its markup is the page's #asn-lookup section; every text is set as text.
  */
+import type { AsnResult, AsnSummary } from "../../asn/asn-json.ts";
 import { byId, make } from "./dom.ts";
 
-interface AsnResult {
-  readonly asn: number;
-  readonly found: boolean;
-  readonly name: string | null;
-  readonly country_code: string | null;
-  readonly country: string | null;
-  readonly hosting: boolean | null;
-  readonly num_ips: number;
-  readonly prefixes: readonly string[];
-  readonly prefixes6: readonly string[];
-}
+/** A search's answer: GET /v1/asn?q= and /admin/v1/asn?q=. */
 interface AsnSearch {
-  readonly results: readonly { readonly asn: number; readonly name: string | null; readonly country_code: string | null; readonly num_ips: number }[];
+  readonly results: readonly AsnSummary[];
 }
 
 /** What the box needs from the console: a GET of the admin API that throws an Error whose message is the refusal's detail. */

@@ -4,18 +4,8 @@
  * the page's #corrections-section; console.ts hands it the page's API call and message
  * helpers and loads it with the rest.
  */
+import type { CorrectionJson } from "../../corrections/correction-json.ts";
 import { byId as element, make } from "./dom.ts";
-
-interface Correction {
-  readonly cidr: string;
-  readonly country_code?: string | null;
-  readonly asn?: number | null;
-  readonly as_name?: string | null;
-  readonly city?: string | null;
-  readonly privacy?: Readonly<Record<string, boolean | string | null>>;
-  readonly note: string | null;
-  readonly updated_at: string;
-}
 
 export interface CorrectionsDeps {
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
@@ -32,7 +22,7 @@ function pathOf(cidr: string): string {
 }
 
 /** `country_code DE · asn 64500 · privacy.hosting true`: what a correction names. */
-function fieldsText(correction: Correction): string {
+function fieldsText(correction: CorrectionJson): string {
   const parts: string[] = [];
   for (const field of ["country_code", "asn", "as_name", "city"] as const) {
     if (correction[field] !== undefined) parts.push(`${field} ${correction[field] === null ? "null" : String(correction[field])}`);
@@ -53,7 +43,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
   );
 
   const load = async () => {
-    const { corrections } = await deps.api<{ corrections: Correction[] }>("GET", "/admin/v1/corrections");
+    const { corrections } = await deps.api<{ corrections: CorrectionJson[] }>("GET", "/admin/v1/corrections");
     const rows = corrections.map((correction) => {
       const row = make("tr", undefined, { "data-cidr": correction.cidr });
       const remove = make("button", "Remove", { type: "button", class: "danger" });
@@ -97,7 +87,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       if (text("correction-service") !== "") privacy.service = text("correction-service");
       if (Object.keys(privacy).length > 0) body.privacy = privacy;
       if (text("correction-note") !== "") body.note = text("correction-note");
-      const saved = await deps.api<Correction>("PUT", pathOf(cidr), body);
+      const saved = await deps.api<CorrectionJson>("PUT", pathOf(cidr), body);
       element<HTMLFormElement>("correction-form").reset();
       await load();
       deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`);

@@ -1,5 +1,5 @@
 import { AsnService } from "../../asn/asn-service.ts";
-import type { AsnResult, AsnSummary } from "../../asn/asn-index.ts";
+import type { AsnResult, AsnSummary } from "../../asn/asn-json.ts";
 import { readSetting } from "../../config/settings.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { ApiError } from "../../errors/api-error.ts";
