@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { EVENT_TYPES } from "../events/event-types.ts";
+import { EVENT_TYPES } from "../events/event-names.ts";
 
 /** The admin API's webhook shapes (CONTRACT §16), as admin-schemas.ts has the others. */
 

@@ -1,25 +1,18 @@
 import { randomBytes } from "node:crypto";
+import { EVENT_TYPES, type EventType } from "./event-names.ts";
 
 /**
- * The events iplookup sends to webhooks (CONTRACT §16), and the body each delivery
- * carries. The body follows the Standard Webhooks payload shape:
+ * The events iplookup sends to webhooks (CONTRACT §16; their names are in event-names.ts,
+ * which the console shares), and the body each delivery carries. The body follows the
+ * Standard Webhooks payload shape:
  *
  *   {"type": "usage.threshold", "timestamp": "2026-11-25T08:00:00.000Z", "data": {…}}
  *
  * `timestamp` is when the event happened (not when it was sent: a retry sends the same
  * bytes). `data` never holds a secret: keys are named by id, name and plan only.
  */
-export const EVENT_TYPES = [
-  "usage.threshold",
-  "key.created",
-  "key.rotated",
-  "key.revoked",
-  "key.expiring",
-  "data.updated",
-  "data.update_failed",
-] as const;
 
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from "./event-names.ts";
 
 /** The event `test` sends: only to the webhook it is sent for, never subscribed to. */
 export const TEST_EVENT_TYPE = "webhook.test";

@@ -3,15 +3,8 @@
  * the console or the CLI, newest first, for a span of UTC days (the last 30 by default),
  * from GET /admin/v1/audit. Every text is set as text.
  */
+import type { AuditEntry } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
-
-interface AuditEntry {
-  readonly at: string;
-  readonly actor: string;
-  readonly action: string;
-  readonly target: string;
-  readonly changes: Readonly<Record<string, unknown>>;
-}
 
 const DAY_MS = 86_400_000;
 let hooks: ConsoleHooks | null = null;

@@ -18,57 +18,13 @@ import { startAsnLookup } from "./asn-lookup.ts";
 import { startWebhooks, type ConsoleKit } from "./webhooks.ts";
 import { dataSetTime, firstShownDay, isStale as isStaleAt, STALE_AFTER_DAYS, WHOLE_STEPS } from "./rules.ts";
 import { byId as element, make } from "./dom.ts";
+import type { IssuedKey, Key, Plan, Status, Usage } from "./api-types.ts";
 
 interface Problem {
   readonly status: number;
   readonly code: string;
   readonly detail: string;
 }
-interface Key {
-  readonly id: string;
-  readonly name: string;
-  readonly plan: string;
-  readonly created_at: string;
-  readonly revoked_at: string | null;
-  readonly last_used_at: string | null;
-  readonly units_this_period: number;
-}
-interface IssuedKey {
-  readonly id: string;
-  readonly key: string;
-  readonly name: string;
-  readonly plan: string;
-}
-interface Plan {
-  readonly name: string;
-  readonly max_batch_size: number;
-  readonly monthly_units: number | null;
-  readonly rate_limit: number | null;
-}
-interface Usage {
-  readonly from: string;
-  readonly to: string;
-  readonly days: readonly { readonly date: string; readonly requests: number; readonly units: number }[];
-  readonly keys: readonly { readonly id: string; readonly name: string; readonly requests: number; readonly units: number }[];
-}
-interface Source {
-  readonly name: string;
-  readonly origin: string;
-  readonly version: string;
-  readonly built_at: string | null;
-  readonly license: string;
-  readonly attribution: string;
-  readonly url: string;
-  /** The privacy signal the source gives, or null for network data. */
-  readonly signal: string | null;
-}
-interface Status {
-  readonly version: string;
-  readonly uptime_seconds: number;
-  readonly workers: number;
-  readonly data: { readonly data_version: string; readonly built_at: string; readonly sources: readonly Source[] };
-}
-
 const TOKEN_STORAGE = "iplookup-admin-token";
 const TOP_KEYS = 10;
 

@@ -4,24 +4,12 @@
  * controls or change a key's plan and controls, and the grace asked for at rotation.
  * Refusals are shown in the editor itself, where the operator acted.
  */
+import type { Key } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
-
-/** A key as GET /admin/v1/keys lists it, with its controls. */
-export interface ControlledKey {
-  readonly id: string;
-  readonly name: string;
-  readonly plan: string;
-  readonly revoked_at: string | null;
-  readonly expires_at?: string | null;
-  readonly allowed_cidrs?: readonly string[] | null;
-  readonly allowed_origins?: readonly string[] | null;
-  readonly metadata?: Readonly<Record<string, unknown>>;
-  readonly grace_until?: string | null;
-}
 
 let hooks: ConsoleHooks | null = null;
 /** The key being edited, or null while creating one. */
-let editing: ControlledKey | null = null;
+let editing: Key | null = null;
 /**
  * The editor's fields as they were opened, by id: an edit sends only the fields changed
  * since, so that a field shown rounded (an expiry's seconds) or one that could not be
@@ -48,7 +36,7 @@ export function initKeyControls(consoleHooks: ConsoleHooks): void {
 }
 
 /** Adds the key's controls under its name and an Edit button among its actions. */
-export function decorateKeyRow(key: ControlledKey, nameCell: HTMLElement, actions: HTMLElement): void {
+export function decorateKeyRow(key: Key, nameCell: HTMLElement, actions: HTMLElement): void {
   const summary = controlsSummary(key);
   if (summary.length > 0) {
     const line = make("div", summary.join(" · "), { class: "key-controls muted" });
@@ -72,7 +60,7 @@ export function askGrace(name: string): string | null {
 }
 
 /** The controls of a key in a few words, for its row. */
-export function controlsSummary(key: ControlledKey): string[] {
+export function controlsSummary(key: Key): string[] {
   const parts: string[] = [];
   if (key.expires_at) parts.push(Date.parse(key.expires_at) <= Date.now() ? `expired ${key.expires_at.slice(0, 10)}` : `expires ${key.expires_at.slice(0, 10)}`);
   if (key.allowed_cidrs) parts.push(plural(key.allowed_cidrs.length, "address block"));
@@ -86,7 +74,7 @@ function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
-function details(key: ControlledKey): string {
+function details(key: Key): string {
   const lines: string[] = [];
   if (key.expires_at) lines.push(`expires ${key.expires_at}`);
   if (key.allowed_cidrs) lines.push(`addresses: ${key.allowed_cidrs.join(", ")}`);
@@ -95,7 +83,7 @@ function details(key: ControlledKey): string {
   return lines.join("\n");
 }
 
-function openEditor(key: ControlledKey | null, name = "", plan = "free"): void {
+function openEditor(key: Key | null, name = "", plan = "free"): void {
   editing = key;
   byId("key-editor-title").textContent = key ? `Edit key ${key.name}` : "New key";
   byId("key-editor-id").textContent = key ? key.id : "";
@@ -177,7 +165,7 @@ async function save(): Promise<void> {
     const fields = body();
     if (editing) {
       const key = editing;
-      const saved = await api.api<ControlledKey>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, fields);
+      const saved = await api.api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, fields);
       closeEditor();
       api.say(`Key ${saved.name} saved: plan ${saved.plan}${controlsSummary(saved).length ? `, ${controlsSummary(saved).join(", ")}` : ", no controls"}.`);
     } else {

@@ -4,6 +4,8 @@
  * `#webhooks-card` section of index.html; console.ts hands it what it needs (ConsoleKit)
  * and calls refresh() with the rest of the page.
  */
+import { EVENT_SUMMARIES, EVENT_TYPES } from "../../events/event-names.ts";
+import type { Delivery, IssuedWebhook, Webhook, WebhookTestResult } from "./api-types.ts";
 
 /** What the page uses of console.ts. */
 export interface ConsoleKit {
@@ -17,44 +19,6 @@ export interface ConsoleKit {
   ago(iso: string): string;
 }
 
-interface Webhook {
-  readonly id: string;
-  readonly url: string;
-  readonly events: readonly string[];
-  readonly created_at: string;
-}
-interface IssuedWebhook extends Webhook {
-  readonly secret: string;
-}
-interface Attempt {
-  readonly attempt: number;
-  readonly at?: string;
-  readonly status: number | null;
-  readonly duration_ms: number;
-  readonly response: string | null;
-  readonly error: string | null;
-}
-interface Delivery {
-  readonly id: number;
-  readonly event_id: string;
-  readonly event_type: string;
-  readonly created_at: string;
-  readonly state: "pending" | "delivered" | "failed";
-  readonly next_attempt_at: string | null;
-  readonly attempts: readonly Attempt[];
-}
-
-/** The events a webhook may receive, as the server knows them (src/events/event-types.ts). */
-const EVENTS: readonly [string, string][] = [
-  ["usage.threshold", "a key reaches 80%, 90%, 100% of its units"],
-  ["key.created", "a key is created"],
-  ["key.rotated", "a key gets a new secret"],
-  ["key.revoked", "a key is revoked"],
-  ["key.expiring", "7 days before a key expires"],
-  ["data.updated", "the data set was updated"],
-  ["data.update_failed", "a data update failed"],
-];
-
 export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
   const { make } = kit;
   const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
@@ -63,7 +27,8 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
   let selected: string | null = null;
 
   const choices = byId("webhook-events");
-  for (const [name, meaning] of EVENTS) {
+  for (const name of EVENT_TYPES) {
+    const meaning = EVENT_SUMMARIES[name];
     const label = make("label", undefined, { class: "event-choice", title: meaning });
     label.append(make("input", undefined, { type: "checkbox", name: "event", value: name }), ` ${name}`);
     choices.append(label);
@@ -115,7 +80,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
       kit.attempt(async () => {
         test.disabled = true;
         try {
-          const result = await kit.api<{ event_id: string; attempt: (Attempt & { state: string }) | null }>("POST", `/admin/v1/webhooks/${encodeURIComponent(webhook.id)}/test`);
+          const result = await kit.api<WebhookTestResult>("POST", `/admin/v1/webhooks/${encodeURIComponent(webhook.id)}/test`);
           const attempt = result.attempt;
           selected = webhook.id;
           // Drawn first, so that the message lands on the new rows and is scrolled into view.
