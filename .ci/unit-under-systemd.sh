@@ -6,8 +6,8 @@
 # (the port answers when it returns: Type=notify), a key and an admin token made by
 # systemd-run as the guides make them, a lookup, the admin API, reload (SIGHUP), a
 # restart after kill -9, an upgrade that restarts it, remove (stops it, keeps the
-# state) and purge (deletes the state). Skipped, saying why, where the namespaces cannot be made or the
-# package for this architecture is not built.
+# state and the environment file) and purge (deletes both). Skipped, saying why, where
+# the namespaces cannot be made or the package for this architecture is not built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=$(dpkg --print-architecture)
@@ -54,7 +54,9 @@ kill "$holder"
 wait "$holder" 2> /dev/null || true
 holder=
 echo "failed, as it should"
-echo "--- enable --now"
+echo "--- enable --now, with an environment file as install.md makes it"
+inside install -m 0600 /dev/null /etc/iplookup/iplookup.env
+inside sh -c 'echo IPLOOKUP_LOG_LEVEL=info >> /etc/iplookup/iplookup.env'
 inside systemctl enable --now iplookup
 # Type=notify: systemctl returns once serve has said it answers.
 answers || fail "not answering when systemctl enable --now returned"
@@ -87,12 +89,14 @@ answers || fail "not answering when the upgrade's restart returned"
 echo "restarted by the upgrade"
 echo "--- systemd-analyze security"
 inside systemd-analyze security iplookup --no-pager | tail -1
-echo "--- remove: stopped, state kept"
+echo "--- remove: stopped, state and environment file kept"
 inside dpkg -r iplookup > /dev/null
 [ "$(inside systemctl is-active iplookup || true)" = inactive ] || fail "still running after remove"
 inside test -f /var/lib/private/iplookup/state.db || fail "the state was not kept on remove"
-echo "stopped; state kept"
-echo "--- purge: state deleted"
+inside test -f /etc/iplookup/iplookup.env || fail "the environment file was not kept on remove"
+echo "stopped; state and environment file kept"
+echo "--- purge: state and configuration deleted"
 inside dpkg --purge iplookup > /dev/null
 inside test ! -e /var/lib/private/iplookup || fail "the state is still there after purge"
-echo "state deleted"
+inside test ! -e /etc/iplookup || fail "/etc/iplookup is still there after purge: $(inside ls -A /etc/iplookup)"
+echo "state and /etc/iplookup deleted"
