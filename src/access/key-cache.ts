@@ -4,10 +4,11 @@ import { hashSecret } from "../store/secret.ts";
 /**
  * Every active key in memory, so a request checks its key without touching the store.
  *
- * Invariant: the cache is at most `pollMs` behind the store. It polls the store's change
- * counter, which any process (the CLI included) bumps when it changes a key or a plan,
- * and reloads the whole snapshot when the counter moved; so a revoked or rotated key, or
- * a changed plan, takes effect within a second without a restart. A secret the cache
+ * Invariant: the cache is at most a poll behind the store. The server polls the store's
+ * change counter (serve/store-changes.ts), which any process (the CLI included) bumps
+ * when it changes a key or a plan, and the cache reloads the whole snapshot when the
+ * counter moved; so a revoked or rotated key, or a changed plan, takes effect within a
+ * second without a restart. A secret the cache
  * does not know is looked up in the store itself (`lookUp`), so a key created a moment
  * ago works on its very first request.
  */
@@ -15,7 +16,6 @@ export class KeyCache {
   private snapshot: AuthSnapshot;
   /** Secrets already seen to be valid, so a request hashes a secret once per snapshot. */
   private bySecret = new Map<string, ActiveKey>();
-  private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing = false;
   /** Lookups in the store in flight, by secret. */
   private readonly lookups = new Map<string, Promise<ActiveKey | null>>();
@@ -73,37 +73,21 @@ export class KeyCache {
     return this.snapshot.keysByHash.size;
   }
 
-  /** Reloads the snapshot if the store changed since the last load. */
-  async refresh(): Promise<void> {
+  /**
+   * Reloads the snapshot if the store changed since the last load: since `generation`,
+   * the change counter as just read (serve/store-changes.ts polls it), or as read here.
+   */
+  async refresh(generation?: number): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      const generation = await this.store.generation();
-      if (generation !== this.snapshot.generation) {
+      const now = generation ?? (await this.store.generation());
+      if (now !== this.snapshot.generation) {
         this.snapshot = await this.store.authSnapshot();
         this.bySecret = new Map();
       }
     } finally {
       this.refreshing = false;
     }
-  }
-
-  /**
-   * Starts polling the store; the timer never keeps the process alive by itself. A poll
-   * that fails changes nothing (the keys known stay) and calls `onError`; one that
-   * succeeds calls `onSuccess`, which tells that the store can be reached.
-   */
-  watch(pollMs: number, onError: (error: unknown) => void, onSuccess: () => void = () => {}): void {
-    this.stop();
-    // A tick while a poll still waits for the store (a database gone silent) starts none.
-    this.timer = setInterval(() => {
-      if (!this.refreshing) this.refresh().then(onSuccess, onError);
-    }, pollMs);
-    this.timer.unref?.();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
   }
 }

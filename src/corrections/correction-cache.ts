@@ -3,17 +3,17 @@ import { CorrectionTable } from "./correction-table.ts";
 
 /**
  * The state store's corrections, built into a CorrectionTable, for the lookups of one
- * thread. It learns of changes as the key cache does (access/key-cache.ts): it polls the
- * store's change counter, which every change to a correction moves (the triggers of the
- * corrections table), from any process or host, and reloads the corrections when the
- * counter moved. So a correction made with the CLI, the admin API or the console
- * reaches every thread of every server on the store within `pollMs` plus a read.
+ * thread. It learns of changes as the key cache does (access/key-cache.ts), from the
+ * same poll of the store's change counter (serve/store-changes.ts), which every change
+ * to a correction moves (the triggers of the corrections table), from any process or
+ * host, and reloads the corrections when the counter moved. So a correction made with
+ * the CLI, the admin API or the console reaches every thread of every server on the
+ * store within a poll plus a read.
  *
  * Invariant: `current()` is null exactly when the store holds no correction, so lookups
  * without corrections pay one check and nothing more.
  */
 export class CorrectionCache {
-  private timer: ReturnType<typeof setInterval> | undefined;
   private refreshing = false;
 
   private constructor(
@@ -32,35 +32,22 @@ export class CorrectionCache {
     return this.table;
   }
 
-  /** Reloads the corrections if the store changed since the last load. */
-  async refresh(): Promise<void> {
+  /**
+   * Reloads the corrections if the store changed since the last load: since
+   * `generation`, the change counter as just read (serve/store-changes.ts polls it), or
+   * as read here.
+   */
+  async refresh(generation?: number): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      if ((await this.store.generation()) === this.generation) return;
+      if ((generation ?? (await this.store.generation())) === this.generation) return;
       const snapshot = await this.store.correctionSnapshot();
       this.table = tableOf(snapshot.corrections);
       this.generation = snapshot.generation;
     } finally {
       this.refreshing = false;
     }
-  }
-
-  /**
-   * Polls the store every `pollMs`; the timer never keeps the process alive. A poll that
-   * fails keeps the corrections known and calls `onError`.
-   */
-  watch(pollMs: number, onError: (error: unknown) => void): void {
-    this.stop();
-    this.timer = setInterval(() => {
-      if (!this.refreshing) this.refresh().catch(onError);
-    }, pollMs);
-    this.timer.unref?.();
-  }
-
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
   }
 }
 

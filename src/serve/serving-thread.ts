@@ -11,10 +11,11 @@ import { Metrics } from "../metrics/metrics.ts";
 import { openStore, redactUrl } from "../store/open-store.ts";
 import { StoreUnavailableError, type Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
+import { followStoreChanges } from "./store-changes.ts";
 import type { TlsPair } from "./tls.ts";
 
-/** How often a thread looks for key and plan changes made by other processes. */
-const KEY_POLL_MS = 250;
+/** How often a thread looks for changes to keys, plans and corrections made by other processes. */
+const STORE_POLL_MS = 250;
 /**
  * How long a charge may wait for a state file locked by another process (a backup, the
  * CLI, a sqlite3 shell) before it answers 503 store_unavailable; the thread never
@@ -58,20 +59,15 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     setup.thread,
   );
   const keys = await KeyCache.load(store);
-  // Local corrections follow the same change counter as the keys, with a poll of their
-  // own (the key poll below reports whether the store can be reached).
+  // Local corrections follow the same change counter as the keys, read once a poll for both.
   const corrections = await CorrectionCache.load(store);
-  corrections.watch(KEY_POLL_MS, (error) => {
-    if (!(error instanceof StoreUnavailableError)) logger.log("error", "reloading corrections failed", { error: redactUrl(String(error)) });
-  });
-  keys.watch(
-    KEY_POLL_MS,
-    (error) => {
+  const changes = followStoreChanges(store, { keys, corrections }, STORE_POLL_MS, {
+    reached: () => health.markReachable(),
+    failed(error, follower) {
       if (error instanceof StoreUnavailableError) health.markUnreachable(error);
-      else logger.log("error", "reloading keys failed", { error: redactUrl(String(error)) });
+      else logger.log("error", `${follower === undefined ? "reading the store's change counter" : `reloading ${follower}`} failed`, { error: redactUrl(String(error)) });
     },
-    () => health.markReachable(),
-  );
+  });
   const metrics = new Metrics(setup.metrics, setup.thread);
   const app = createApp({
     store,
@@ -99,8 +95,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   try {
     current = open(setup.tls);
   } catch (error) {
-    keys.stop();
-    corrections.stop();
+    changes.stop();
     await store.close();
     throw error;
   }
@@ -127,8 +122,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
       void retired.finally(() => draining.delete(retired));
     },
     async stop() {
-      keys.stop();
-      corrections.stop();
+      changes.stop();
       await Promise.all([finish(current.server), ...draining]);
       await store.close();
     },

@@ -1,0 +1,63 @@
+import type { Store } from "../store/store.ts";
+
+/**
+ * What a thread keeps of the state store in memory (the key cache, the corrections),
+ * reloaded when the store's change counter has moved past what it holds.
+ */
+export interface FollowsStore {
+  /** Reloads if the counter, as just read, differs from the one loaded. */
+  refresh(generation: number): Promise<void>;
+}
+
+export interface StoreChangeReports {
+  /** Every read of the tick succeeded: the store can be reached. */
+  reached(): void;
+  /** A read failed: the counter's (`follower` undefined) or the reload of the follower so named. What it held stays. */
+  failed(error: unknown, follower: string | undefined): void;
+}
+
+/**
+ * Polls the store's change counter every `pollMs` for one thread and hands each reading
+ * to every follower, so a change made by any process or host (a key revoked with the
+ * CLI, a correction set on another server) reaches the thread within `pollMs` plus a
+ * read: one read of the counter a tick, however many follow it. A tick while the last
+ * one still waits for the store (a database gone silent) starts none; a follower that
+ * fails to reload does not keep the others from theirs. The timer never keeps the
+ * process alive.
+ */
+export function followStoreChanges(
+  store: Pick<Store, "generation">,
+  followers: Readonly<Record<string, FollowsStore>>,
+  pollMs: number,
+  reports: StoreChangeReports,
+): { stop(): void } {
+  let polling = false;
+  const tick = async () => {
+    let generation: number;
+    try {
+      generation = await store.generation();
+    } catch (error) {
+      reports.failed(error, undefined);
+      return;
+    }
+    let allReloaded = true;
+    for (const [name, follower] of Object.entries(followers)) {
+      try {
+        await follower.refresh(generation);
+      } catch (error) {
+        allReloaded = false;
+        reports.failed(error, name);
+      }
+    }
+    if (allReloaded) reports.reached();
+  };
+  const timer = setInterval(() => {
+    if (polling) return;
+    polling = true;
+    void tick().finally(() => {
+      polling = false;
+    });
+  }, pollMs);
+  timer.unref?.();
+  return { stop: () => clearInterval(timer) };
+}
