@@ -1,5 +1,5 @@
 import type { Logger } from "../log/logger.ts";
-import type { DeliveryState, DueDelivery, Store } from "../store/store.ts";
+import type { AttemptResult, DeliveryState, DueDelivery, Store } from "../store/store.ts";
 import { nextAttemptAt } from "./retry-schedule.ts";
 import { ATTEMPT_TIMEOUT_MS, sendMessage, type SendOutcome } from "./send.ts";
 
@@ -63,7 +63,7 @@ export class Deliverer {
 
   /** One pass: claims what is due (of one event only, with `eventId`), sends it, records it. */
   async deliverDue(eventId?: string): Promise<AttemptReport[]> {
-    const due = await this.options.store.claimDeliveries({ limit: BATCH, nowMs: this.now(), leaseMs: LEASE_MS, eventId });
+    const due = await this.options.store.webhooks.claimDeliveries({ limit: BATCH, nowMs: this.now(), leaseMs: LEASE_MS, eventId });
     return Promise.all(due.map((delivery) => this.attempt(delivery)));
   }
 
@@ -105,10 +105,10 @@ export class Deliverer {
    * deliverer's connection never waits for the lock on the thread) is tried again for up
    * to two seconds, so that a delivery made is seldom sent again for want of its record.
    */
-  private async record(result: Parameters<Store["recordAttempt"]>[0]): Promise<void> {
+  private async record(result: AttemptResult): Promise<void> {
     for (let waited = 0; ; waited += RECORD_RETRY_MS) {
       try {
-        await this.options.store.recordAttempt(result);
+        await this.options.store.webhooks.recordAttempt(result);
         return;
       } catch (error) {
         if ((error as { code?: unknown })?.code !== "SQLITE_BUSY" || waited >= RECORD_TRIES_FOR_MS) throw error;

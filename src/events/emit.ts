@@ -11,7 +11,7 @@ import { eventBody, keyData, newEventId, type EventKey, type EventType } from ".
 
 /** Records an event of `type` with `data`, happened at `at`. */
 export function emitEvent(store: Store, type: EventType, data: Readonly<Record<string, unknown>>, at: Date, onceKey?: string): Promise<boolean> {
-  return store.addEvent({ id: newEventId(), type, body: eventBody(type, data, at), createdAt: at.toISOString(), ...(onceKey !== undefined ? { onceKey } : {}) });
+  return store.webhooks.addEvent({ id: newEventId(), type, body: eventBody(type, data, at), createdAt: at.toISOString(), ...(onceKey !== undefined ? { onceKey } : {}) });
 }
 
 /** key.created, key.rotated, key.revoked: the key by id, name and plan (never its secret). */

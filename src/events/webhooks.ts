@@ -39,30 +39,30 @@ export class Webhooks {
   async add(actor: Actor, url: string, events: readonly string[]): Promise<IssuedWebhook> {
     const refused = webhookUrlError(url);
     if (refused) throw new WebhookRefusal("invalid", refused);
-    const issued = await this.store.createWebhook(url, checkEvents(events));
+    const issued = await this.store.webhooks.createWebhook(url, checkEvents(events));
     await this.audit.record({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) });
     return issued;
   }
 
   list(): Promise<Webhook[]> {
-    return this.store.listWebhooks();
+    return this.store.webhooks.listWebhooks();
   }
 
   async get(id: string): Promise<Webhook> {
-    const webhook = await this.store.getWebhook(id);
+    const webhook = await this.store.webhooks.getWebhook(id);
     if (!webhook) throw noSuchWebhook(id);
     return webhook;
   }
 
   async remove(actor: Actor, id: string): Promise<void> {
     const webhook = await this.get(id);
-    if (!(await this.store.removeWebhook(id))) throw noSuchWebhook(id);
+    if (!(await this.store.webhooks.removeWebhook(id))) throw noSuchWebhook(id);
     await this.audit.record({ actor, action: "webhook.removed", target: id, changes: changesBetween({ url: webhook.url, events: webhook.events }, {}) });
   }
 
   async deliveries(id: string): Promise<DeliveryRecord[]> {
     await this.get(id);
-    return this.store.listDeliveries(id, LISTED_DELIVERIES);
+    return this.store.webhooks.listDeliveries(id, LISTED_DELIVERIES);
   }
 
   /**
@@ -75,7 +75,7 @@ export class Webhooks {
     const at = this.now();
     const eventId = newEventId();
     const body = eventBody(TEST_EVENT_TYPE, { webhook: { id: webhook.id }, message: "a test event sent by iplookup" }, at);
-    await this.store.addEvent({ id: eventId, type: TEST_EVENT_TYPE, body, createdAt: at.toISOString(), webhookId: webhook.id });
+    await this.store.webhooks.addEvent({ id: eventId, type: TEST_EVENT_TYPE, body, createdAt: at.toISOString(), webhookId: webhook.id });
     const [attempt] = await deliverer.deliverDue(eventId);
     return { eventId, attempt: attempt ?? null };
   }

@@ -48,7 +48,7 @@ export async function startServeEvents(options: ServeEventsOptions): Promise<Ser
     sweeping ??= store
       .listKeys()
       .then((keys) => emitExpiringKeys(store, keys.map(expiringView), options.now()))
-      .then(() => store.pruneOutbox(new Date(options.now().getTime() - OUTBOX_KEPT_DAYS * 86_400_000).toISOString()))
+      .then(() => store.webhooks.pruneOutbox(new Date(options.now().getTime() - OUTBOX_KEPT_DAYS * 86_400_000).toISOString()))
       .catch((error) => options.logger.log("warn", "key.expiring: the keys could not be read; trying again later", { error: String((error as Error)?.message ?? error) }))
       .finally(() => (sweeping = undefined));
   };

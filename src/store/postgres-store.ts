@@ -222,7 +222,8 @@ export class PostgresStore implements Store {
    */
   private quickSql: SQL;
   private lastReset = -Infinity;
-  private readonly webhooks: PostgresWebhooks;
+  /** Webhooks and the event outbox (see postgres-webhooks.ts). */
+  readonly webhooks: PostgresWebhooks;
   /** Charges sent to the one-statement path and granted there, since the start (for measurements and tests). */
   private readonly quick = { tried: 0, granted: 0 };
   /**
@@ -892,35 +893,6 @@ export class PostgresStore implements Store {
       ),
     );
     return rows.map(toAuditEntry);
-  }
-
-  // ---- Webhooks and the event outbox: see postgres-webhooks.ts ----
-  createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
-    return this.webhooks.createWebhook(url, events);
-  }
-  listWebhooks(): Promise<Webhook[]> {
-    return this.webhooks.listWebhooks();
-  }
-  getWebhook(id: string): Promise<Webhook | null> {
-    return this.webhooks.getWebhook(id);
-  }
-  removeWebhook(id: string): Promise<boolean> {
-    return this.webhooks.removeWebhook(id);
-  }
-  addEvent(event: NewEvent): Promise<boolean> {
-    return this.webhooks.addEvent(event);
-  }
-  claimDeliveries(options: ClaimOptions): Promise<DueDelivery[]> {
-    return this.webhooks.claimDeliveries(options);
-  }
-  recordAttempt(result: AttemptResult): Promise<boolean> {
-    return this.webhooks.recordAttempt(result);
-  }
-  listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
-    return this.webhooks.listDeliveries(webhookId, limit);
-  }
-  pruneOutbox(before: string): Promise<number> {
-    return this.webhooks.pruneOutbox(before);
   }
 
   /** Commits the charges still queued, then closes the connections. Closing twice is harmless. */

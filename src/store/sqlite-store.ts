@@ -135,7 +135,8 @@ const BUSY_TIMEOUT_MS = 5000;
 export class SqliteStore implements Store {
   private closed = false;
   private readonly charges: GroupCommit<Charge, ChargeOutcome>;
-  private readonly webhooks: SqliteWebhooks;
+  /** Webhooks and the event outbox (see sqlite-webhooks.ts). */
+  readonly webhooks: SqliteWebhooks;
   private readonly statements: {
     used: Statement<{ used: number }, [string, string]>;
     addUsage: Statement<unknown, [string, string, number]>;
@@ -595,35 +596,6 @@ export class SqliteStore implements Store {
       .query<AuditRow, [string, string, number]>("SELECT at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 ORDER BY at DESC, seq DESC LIMIT ?3")
       .all(from, to, limit)
       .map(toAuditEntry);
-  }
-
-  // ---- Webhooks and the event outbox: see sqlite-webhooks.ts ----
-  createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
-    return this.webhooks.createWebhook(url, events);
-  }
-  listWebhooks(): Promise<Webhook[]> {
-    return this.webhooks.listWebhooks();
-  }
-  getWebhook(id: string): Promise<Webhook | null> {
-    return this.webhooks.getWebhook(id);
-  }
-  removeWebhook(id: string): Promise<boolean> {
-    return this.webhooks.removeWebhook(id);
-  }
-  addEvent(event: NewEvent): Promise<boolean> {
-    return this.webhooks.addEvent(event);
-  }
-  claimDeliveries(options: ClaimOptions): Promise<DueDelivery[]> {
-    return this.webhooks.claimDeliveries(options);
-  }
-  recordAttempt(result: AttemptResult): Promise<boolean> {
-    return this.webhooks.recordAttempt(result);
-  }
-  listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {
-    return this.webhooks.listDeliveries(webhookId, limit);
-  }
-  pruneOutbox(before: string): Promise<number> {
-    return this.webhooks.pruneOutbox(before);
   }
 
   /** Commits the charges still queued, then closes the file. Closing twice is harmless. */

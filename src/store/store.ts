@@ -367,7 +367,7 @@ export interface ClaimOptions {
 }
 
 /**
- * The webhook part of a Store. The outbox is durable: an event is committed with what
+ * The webhook part of a Store (`store.webhooks`). The outbox is durable: an event is committed with what
  * caused it (a threshold with the charge that crossed it), its deliveries wait in the
  * store until they succeed or are given up, and a restart loses none. A delivery is
  * claimed with a lease (and, on PostgreSQL, FOR UPDATE SKIP LOCKED), so however many
@@ -405,7 +405,9 @@ export interface WebhookStore {
   pruneOutbox(before: string): Promise<number>;
 }
 
-export interface Store extends WebhookStore {
+export interface Store {
+  /** Webhooks and the event outbox (CONTRACT §16). */
+  readonly webhooks: WebhookStore;
   /** Creates a key, with its controls (CONTRACT §16) when given, in one step. */
   createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey>;
   listKeys(): Promise<ApiKey[]>;

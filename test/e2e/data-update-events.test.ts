@@ -27,7 +27,7 @@ const AUTH = { IPLOOKUP_DOWNLOAD_AUTH: `127.0.0.1=user:${PASSWORD}` };
 async function queued(state: string): Promise<Record<string, any>[]> {
   const store = SqliteStore.open(state);
   try {
-    const due = await store.claimDeliveries({ limit: 100, nowMs: Date.now() + 60_000, leaseMs: 1 });
+    const due = await store.webhooks.claimDeliveries({ limit: 100, nowMs: Date.now() + 60_000, leaseMs: 1 });
     return due.map((d) => JSON.parse(d.body));
   } finally {
     await store.close();

@@ -27,7 +27,7 @@ async function setup(path = freshPath()) {
   let secret = "";
   const receiver = new WebhookReceiver(() => secret).start();
   cleanups.push(() => receiver.stop());
-  const issued = await store.createWebhook(receiver.url, ["key.created", "key.revoked"]);
+  const issued = await store.webhooks.createWebhook(receiver.url, ["key.created", "key.revoked"]);
   secret = issued.secret;
   const lines: string[] = [];
   const logger = createLogger("debug", (line) => lines.push(line));
@@ -48,7 +48,7 @@ describe("delivering", () => {
     expect(got!.headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
     expect(got!.headers["content-type"]).toBe("application/json");
     expect(JSON.parse(got!.body)).toEqual({ type: "key.created", timestamp: new Date(T0).toISOString(), data: { key: KEY } });
-    const [record] = await store.listDeliveries(webhook.id, 10);
+    const [record] = await store.webhooks.listDeliveries(webhook.id, 10);
     expect(record).toMatchObject({ state: "delivered", attempts: [{ attempt: 1, status: 200, response: "ok", error: null }] });
     // Nothing left to send.
     expect(await deliverer.deliverDue()).toEqual([]);
@@ -83,7 +83,7 @@ describe("delivering", () => {
     expect(b!.signatureValid).toBe(true);
     // The retry is signed at its own time.
     expect(b!.headers["webhook-timestamp"]).toBe(String((T0 + FIRST_RETRY_MS) / 1000));
-    const [record] = await store.listDeliveries(webhook.id, 10);
+    const [record] = await store.webhooks.listDeliveries(webhook.id, 10);
     expect(record!.attempts.map((x) => [x.attempt, x.status, x.response])).toEqual([
       [1, 500, "try later"],
       [2, 200, "ok"],
@@ -115,7 +115,7 @@ describe("delivering", () => {
     const { store, receiver, deliverer, setNow } = await setup();
     await emitKeyEvent(store, "key.created", KEY, new Date(T0));
     // Claimed, never finished (the process died).
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: LEASE_MS })).toHaveLength(1);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: LEASE_MS })).toHaveLength(1);
     expect(await deliverer.deliverDue()).toEqual([]);
     setNow(T0 + LEASE_MS);
     expect((await deliverer.deliverDue()).map((r) => r.state)).toEqual(["delivered"]);
@@ -134,13 +134,13 @@ describe("delivering", () => {
       if (!report) break;
       times.push(now - T0);
       if (report.state === "failed") break;
-      const [record] = await store.listDeliveries(webhook.id, 1);
+      const [record] = await store.webhooks.listDeliveries(webhook.id, 1);
       now = Date.parse(record!.nextAttemptAt!);
     }
     const gaps = times.slice(1).map((t, i) => t - times[i]!);
     expect(gaps.slice(0, 4)).toEqual([30_000, 60_000, 120_000, 240_000]);
     expect(times.at(-1)).toBe(RETRY_FOR_MS);
-    const [record] = await store.listDeliveries(webhook.id, 1);
+    const [record] = await store.webhooks.listDeliveries(webhook.id, 1);
     expect(record!.state).toBe("failed");
     expect(record!.attempts).toHaveLength(times.length);
     expect(times.length).toBeGreaterThan(10);
@@ -154,7 +154,7 @@ describe("delivering", () => {
     expect(receiver.received.map((r) => r.path)).toEqual(["/hook"]);
     setNow(T0 + FIRST_RETRY_MS);
     await deliverer.deliverDue();
-    const [record] = await store.listDeliveries(webhook.id, 1);
+    const [record] = await store.webhooks.listDeliveries(webhook.id, 1);
     const kept = record!.attempts[1]!.response!;
     expect(Buffer.byteLength(kept)).toBeLessThanOrEqual(256 + 2);
     expect(kept.startsWith("é".repeat(128))).toBe(true);
@@ -168,7 +168,7 @@ describe("delivering", () => {
     await emitKeyEvent(store, "key.created", KEY, new Date(T0));
     const [report] = await deliverer.deliverDue();
     expect(report).toMatchObject({ status: null, state: "pending", error: "no answer within 0.3 s" });
-    expect((await store.listDeliveries(webhook.id, 1))[0]!.attempts[0]!.error).toBe("no answer within 0.3 s");
+    expect((await store.webhooks.listDeliveries(webhook.id, 1))[0]!.attempts[0]!.error).toBe("no answer within 0.3 s");
   });
 
   test("no secret in a delivery's body or the log: not the webhook's, not a key's", async () => {

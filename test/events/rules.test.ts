@@ -62,7 +62,7 @@ describe("webhook URLs", () => {
 describe("key.expiring", () => {
   test("7 days before a key's expires_at, once per key and expiry; keys without one are skipped", async () => {
     const store = SqliteStore.open(":memory:");
-    const hook = (await store.createWebhook("http://127.0.0.1:9/x", ["key.expiring"])).webhook;
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/x", ["key.expiring"])).webhook;
     const now = new Date("2026-11-25T00:00:00Z");
     const soon = new Date(now.getTime() + EXPIRING_NOTICE_MS).toISOString();
     const later = new Date(now.getTime() + EXPIRING_NOTICE_MS + 1).toISOString();
@@ -77,9 +77,9 @@ describe("key.expiring", () => {
     expect(await emitExpiringKeys(store, keys, now)).toBe(0);
     // A new expiry is told again.
     expect(await emitExpiringKeys(store, [{ ...keys[0]!, expiresAt: new Date(now.getTime() + 86_400_000).toISOString() }], now)).toBe(1);
-    const [body] = (await store.claimDeliveries({ limit: 10, nowMs: now.getTime(), leaseMs: 1 })).map((d) => JSON.parse(d.body));
+    const [body] = (await store.webhooks.claimDeliveries({ limit: 10, nowMs: now.getTime(), leaseMs: 1 })).map((d) => JSON.parse(d.body));
     expect(body).toEqual({ type: "key.expiring", timestamp: now.toISOString(), data: { key: { id: "key_a", name: "a", plan: "free" }, expires_at: soon } });
-    expect(await store.listDeliveries(hook.id, 10)).toHaveLength(2);
+    expect(await store.webhooks.listDeliveries(hook.id, 10)).toHaveLength(2);
     await store.close();
   });
 });

@@ -30,84 +30,84 @@ function webhookSuite(fresh: () => Promise<string>) {
 
   test("a webhook: id, secret once, events as given; listed without its secret; removed", async () => {
     const store = await open();
-    const { webhook, secret } = await store.createWebhook("http://127.0.0.1:9/hook", ["usage.threshold", "key.created"]);
+    const { webhook, secret } = await store.webhooks.createWebhook("http://127.0.0.1:9/hook", ["usage.threshold", "key.created"]);
     expect(webhook).toEqual({ id: expect.stringMatching(/^wh_[a-z2-7]{16}$/), url: "http://127.0.0.1:9/hook", events: ["usage.threshold", "key.created"], createdAt: new Date(T0).toISOString() });
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
-    expect(await store.listWebhooks()).toEqual([webhook]);
-    expect(JSON.stringify(await store.listWebhooks())).not.toContain(secret);
-    expect(await store.getWebhook(webhook.id)).toEqual(webhook);
-    expect(await store.removeWebhook(webhook.id)).toBe(true);
-    expect(await store.removeWebhook(webhook.id)).toBe(false);
-    expect(await store.listWebhooks()).toEqual([]);
+    expect(await store.webhooks.listWebhooks()).toEqual([webhook]);
+    expect(JSON.stringify(await store.webhooks.listWebhooks())).not.toContain(secret);
+    expect(await store.webhooks.getWebhook(webhook.id)).toEqual(webhook);
+    expect(await store.webhooks.removeWebhook(webhook.id)).toBe(true);
+    expect(await store.webhooks.removeWebhook(webhook.id)).toBe(false);
+    expect(await store.webhooks.listWebhooks()).toEqual([]);
     await store.close();
   });
 
   test("an event gets one delivery per subscribed webhook; claimed once until its lease runs out", async () => {
     const store = await open();
-    const a = (await store.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
-    const b = (await store.createWebhook("http://127.0.0.1:9/b", ["key.revoked"])).webhook;
-    expect(await store.addEvent(event("msg_1"))).toBe(true);
-    const [claimed, ...rest] = await store.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
+    const a = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    const b = (await store.webhooks.createWebhook("http://127.0.0.1:9/b", ["key.revoked"])).webhook;
+    expect(await store.webhooks.addEvent(event("msg_1"))).toBe(true);
+    const [claimed, ...rest] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
     expect(rest).toEqual([]);
     expect(claimed).toMatchObject({ attempt: 1, webhookId: a.id, eventId: "msg_1", eventType: "key.created", url: "http://127.0.0.1:9/a" });
     expect(claimed!.secret).toMatch(/^whsec_/);
     // Leased: nobody else gets it; after the lease, someone does.
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0 + 59_999, leaseMs: 60_000 })).toEqual([]);
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0 + 60_000, leaseMs: 60_000 })).toHaveLength(1);
-    expect(await store.listDeliveries(b.id, 10)).toEqual([]);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 59_999, leaseMs: 60_000 })).toEqual([]);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 60_000, leaseMs: 60_000 })).toHaveLength(1);
+    expect(await store.webhooks.listDeliveries(b.id, 10)).toEqual([]);
     await store.close();
   });
 
   test("attempts are logged once; pending until the next try, then delivered", async () => {
     const store = await open();
-    const hook = (await store.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
-    await store.addEvent(event("msg_2"));
-    const [first] = await store.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    await store.webhooks.addEvent(event("msg_2"));
+    const [first] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
     const failed = { deliveryId: first!.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 500, durationMs: 12, response: "oops", error: null };
-    expect(await store.recordAttempt({ ...failed, state: "pending", nextAttemptAt: T0 + 30_000 })).toBe(true);
+    expect(await store.webhooks.recordAttempt({ ...failed, state: "pending", nextAttemptAt: T0 + 30_000 })).toBe(true);
     // The same attempt again (a second sender whose lease ran out): refused, nothing changes.
-    expect(await store.recordAttempt({ ...failed, state: "delivered", nextAttemptAt: null })).toBe(false);
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0 + 29_999, leaseMs: 60_000 })).toEqual([]);
-    const [second] = await store.claimDeliveries({ limit: 10, nowMs: T0 + 30_000, leaseMs: 60_000 });
+    expect(await store.webhooks.recordAttempt({ ...failed, state: "delivered", nextAttemptAt: null })).toBe(false);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 29_999, leaseMs: 60_000 })).toEqual([]);
+    const [second] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 30_000, leaseMs: 60_000 });
     expect(second!.attempt).toBe(2);
-    await store.recordAttempt({ deliveryId: second!.deliveryId, attempt: 2, at: new Date(T0 + 30_000).toISOString(), status: null, durationMs: 3, response: null, error: "connection refused", state: "pending", nextAttemptAt: T0 + 90_000 });
-    const [third] = await store.claimDeliveries({ limit: 10, nowMs: T0 + 90_000, leaseMs: 60_000 });
-    await store.recordAttempt({ deliveryId: third!.deliveryId, attempt: 3, at: new Date(T0 + 90_000).toISOString(), status: 204, durationMs: 4, response: "", error: null, state: "delivered", nextAttemptAt: null });
-    const [record] = await store.listDeliveries(hook.id, 10);
+    await store.webhooks.recordAttempt({ deliveryId: second!.deliveryId, attempt: 2, at: new Date(T0 + 30_000).toISOString(), status: null, durationMs: 3, response: null, error: "connection refused", state: "pending", nextAttemptAt: T0 + 90_000 });
+    const [third] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 90_000, leaseMs: 60_000 });
+    await store.webhooks.recordAttempt({ deliveryId: third!.deliveryId, attempt: 3, at: new Date(T0 + 90_000).toISOString(), status: 204, durationMs: 4, response: "", error: null, state: "delivered", nextAttemptAt: null });
+    const [record] = await store.webhooks.listDeliveries(hook.id, 10);
     expect(record).toMatchObject({ eventId: "msg_2", eventType: "key.created", state: "delivered", nextAttemptAt: null });
     expect(record!.attempts.map((a) => [a.attempt, a.status, a.error])).toEqual([
       [1, 500, null],
       [2, null, "connection refused"],
       [3, 204, null],
     ]);
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0 + 10 * 86_400_000, leaseMs: 60_000 })).toEqual([]);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 10 * 86_400_000, leaseMs: 60_000 })).toEqual([]);
     await store.close();
   });
 
   test("a once key records its event once; a webhook-only event reaches that webhook alone", async () => {
     const store = await open();
-    const a = (await store.createWebhook("http://127.0.0.1:9/a", ["key.expiring"])).webhook;
-    const b = (await store.createWebhook("http://127.0.0.1:9/b", ["key.expiring"])).webhook;
-    expect(await store.addEvent(event("msg_3", "key.expiring", { onceKey: "x" }))).toBe(true);
-    expect(await store.addEvent(event("msg_4", "key.expiring", { onceKey: "x" }))).toBe(false);
-    expect(await store.addEvent(event("msg_5", "webhook.test", { webhookId: b.id }))).toBe(true);
-    expect((await store.listDeliveries(a.id, 10)).map((d) => d.eventId)).toEqual(["msg_3"]);
-    expect((await store.listDeliveries(b.id, 10)).map((d) => d.eventId)).toEqual(["msg_5", "msg_3"]);
+    const a = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.expiring"])).webhook;
+    const b = (await store.webhooks.createWebhook("http://127.0.0.1:9/b", ["key.expiring"])).webhook;
+    expect(await store.webhooks.addEvent(event("msg_3", "key.expiring", { onceKey: "x" }))).toBe(true);
+    expect(await store.webhooks.addEvent(event("msg_4", "key.expiring", { onceKey: "x" }))).toBe(false);
+    expect(await store.webhooks.addEvent(event("msg_5", "webhook.test", { webhookId: b.id }))).toBe(true);
+    expect((await store.webhooks.listDeliveries(a.id, 10)).map((d) => d.eventId)).toEqual(["msg_3"]);
+    expect((await store.webhooks.listDeliveries(b.id, 10)).map((d) => d.eventId)).toEqual(["msg_5", "msg_3"]);
     await store.close();
   });
 
   test("usage.threshold: 80%, 90% and 100% once each, in the charge's transaction; unlimited keys never", async () => {
     const store = await open();
-    const hook = (await store.createWebhook("http://127.0.0.1:9/a", ["usage.threshold"])).webhook;
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["usage.threshold"])).webhook;
     const { key } = await store.createKey("acme", "free");
     const charge = (units: number, limit: number | null = 10) => store.charge({ keyId: key.id, period: PERIOD, units, limit, at: T0 });
     await charge(7); // 70%
-    expect(await store.listDeliveries(hook.id, 10)).toEqual([]);
+    expect(await store.webhooks.listDeliveries(hook.id, 10)).toEqual([]);
     await charge(1); // 80%: exactly on the line
     await charge(3); // refused: does not fit, crosses nothing
     await charge(2); // 100%, past 90% in the same charge
     await charge(1); // refused
-    const bodies = (await store.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 1000 })).map((d) => JSON.parse(d.body));
+    const bodies = (await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 1000 })).map((d) => JSON.parse(d.body));
     expect(bodies.map((b) => b.data.threshold).sort()).toEqual([100, 80, 90]);
     const eighty = bodies.find((b) => b.data.threshold === 80);
     expect(eighty).toEqual({
@@ -117,18 +117,18 @@ function webhookSuite(fresh: () => Promise<string>) {
     });
     const other = await store.createKey("other", "free");
     await store.charge({ keyId: other.key.id, period: PERIOD, units: 1000, limit: null });
-    expect(await store.listDeliveries(hook.id, 10)).toHaveLength(3);
+    expect(await store.webhooks.listDeliveries(hook.id, 10)).toHaveLength(3);
     await store.close();
   });
 
   test("concurrent charges of one key cross each line once", async () => {
     const store = await open();
-    const hook = (await store.createWebhook("http://127.0.0.1:9/a", ["usage.threshold"])).webhook;
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["usage.threshold"])).webhook;
     const { key } = await store.createKey("busy", "free");
     await Promise.all(Array.from({ length: 200 }, () => store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: 150 })));
     expect(await store.unitsUsed(key.id, PERIOD)).toBe(150);
-    expect(await store.listDeliveries(hook.id, 10)).toHaveLength(3);
-    const lines = (await store.claimDeliveries({ limit: 10, nowMs: Date.now() + 1000, leaseMs: 1000 })).map((d) => JSON.parse(d.body).data);
+    expect(await store.webhooks.listDeliveries(hook.id, 10)).toHaveLength(3);
+    const lines = (await store.webhooks.claimDeliveries({ limit: 10, nowMs: Date.now() + 1000, leaseMs: 1000 })).map((d) => JSON.parse(d.body).data);
     expect(lines.map((data) => [data.threshold, data.units.used]).sort((x, y) => x[0] - y[0])).toEqual([
       [80, 120],
       [90, 135],
@@ -139,48 +139,48 @@ function webhookSuite(fresh: () => Promise<string>) {
 
   test("a snapshot carries webhooks with their secrets, not their outbox; replace empties the webhook tables", async () => {
     const store = await open();
-    const issued = await store.createWebhook("https://hooks.example.com/a", ["key.created", "data.updated"]);
-    await store.addEvent(event("msg_7"));
+    const issued = await store.webhooks.createWebhook("https://hooks.example.com/a", ["key.created", "data.updated"]);
+    await store.webhooks.addEvent(event("msg_7"));
     const snapshot = await store.exportState();
     expect(snapshot.webhooks).toEqual([{ ...issued.webhook, secret: issued.secret }]);
     const copy = await open();
     await copy.importState(snapshot);
-    expect(await copy.listWebhooks()).toEqual([issued.webhook]);
-    expect(await copy.listDeliveries(issued.webhook.id, 10)).toEqual([]);
+    expect(await copy.webhooks.listWebhooks()).toEqual([issued.webhook]);
+    expect(await copy.webhooks.listDeliveries(issued.webhook.id, 10)).toEqual([]);
     // Replaced by a snapshot without webhooks: none left, nor their deliveries.
     await store.importState({ ...snapshot, webhooks: [] }, { replace: true });
-    expect(await store.listWebhooks()).toEqual([]);
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0 + 1000, leaseMs: 1 })).toEqual([]);
+    expect(await store.webhooks.listWebhooks()).toEqual([]);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 1000, leaseMs: 1 })).toEqual([]);
     // A snapshot with a bad webhook is refused whole.
     const bad = { ...snapshot, keys: [], usage: [], days: [], adminTokens: [], webhooks: [{ ...issued.webhook, secret: "nope" }] };
     await expect(copy.importState(bad, { replace: true })).rejects.toThrow("no valid signing secret");
-    expect(await copy.listWebhooks()).toEqual([issued.webhook]);
+    expect(await copy.webhooks.listWebhooks()).toEqual([issued.webhook]);
     await store.close();
     await copy.close();
   });
 
   test("pruning forgets delivered and failed deliveries of old events, keeps pending ones and newer events", async () => {
     const store = await open();
-    const hook = (await store.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
     const at = (ms: number, id: string) => ({ ...event(id), body: eventBody("key.created", {}, new Date(ms)), createdAt: new Date(ms).toISOString() });
-    await store.addEvent(at(T0, "msg_old_done"));
-    await store.addEvent(at(T0 + 1, "msg_old_pending"));
-    await store.addEvent(at(T0 + 10 * 86_400_000, "msg_new_done"));
-    for (const due of await store.claimDeliveries({ limit: 10, nowMs: T0 + 20 * 86_400_000, leaseMs: 1000 })) {
+    await store.webhooks.addEvent(at(T0, "msg_old_done"));
+    await store.webhooks.addEvent(at(T0 + 1, "msg_old_pending"));
+    await store.webhooks.addEvent(at(T0 + 10 * 86_400_000, "msg_new_done"));
+    for (const due of await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 20 * 86_400_000, leaseMs: 1000 })) {
       if (due.eventId === "msg_old_pending") continue;
-      await store.recordAttempt({ deliveryId: due.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
+      await store.webhooks.recordAttempt({ deliveryId: due.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
     }
-    expect(await store.pruneOutbox(new Date(T0 + 86_400_000).toISOString())).toBe(1);
-    expect((await store.listDeliveries(hook.id, 10)).map((d) => d.eventId).sort()).toEqual(["msg_new_done", "msg_old_pending"]);
+    expect(await store.webhooks.pruneOutbox(new Date(T0 + 86_400_000).toISOString())).toBe(1);
+    expect((await store.webhooks.listDeliveries(hook.id, 10)).map((d) => d.eventId).sort()).toEqual(["msg_new_done", "msg_old_pending"]);
     await store.close();
   });
 
   test("removing a webhook drops its pending deliveries", async () => {
     const store = await open();
-    const hook = (await store.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
-    await store.addEvent(event("msg_6"));
-    await store.removeWebhook(hook.id);
-    expect(await store.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 1000 })).toEqual([]);
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    await store.webhooks.addEvent(event("msg_6"));
+    await store.webhooks.removeWebhook(hook.id);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 1000 })).toEqual([]);
     await store.close();
   });
 }
@@ -199,8 +199,8 @@ describe("webhooks on SQLite", () => {
     db.close();
     const reopened = SqliteStore.open(path);
     expect(await reopened.unitsUsed(key.id, PERIOD)).toBe(5);
-    expect(await reopened.listWebhooks()).toEqual([]);
-    await reopened.createWebhook("https://example.com/hook", ["key.created"]);
+    expect(await reopened.webhooks.listWebhooks()).toEqual([]);
+    await reopened.webhooks.createWebhook("https://example.com/hook", ["key.created"]);
     await reopened.close();
   });
 });
