@@ -61,6 +61,12 @@ describe("the default configuration file", () => {
     const config = readServeConfig({ config: path }, {});
     expect(config).toMatchObject({ port: 8080, host: "::", adminPort: 8081, updateEvery: 24 * 3_600_000, tls: { certPath: "/etc/iplookup/cert.pem" } });
   });
+
+  test("shows every setting of serve, set or commented out", () => {
+    const shown = new Set(text.split("\n").flatMap((line) => /^(?:# )?([a-z-]+) = /.exec(line)?.[1] ?? []));
+    const keyOf = (name: string) => name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`);
+    expect(SERVE_SETTING_NAMES.map(keyOf).filter((key) => !shown.has(key))).toEqual([]);
+  });
 });
 
 describe("the systemd unit", () => {
