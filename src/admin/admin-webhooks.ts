@@ -3,7 +3,8 @@ import type { Static } from "@sinclair/typebox";
 import type { Deliverer } from "../events/deliverer.ts";
 import { Webhooks, WebhookRefusal } from "../events/webhooks.ts";
 import { ApiError } from "../errors/api-error.ts";
-import type { DeliveryRecord, IssuedWebhook as Issued, Webhook } from "../store/store.ts";
+import { deliveryJson, testResultJson, webhookJson } from "../events/webhook-json.ts";
+import type { IssuedWebhook as Issued } from "../store/store.ts";
 import type { AdminDelivery, AdminWebhook, IssuedWebhook, WebhookTestResult } from "./webhook-schemas.ts";
 
 /**
@@ -39,17 +40,7 @@ export class AdminWebhooks {
 
   async test(id: string): Promise<Static<typeof WebhookTestResult>> {
     const { eventId, attempt } = await refusals(() => this.webhooks.test(id, this.deliverer));
-    return {
-      event_id: eventId,
-      attempt: attempt && {
-        attempt: attempt.attempt,
-        status: attempt.status,
-        duration_ms: Math.round(attempt.durationMs),
-        response: attempt.response,
-        error: attempt.error,
-        state: attempt.state,
-      },
-    };
+    return testResultJson(eventId, attempt);
   }
 }
 
@@ -62,22 +53,6 @@ async function refusals<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export function webhookJson(webhook: Webhook): Static<typeof AdminWebhook> {
-  return { id: webhook.id, url: webhook.url, events: [...webhook.events], created_at: webhook.createdAt };
-}
-
 function issuedJson(issued: Issued): Static<typeof IssuedWebhook> {
   return { ...webhookJson(issued.webhook), secret: issued.secret };
-}
-
-export function deliveryJson(delivery: DeliveryRecord): Static<typeof AdminDelivery> {
-  return {
-    id: delivery.id,
-    event_id: delivery.eventId,
-    event_type: delivery.eventType,
-    created_at: delivery.createdAt,
-    state: delivery.state,
-    next_attempt_at: delivery.nextAttemptAt,
-    attempts: delivery.attempts.map((a) => ({ attempt: a.attempt, at: a.at, status: a.status, duration_ms: a.durationMs, response: a.response, error: a.error })),
-  };
 }

@@ -153,6 +153,20 @@ describe("webhooks on a SQLite state file, two worker threads", async () => {
     expect(log.body!.deliveries[0]).toMatchObject({ event_id: eventId, event_type: "webhook.test", state: "delivered", attempts: [{ attempt: 1, status: 200 }] });
   });
 
+  test("'webhooks deliveries --json' and 'webhooks test --json' print the admin API's shapes, snake_case", async () => {
+    const [hook] = (await call("GET", "/admin/v1/webhooks")).body!.webhooks;
+    const tested = await runAsync(["webhooks", "test", hook.id, "--json"], state);
+    expect(tested.code).toBe(0);
+    expect(JSON.parse(tested.stdout)).toEqual({
+      event_id: expect.stringMatching(/^msg_/),
+      attempt: { attempt: 1, status: 200, duration_ms: expect.any(Number), response: "ok", error: null, state: "delivered" },
+    });
+    const printed = run(["webhooks", "deliveries", hook.id, "--json"], state);
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toEqual((await call("GET", `/admin/v1/webhooks/${hook.id}/deliveries`)).body!.deliveries);
+    expect(JSON.parse(printed.stdout)[0]).toMatchObject({ event_id: JSON.parse(tested.stdout).event_id, event_type: "webhook.test", next_attempt_at: null });
+  });
+
   test("key.created from the admin API and key.revoked from the CLI reach the receiver, signed, without the key's secret", async () => {
     const created = await call("POST", "/admin/v1/keys", { name: "hooked", plan: "free" });
     const revoked = run(["keys", "revoke", created.body!.id], state);

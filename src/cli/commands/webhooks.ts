@@ -2,8 +2,9 @@ import { CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { Deliverer } from "../../events/deliverer.ts";
 import { EVENT_TYPES } from "../../events/event-types.ts";
+import { deliveryJson, testResultJson, webhookJson } from "../../events/webhook-json.ts";
 import { WebhookRefusal, Webhooks } from "../../events/webhooks.ts";
-import type { DeliveryRecord, Store, Webhook } from "../../store/store.ts";
+import type { DeliveryRecord, Store } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { howToRun } from "../command-name.ts";
 import { CommandFailed, type CliContext, type Command } from "../command.ts";
@@ -25,10 +26,6 @@ function withWebhooks<T>(flags: Readonly<Record<string, unknown>>, context: CliC
       throw error;
     }
   });
-}
-
-function webhookJson(webhook: Webhook) {
-  return { id: webhook.id, url: webhook.url, events: webhook.events, created_at: webhook.createdAt };
 }
 
 const add: Command = {
@@ -118,12 +115,7 @@ ${STATE_FLAG_HELP}`,
     );
     const ok = attempt?.state === "delivered";
     if (flags.json) {
-      context.io.out(
-        JSON.stringify({
-          event_id: eventId,
-          attempt: attempt && { attempt: attempt.attempt, status: attempt.status, duration_ms: Math.round(attempt.durationMs), response: attempt.response, error: attempt.error, state: attempt.state },
-        }),
-      );
+      context.io.out(JSON.stringify(testResultJson(eventId, attempt)));
     } else if (!attempt) {
       context.io.out(`Test event ${eventId} is queued; a running server is sending it (see '${howToRun(context, `webhooks deliveries ${id}`)}').`);
     } else {
@@ -151,7 +143,7 @@ ${STATE_FLAG_HELP}`,
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
     const records = await withWebhooks(flags, context, false, (webhooks) => webhooks.deliveries(positionals[0] as string));
     if (flags.json) {
-      context.io.out(JSON.stringify(records));
+      context.io.out(JSON.stringify(records.map(deliveryJson)));
       return EXIT_OK;
     }
     if (records.length === 0) {
