@@ -229,7 +229,7 @@ usage, now counted against the new plan's limits; a running server applies the n
 plan within a second. An unknown ID or PLAN, or a revoked key, exits 1 and changes
 nothing.
 
-  --json           print the key: {"id","name","plan","created_at","revoked_at"}
+  --json           print the key as 'keys list --json' does
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [2, 2] });
