@@ -1,6 +1,7 @@
 import { SQL } from "bun";
 import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
 import { readPastBrokenConnections } from "./broken-connections.ts";
+import { isUnavailable } from "./postgres-unavailable.ts";
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges } from "./plan-rules.ts";
@@ -157,30 +158,6 @@ const IMPORT_CHUNK = 5000;
 const MAX_GROUP = 1000;
 /** Charges waiting for a transaction; past that, new ones are refused at once. */
 const MAX_QUEUED = 10_000;
-
-/**
- * Bun's codes, and PostgreSQL's SQLSTATEs, that mean the database cannot be reached or
- * cannot serve now, rather than that the statement is wrong: connection failures and
- * timeouts, the server shutting down or starting (57P01–57P03), too many connections
- * and other missing resources (class 53), a lock or statement timeout (55P03, 57014).
- */
-const UNAVAILABLE_CODES = new Set([
-  "ERR_POSTGRES_CONNECTION_CLOSED",
-  "ERR_POSTGRES_CONNECTION_REFUSED",
-  "ERR_POSTGRES_CONNECTION_FAILED",
-  "ERR_POSTGRES_CONNECTION_TIMEOUT",
-  "ERR_POSTGRES_IDLE_TIMEOUT",
-  "ERR_POSTGRES_LIFETIME_TIMEOUT",
-  "ERR_POSTGRES_TLS_UPGRADE_FAILED",
-  "ERR_POSTGRES_TLS_NOT_AVAILABLE",
-]);
-
-function isUnavailable(error: unknown): boolean {
-  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
-  if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
-  if (typeof errno !== "string") return false;
-  return errno.startsWith("08") || errno.startsWith("53") || ["57P01", "57P02", "57P03", "55P03", "57014"].includes(errno);
-}
 
 /**
  * The Store on a PostgreSQL database, which any number of iplookup servers, on any
@@ -914,6 +891,11 @@ function openError(error: unknown, label: string, database: string): Error {
   // whose hint (a command that makes a new state) would not help: iplookup creates its
   // tables, never the database.
   if (errno === "3D000") return new Error(`${label}: there is no database "${database}" on that server; create it first (createdb, or CREATE DATABASE)`, { cause: error });
+  // Class 28: the server refused the login. Unavailable once serving (a password changed
+  // under a running server), but at open the URL is what to check.
+  if (typeof errno === "string" && errno.startsWith("28")) {
+    return new StoreUnavailableError(`the state database at ${label} refused the login: ${message}; check the user and password in the URL (or PGPASSWORD)`, { cause: error });
+  }
   if (isUnavailable(error)) return new StoreUnavailableError(`cannot reach the state database at ${label}: ${message}`, { cause: error });
   return new Error(`the state database at ${label}: ${message}`, { cause: error });
 }

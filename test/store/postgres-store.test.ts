@@ -104,6 +104,18 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       }
     });
 
+    test("a login the server refuses: StoreUnavailableError that says so and what to check, without the password", async () => {
+      const url = new URL(await states.fresh());
+      url.username = "iplookup_test_no_such_role";
+      url.password = "pw-refused";
+      const error = await PostgresStore.open(url.href).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(StoreUnavailableError);
+      const label = url.href.replace("pw-refused", "***");
+      expect((error as Error).message).toStartWith(`the state database at ${label} refused the login: `);
+      expect((error as Error).message).toEndWith("; check the user and password in the URL (or PGPASSWORD)");
+      expect(Bun.inspect(error)).not.toContain("pw-refused");
+    });
+
     test("a server that cannot be reached: StoreUnavailableError at once, without the password", async () => {
       const url = "postgres://iplookup:pw-unreachable@127.0.0.1:1/iplookup";
       const started = performance.now();
@@ -495,6 +507,38 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       expect(outcome).toEqual({ ok: true, used: 2 });
       await store.close();
     });
+    test("a database that refuses sessions (ALLOW_CONNECTIONS false, as for maintenance): StoreUnavailableError for reads and charges, nothing charged; allowed again, the store serves by itself", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      const { key } = await store.createKey("k", "free");
+      await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null });
+      const database = new URL(url).pathname.slice(1);
+      const admin = <T>(work: (sql: SQL) => Promise<T>) => raw(databaseUrl("test"), work);
+      const refusedSession = (error: unknown) => /not currently accepting connections/.test((error as Error).message);
+      await admin((sql) => sql.unsafe(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS false`));
+      try {
+        await admin((sql) => sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database}`);
+        // The pools meet their ended connections first; then every new session is refused.
+        const seen = { read: false, charge: false };
+        for (let attempt = 0; attempt < 30 && !(seen.read && seen.charge); attempt++) {
+          const read = await store.unitsUsed(key.id, PERIOD).catch((error: unknown) => error);
+          expect(read).toBeInstanceOf(StoreUnavailableError);
+          seen.read ||= refusedSession(read);
+          const charged = await store.charge({ keyId: key.id, period: PERIOD, units: 5, limit: null }).catch((error: unknown) => error);
+          expect(charged).toBeInstanceOf(StoreUnavailableError);
+          seen.charge ||= refusedSession(charged);
+        }
+        expect(seen).toEqual({ read: true, charge: true });
+      } finally {
+        await admin((sql) => sql.unsafe(`ALTER DATABASE "${database}" ALLOW_CONNECTIONS true`));
+      }
+      let used: number | undefined;
+      for (let attempt = 0; attempt < 5 && used === undefined; attempt++) used = await store.unitsUsed(key.id, PERIOD).catch(() => undefined);
+      expect(used).toBe(1);
+      expect(await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null })).toEqual({ ok: true, used: 2 });
+      await store.close();
+    });
+
     test("the database taken away and given back: every call ends in time, nothing answered is lost, and the store recovers by itself", async () => {
       const url = new URL(await states.fresh());
       const proxy = await startTcpProxy({ hostname: url.hostname, port: Number(url.port || 5432) });

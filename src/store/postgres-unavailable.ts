@@ -1,0 +1,43 @@
+/**
+ * Bun's codes for a connection that failed or ended: the database cannot be reached.
+ */
+const UNAVAILABLE_CODES = new Set([
+  "ERR_POSTGRES_CONNECTION_CLOSED",
+  "ERR_POSTGRES_CONNECTION_REFUSED",
+  "ERR_POSTGRES_CONNECTION_FAILED",
+  "ERR_POSTGRES_CONNECTION_TIMEOUT",
+  "ERR_POSTGRES_IDLE_TIMEOUT",
+  "ERR_POSTGRES_LIFETIME_TIMEOUT",
+  "ERR_POSTGRES_TLS_UPGRADE_FAILED",
+  "ERR_POSTGRES_TLS_NOT_AVAILABLE",
+]);
+
+/**
+ * PostgreSQL's SQLSTATE classes, and single states, that say the database cannot serve
+ * now rather than that a statement is wrong. A store that answers these answers 503
+ * store_unavailable (with Retry-After, /readyz 503) instead of 500 internal_error: the
+ * operator's database, not iplookup, has to change, and requests cost nothing meanwhile.
+ *
+ * - 08: the connection failed or was lost.
+ * - 28: the server refused the login (a password changed on the database but not in
+ *   this host's URL, pg_hba.conf).
+ * - 53: too many connections, disk full, out of memory.
+ * - 57: operator intervention: the server shutting down or starting (57P01–57P03), the
+ *   database dropped (57P04), a statement cancelled or timed out (57014).
+ * - 58: the server's own I/O errors.
+ * - 3D000: the database named in the URL does not exist.
+ * - 25006: a read-only transaction: a standby after a failover, or
+ *   default_transaction_read_only set.
+ * - 55000: the database does not accept connections now (ALLOW_CONNECTIONS false, as an
+ *   operator sets it for maintenance); 55P03: a lock not available in time.
+ */
+const UNAVAILABLE_CLASSES = ["08", "28", "53", "57", "58"];
+const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03"]);
+
+/** Whether a PostgreSQL error means the database cannot be reached or cannot serve now. */
+export function isUnavailable(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
+  if (typeof errno !== "string") return false;
+  return UNAVAILABLE_CLASSES.includes(errno.slice(0, 2)) || UNAVAILABLE_STATES.has(errno);
+}

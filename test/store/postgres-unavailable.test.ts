@@ -1,0 +1,47 @@
+import { expect, test } from "bun:test";
+import { isUnavailable } from "../../src/store/postgres-unavailable.ts";
+
+/** An error as Bun's PostgreSQL client makes one: its code, and the server's SQLSTATE as errno. */
+const serverError = (errno: string) => Object.assign(new Error(errno), { code: "ERR_POSTGRES_SERVER_ERROR", errno });
+
+test.each([
+  ["08006", "connection failure"],
+  ["28P01", "password authentication failed"],
+  ["28000", "role does not exist"],
+  ["53300", "too many connections"],
+  ["53100", "disk full"],
+  ["57P01", "terminated by an administrator"],
+  ["57P03", "cannot connect now (starting up)"],
+  ["57P04", "database dropped"],
+  ["57014", "statement timeout"],
+  ["58030", "I/O error"],
+  ["3D000", "database does not exist"],
+  ["25006", "read-only transaction (a standby after failover)"],
+  ["55000", "database not accepting connections"],
+  ["55P03", "lock not available"],
+])("SQLSTATE %s (%s): the database cannot serve now", (errno) => {
+  expect(isUnavailable(serverError(errno))).toBe(true);
+});
+
+test.each([
+  ["23505", "unique violation"],
+  ["23503", "foreign key violation"],
+  ["42601", "syntax error"],
+  ["42P01", "undefined table"],
+  ["22P02", "invalid text representation"],
+  ["40001", "serialization failure"],
+  ["XX000", "internal error"],
+])("SQLSTATE %s (%s): the statement, not the database, is at fault", (errno) => {
+  expect(isUnavailable(serverError(errno))).toBe(false);
+});
+
+test("Bun's connection codes count; other errors and non-errors do not", () => {
+  for (const code of ["ERR_POSTGRES_CONNECTION_CLOSED", "ERR_POSTGRES_CONNECTION_REFUSED", "ERR_POSTGRES_CONNECTION_TIMEOUT", "ERR_POSTGRES_TLS_NOT_AVAILABLE"]) {
+    expect(isUnavailable(Object.assign(new Error(code), { code }))).toBe(true);
+  }
+  expect(isUnavailable(Object.assign(new Error("x"), { code: "ERR_POSTGRES_SYNTAX_ERROR" }))).toBe(false);
+  expect(isUnavailable(new Error("plain"))).toBe(false);
+  expect(isUnavailable(undefined)).toBe(false);
+  expect(isUnavailable(null)).toBe(false);
+  expect(isUnavailable("08006")).toBe(false);
+});
