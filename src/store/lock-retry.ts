@@ -13,10 +13,18 @@ function isLocked(error: unknown): boolean {
  * the thread that also serves lookups. A write that met the lock changed nothing (its
  * transaction never began), so trying it again is safe. Charges have their own waiting
  * (GroupCommit), which ends in StoreUnavailableError, never SQLITE_BUSY.
+ *
+ * The store's members that hold methods of their own (`webhooks`) are wrapped the same
+ * way: every write the admin API makes goes through here.
  */
 export function retryWhileLocked(store: Store, waitMs: number): Store {
-  return new Proxy(store, {
+  return retrying(store, waitMs, { webhooks: retrying(store.webhooks, waitMs) });
+}
+
+function retrying<T extends object>(target: T, waitMs: number, members: Partial<T> = {}): T {
+  return new Proxy(target, {
     get(target, property) {
+      if (Object.hasOwn(members, property)) return members[property as keyof T];
       const value = Reflect.get(target, property, target) as unknown;
       if (typeof value !== "function") return value;
       return async (...args: unknown[]) => {

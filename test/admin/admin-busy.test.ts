@@ -75,6 +75,41 @@ test("SQLite: a write lock held by another connection", async () => {
   expect((await putPlan()).status).toBe(200);
 });
 
+test("SQLite: webhooks added, removed or tested while another connection holds the write lock", async () => {
+  const state = join(dir, "webhooks.db");
+  const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
+  const token = (JSON.parse(created.stdout) as { token: string }).token;
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--admin-port", "0", "--log-level", "warn"]);
+  servers.push(server);
+  const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${admin}/admin/v1/webhooks${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const hook = { url: "http://127.0.0.1:9/hook", events: ["key.created"] };
+  const kept = (await (await call("POST", "", hook)).json()) as { id: string };
+  const listed = async () => ((await (await call("GET", "")).json()) as { webhooks: { id: string }[] }).webhooks.map((webhook) => webhook.id);
+  const holder = new Database(state);
+  holder.run("PRAGMA busy_timeout = 5000");
+  holder.run("BEGIN IMMEDIATE");
+  holder.run("UPDATE generation SET value = value");
+  try {
+    for (const write of [() => call("POST", "", hook), () => call("DELETE", `/${kept.id}`), () => call("POST", `/${kept.id}/test`)]) {
+      const answer = await writeWhileLocked(write, server.url);
+      expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
+      expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+    }
+  } finally {
+    holder.run("ROLLBACK");
+    holder.close();
+  }
+  expect(await listed()).toEqual([kept.id]);
+  expect((await call("DELETE", `/${kept.id}`)).status).toBe(204);
+  expect(await listed()).toEqual([]);
+});
+
 const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("a lock held by another session on the tables the write needs", async () => {
