@@ -2,6 +2,7 @@ import type { Cidr } from "../address/cidr.ts";
 import type { CorsGrant, KeyCall } from "../access/key-controls.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { clientAddress } from "./client-address.ts";
+import { matchRoute, type RouteTable } from "./gate.ts";
 import { pathOf } from "./path.ts";
 import { contextOf } from "./request-context.ts";
 
@@ -63,13 +64,15 @@ export function withCors(response: Response, grant: CorsGrant): Response {
  * allowed_origins, and answers nothing about any key. Undefined for a path outside /v1
  * (the gate answers those: 405 with Allow); `not_found` for an unknown /v1 path.
  */
-export function preflight(request: Request, routes: ReadonlyMap<string, readonly string[]>): Response | undefined {
+export function preflight(request: Request, routes: RouteTable): Response | undefined {
   const path = pathOf(request.url);
   if (!path.startsWith("/v1/")) return undefined;
-  const methods = routes.get(path);
-  if (!methods) throw new ApiError("not_found", `there is no route ${path}`);
+  // The route the request that follows would take, patterns included (/v1/asn/:asn).
+  const matched = matchRoute(routes, path);
+  if (!matched) throw new ApiError("not_found", `there is no route ${path}`);
+  const methods = matched.methods;
   // Counted, and logged, under its route.
-  contextOf(request).route = path;
+  contextOf(request).route = matched.route;
   const headers: Record<string, string> = {
     "access-control-allow-methods": methods.join(", "),
     "access-control-allow-headers": "Authorization, Content-Type",

@@ -183,6 +183,18 @@ function suite(fresh: () => Promise<string>) {
     await t.close();
   });
 
+  test("a CORS preflight on a route with a parameter (/v1/asn/{asn}) answers as on the others", async () => {
+    const t = await setUp(await fresh());
+    for (const path of ["/v1/asn/13335", "/v1/asn/AS13335", "/v1/asn"]) {
+      const response = await t.send("OPTIONS", path, { headers: { origin: "https://app.example.com", "access-control-request-method": "GET" } });
+      expect([path, response.status]).toEqual([path, 204]);
+      expect(response.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
+      expect(response.headers.get("access-control-allow-methods")).toBe("GET, HEAD");
+    }
+    expect(await t.codeOf(await t.send("OPTIONS", "/v1/asn/13335/more"))).toBe("not_found");
+    await t.close();
+  });
+
   test("rotation with a grace: both secrets work until it ends, then only the new one; without a grace the old stops at once", async () => {
     const t = await setUp(await fresh());
     const { key, secret: first } = await t.store.createKey("rotated", "unlimited");
