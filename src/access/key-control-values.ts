@@ -19,7 +19,21 @@ export const MAX_METADATA_BYTES = 1024;
 /** The longest rotation grace: 30 days. */
 export const MAX_GRACE_MS = 30 * 86_400_000;
 
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * Whether an RFC 3339 time names a moment that exists: its fields in their ranges, its
+ * day in its month (Date.parse would carry 2030-02-30 over to March 2nd, and T24:00 to
+ * the next day). A leap second (:60) is refused: JavaScript's clock has none.
+ */
+function isRealTime(text: string): boolean {
+  const fields = RFC3339.exec(text);
+  if (!fields) return false;
+  const [year, month, day, hour, minute, second] = fields.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  const offsetInRange = fields[8] === undefined || (Number(fields[8]) <= 23 && Number(fields[9]) <= 59);
+  return month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetInRange;
+}
 
 /**
  * `expires_at`: an RFC 3339 time with its offset (`2027-01-01T00:00:00Z`,
@@ -27,7 +41,7 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d
  * `nowMs` is refused: a key that would be born expired is a typo, and revoking says so plainly.
  */
 export function parseExpiresAt(text: string, nowMs: number, field = "expires_at"): string {
-  const ms = RFC3339.test(text) ? Date.parse(text.toUpperCase()) : Number.NaN;
+  const ms = isRealTime(text) ? Date.parse(text.toUpperCase()) : Number.NaN;
   if (Number.isNaN(ms)) throw new ControlValueError(`${field}: "${shorten(text)}" is not an RFC 3339 time (e.g. 2027-01-01T00:00:00Z)`);
   if (ms <= nowMs) throw new ControlValueError(`${field}: ${text} is not in the future`);
   return new Date(ms).toISOString();

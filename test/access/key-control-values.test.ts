@@ -22,6 +22,25 @@ describe("the values of a key's controls", () => {
     expect(() => parseExpiresAt("2026-11-15T12:00:00Z", NOW)).toThrow("not in the future");
   });
 
+  test("expires_at: a time that does not exist is refused, not carried over to the next day or month", () => {
+    for (const bad of [
+      "2030-02-30T00:00:00Z",
+      "2030-02-29T00:00:00Z",
+      "2030-04-31T00:00:00Z",
+      "2030-00-10T00:00:00Z",
+      "2030-01-00T00:00:00Z",
+      "2030-01-01T24:00:00Z",
+      "2030-01-01T23:60:00Z",
+      "2030-01-01T23:59:60Z",
+      "2030-01-01T00:00:00+24:00",
+      "2030-01-01T00:00:00+01:60",
+    ]) {
+      expect(() => parseExpiresAt(bad, NOW)).toThrow(`"${bad}" is not an RFC 3339 time`);
+    }
+    expect(parseExpiresAt("2028-02-29T23:59:59Z", NOW)).toBe("2028-02-29T23:59:59.000Z");
+    expect(parseExpiresAt("2030-12-31T23:59:59.999-23:59", NOW)).toBe("2031-01-01T23:58:59.999Z");
+  });
+
   test("allowed_cidrs: blocks and single addresses, host bits cleared, IPv4-mapped read as IPv4, each once", () => {
     expect(parseCidrList(["203.0.113.77/24", "10.1.2.3", "2001:DB8:0:0:1::/32", "::ffff:192.0.2.0/120", "203.0.113.0/24", " 0.0.0.0/0 "])).toEqual([
       "203.0.113.0/24",
