@@ -51,24 +51,31 @@ async function writeWhileLocked(write: () => Promise<Response>, publicUrl: strin
   return answer;
 }
 
-test("SQLite: a write lock held by another connection", async () => {
-  const state = join(dir, "state.db");
-  const { server, createKey, putPlan, keyCount } = await startWithAdmin(state);
-  const before = await keyCount();
+/** Runs `work` while another connection of this process holds the state file's write lock. */
+async function holdingWriteLock(state: string, work: () => Promise<void>): Promise<void> {
   const holder = new Database(state);
   holder.run("PRAGMA busy_timeout = 5000");
   holder.run("BEGIN IMMEDIATE");
   holder.run("UPDATE generation SET value = value");
   try {
+    await work();
+  } finally {
+    holder.run("ROLLBACK");
+    holder.close();
+  }
+}
+
+test("SQLite: a write lock held by another connection", async () => {
+  const state = join(dir, "state.db");
+  const { server, createKey, putPlan, keyCount } = await startWithAdmin(state);
+  const before = await keyCount();
+  await holdingWriteLock(state, async () => {
     for (const write of [createKey, putPlan]) {
       const answer = await writeWhileLocked(write, server.url);
       expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
     }
-  } finally {
-    holder.run("ROLLBACK");
-    holder.close();
-  }
+  });
   expect(await keyCount()).toBe(before);
   expect((await createKey()).status).toBe(201);
   expect(await keyCount()).toBe(before + 1);
@@ -91,20 +98,13 @@ test("SQLite: webhooks added, removed or tested while another connection holds t
   const hook = { url: "http://127.0.0.1:9/hook", events: ["key.created"] };
   const kept = (await (await call("POST", "", hook)).json()) as { id: string };
   const listed = async () => ((await (await call("GET", "")).json()) as { webhooks: { id: string }[] }).webhooks.map((webhook) => webhook.id);
-  const holder = new Database(state);
-  holder.run("PRAGMA busy_timeout = 5000");
-  holder.run("BEGIN IMMEDIATE");
-  holder.run("UPDATE generation SET value = value");
-  try {
+  await holdingWriteLock(state, async () => {
     for (const write of [() => call("POST", "", hook), () => call("DELETE", `/${kept.id}`), () => call("POST", `/${kept.id}/test`)]) {
       const answer = await writeWhileLocked(write, server.url);
       expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
     }
-  } finally {
-    holder.run("ROLLBACK");
-    holder.close();
-  }
+  });
   expect(await listed()).toEqual([kept.id]);
   expect((await call("DELETE", `/${kept.id}`)).status).toBe(204);
   expect(await listed()).toEqual([]);
