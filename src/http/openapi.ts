@@ -1,5 +1,5 @@
 import { METHOD_NOT_ALLOWED, NOT_FOUND_RESPONSE, HEADERS, ProblemSchema, errorResponses, headerRef, jsonOf as json, plain } from "./openapi-parts.ts";
-import { AsnResultSchema, AsnSearchSchema, AsnSummarySchema, BatchRequest, BatchResultSchema, LookupRequest, LookupResultSchema, MeSchema, UsageSchema } from "./schemas.ts";
+import { AsnResultSchema, AsnSummarySchema, BatchRequest, BatchResultSchema, LookupRequest, LookupResultSchema, MeSchema, UsageSchema } from "./schemas.ts";
 
 /** The headers of a lookup's answer (CONTRACT §4). */
 const lookupHeaders = {

@@ -45,13 +45,6 @@ import {
   type Store,
   type TokenLease,
   type UsageRecord,
-  type AttemptResult,
-  type ClaimOptions,
-  type DeliveryRecord,
-  type DueDelivery,
-  type IssuedWebhook,
-  type NewEvent,
-  type Webhook,
 } from "./store.ts";
 
 /** Options of PostgresStore.open. */

@@ -42,13 +42,6 @@ import {
   type StateSnapshot,
   type Store,
   type UsageRecord,
-  type AttemptResult,
-  type ClaimOptions,
-  type DeliveryRecord,
-  type DueDelivery,
-  type IssuedWebhook,
-  type NewEvent,
-  type Webhook,
 } from "./store.ts";
 
 interface KeyRow extends ControlColumns {
