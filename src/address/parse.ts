@@ -1,4 +1,4 @@
-import type { Address, IPv4Address, IPv6Address } from "./address.ts";
+import type { Address, IPv4Address } from "./address.ts";
 
 /**
  * The strict address parser of CONTRACT §2. It accepts exactly:

@@ -21,7 +21,6 @@ import { parseArgs } from "node:util";
 import { buildDefaultDataFile } from "../importer/build-default.ts";
 import { compile } from "./compile.ts";
 import { writeDeb } from "./deb.ts";
-import { runTool } from "./run-tool.ts";
 import { bundledPackages, cycloneDx, DATA_PACKAGE_LICENSES, describePackage } from "./sbom.ts";
 import { writeTarball } from "./tarball.ts";
 import { RELEASE_TARGETS, type ReleaseTarget } from "./targets.ts";

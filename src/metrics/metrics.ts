@@ -65,7 +65,7 @@ export class Metrics {
    */
   constructor(
     readonly table: MetricsTable = Metrics.table([], 1),
-    private readonly thread = 0,
+    thread = 0,
   ) {
     const routes = table.routes.length + 1;
     this.labels = [...table.routes, "other"];

@@ -3,7 +3,6 @@ import { type Browser } from "playwright-core";
 import { join } from "node:path";
 import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
-import { type ServerProcess } from "../support/server-process.ts";
 
 /**
  * The console's lookup-by-AS box in a real browser (Debian's Chromium, as in
@@ -11,7 +10,6 @@ import { type ServerProcess } from "../support/server-process.ts";
  * name lists matches whose buttons look them up, a refused number says why.
  */
 
-let server: ServerProcess;
 let admin: string;
 let token: string;
 let browser: Browser;
@@ -19,7 +17,7 @@ let setup: ConsoleServer | undefined;
 
 beforeAll(async () => {
   setup = await startConsoleServer("asn-console");
-  ({ server, admin, token, browser } = setup);
+  ({ admin, token, browser } = setup);
 }, 120_000);
 
 afterAll(() => setup?.close());

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 /**

@@ -3,7 +3,7 @@ import { Reader } from "mmdb-lib";
 import { readMmdb } from "../../../src/importer/mmdb/read-mmdb.ts";
 import { fieldValuesOf } from "../../../src/importer/mmdb/mmdb-fields.ts";
 import { double, float, uint32, writeMmdb, type MmdbNetwork } from "../../support/mmdb-writer.ts";
-import { address, checkWellFormed, completed, listed, valueAt } from "./support.ts";
+import { address, checkWellFormed, listed, valueAt } from "./support.ts";
 
 const AU = { country_code: "AU" };
 const CN = { country_code: "CN" };
