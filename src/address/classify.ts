@@ -102,3 +102,88 @@ const IPV6_TABLE: Table<Uint32Array> = {
   })(),
   reasons: answers(IPV6_INTERVALS),
 };
+
+/** The public ranges of each family, adjacent ones joined, as [first, last] pairs in address order. */
+const PUBLIC_RANGES: Record<32 | 128, readonly (readonly [bigint, bigint])[]> = {
+  32: publicRangesOf(IPV4_INTERVALS),
+  128: publicRangesOf(IPV6_INTERVALS),
+};
+
+function publicRangesOf(intervals: readonly Interval[]): [bigint, bigint][] {
+  const ranges: [bigint, bigint][] = [];
+  for (const interval of intervals) {
+    if (!interval.isPublic || interval.forced) continue;
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] + 1n === interval.start) last[1] = interval.end;
+    else ranges.push([interval.start, interval.end]);
+  }
+  return ranges;
+}
+
+/**
+ * The public parts of the addresses `first`…`last` (CONTRACT §2), in address order: what
+ * lookups answer of that span. Most spans are public whole; the AS answers ask this for
+ * every run of an AS's addresses, so that their prefixes and counts hold only addresses
+ * whose lookup answers the AS.
+ */
+export function publicParts(bits: 32 | 128, first: bigint, last: bigint): [bigint, bigint][] {
+  const ranges = PUBLIC_RANGES[bits];
+  // The first range that ends at or after `first`.
+  let low = 0;
+  let high = ranges.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((ranges[middle] as readonly [bigint, bigint])[1] < first) low = middle + 1;
+    else high = middle;
+  }
+  const parts: [bigint, bigint][] = [];
+  for (let i = low; i < ranges.length; i++) {
+    const [start, end] = ranges[i] as readonly [bigint, bigint];
+    if (start > last) break;
+    parts.push([start > first ? start : first, end < last ? end : last]);
+  }
+  return parts;
+}
+
+/**
+ * A quick test before publicParts, for spans asked in address order (a data set's
+ * segments, an AS's runs): true when every IPv4 address from `first` up to, not
+ * including, `end` (2^32 allowed) lies in one public interval of the registry table.
+ * False says only "ask publicParts": a span may be public across two intervals
+ * (192.0.0.9 and 192.0.0.10 are two blocks). It walks the intervals once, alongside.
+ */
+export function publicSpans4(): (first: number, end: number) => boolean {
+  const { starts, reasons } = IPV4_TABLE;
+  let i = 0;
+  return (first, end) => {
+    while (i + 1 < starts.length && (starts[i + 1] as number) <= first) i++;
+    if (reasons[i] !== undefined) return false;
+    return i + 1 >= starts.length || (starts[i + 1] as number) >= end;
+  };
+}
+
+/**
+ * publicSpans4 for IPv6, the span's first address and its end given as four words each
+ * at `words[at…]` and `words[endAt…]` (an `endAt` of -1: to the end of the space), so
+ * that no BigInt is made for the spans that are public whole.
+ */
+export function publicSpans6(): (words: Uint32Array, at: number, endAt: number) => boolean {
+  const { starts, reasons } = IPV6_TABLE;
+  const count = starts.length / 4;
+  let i = 0;
+  /** How interval `k`'s start compares with the address at `words[offset…]`: -1, 0 or 1. */
+  const compare = (k: number, words: Uint32Array, offset: number): number => {
+    for (let w = 0; w < 4; w++) {
+      const a = starts[k * 4 + w] as number;
+      const b = words[offset + w] as number;
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return 0;
+  };
+  return (words, at, endAt) => {
+    while (i + 1 < count && compare(i + 1, words, at) <= 0) i++;
+    if (reasons[i] !== undefined) return false;
+    if (i + 1 >= count) return true;
+    return endAt >= 0 && compare(i + 1, words, endAt) >= 0;
+  };
+}

@@ -1,3 +1,4 @@
+import { publicParts, publicSpans4, publicSpans6 } from "../address/classify.ts";
 import type { IndexImage } from "../index/range-index.ts";
 import { asnHostingFlags } from "./hosting.ts";
 import { Scratch } from "./scratch.ts";
@@ -246,27 +247,49 @@ function indexOf(values: Uint32Array, value: number): number {
 
 /**
  * Calls `visit(segment, record, addresses)` for each segment of a family that some
- * record answers for. An IPv6 size is a double: exact up to 2^53, close beyond.
+ * record answers for, with the addresses of it that lookups answer: the public ones
+ * (CONTRACT §2; a segment of the data may hold a block that lookups refuse, 2001::/32
+ * in one of AS6939's). An IPv6 size is a double: exact up to 2^53, close beyond.
  */
 export function forEachSegment(image: IndexImage, family: 4 | 6, visit: (segment: number, record: number, addresses: number) => void): void {
   if (family === 4) {
     const starts = image.v4Starts;
     const records = image.v4Records;
+    const isPublicSpan4 = publicSpans4();
     for (let i = 0; i < records.length; i++) {
       const id = records[i] as number;
       if (id === 0) continue;
+      const start = starts[i] as number;
       const end = i + 1 < starts.length ? (starts[i + 1] as number) : 2 ** 32;
-      visit(i, id, end - (starts[i] as number));
+      visit(i, id, isPublicSpan4(start, end) ? end - start : publicCount(32, BigInt(start), BigInt(end - 1)));
     }
     return;
   }
   const starts = image.v6Starts;
   const records = image.v6Records;
+  const isPublicSpan6 = publicSpans6();
   for (let i = 0; i < records.length; i++) {
     const id = records[i] as number;
     if (id === 0) continue;
-    visit(i, id, i + 1 < records.length ? wordsDifference(starts, i * 4 + 4, starts, i * 4) : wordsDifference(PAST_LAST, 0, starts, i * 4));
+    const hasNext = i + 1 < records.length;
+    if (isPublicSpan6(starts, i * 4, hasNext ? i * 4 + 4 : -1)) {
+      visit(i, id, hasNext ? wordsDifference(starts, i * 4 + 4, starts, i * 4) : wordsDifference(PAST_LAST, 0, starts, i * 4));
+    } else {
+      const first = wordsAt(starts, i * 4);
+      visit(i, id, publicCount(128, first, hasNext ? wordsAt(starts, i * 4 + 4) - 1n : (1n << 128n) - 1n));
+    }
   }
+}
+
+/** How many addresses of `first`…`last` are public. */
+function publicCount(bits: 32 | 128, first: bigint, last: bigint): number {
+  let count = 0n;
+  for (const [start, end] of publicParts(bits, first, last)) count += end - start + 1n;
+  return Number(count);
+}
+
+function wordsAt(words: Uint32Array, at: number): bigint {
+  return (BigInt(words[at] as number) << 96n) | (BigInt(words[at + 1] as number) << 64n) | (BigInt(words[at + 2] as number) << 32n) | BigInt(words[at + 3] as number);
 }
 
 /** 2^128 as words (the first one past 32 bits): where the last IPv6 segment ends. */

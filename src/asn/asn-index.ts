@@ -1,3 +1,4 @@
+import { publicParts, publicSpans4 } from "../address/classify.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { ByteWriter } from "../lookup/byte-writer.ts";
@@ -12,8 +13,8 @@ export const SEARCH_LIMIT = 50;
 /**
  * Answers by AS number from one loaded data set: an AsnImage (shared by every thread)
  * over the range index it was built from. Prefixes are put together when asked for:
- * the AS's segments in address order, touching ones joined, each run covered by the
- * fewest CIDR blocks.
+ * the AS's segments in address order, touching ones joined, each run's public parts
+ * (the addresses lookups answer, CONTRACT §2) covered by the fewest CIDR blocks.
  */
 export class AsnIndex {
   private readonly names: Buffer;
@@ -140,9 +141,13 @@ export class AsnIndex {
   forEachPrefix4(slot: number, emit: (network: number, prefix: number) => void): void {
     const { v4Offsets, v4Segments } = this.image;
     const starts = this.index.image.v4Starts;
+    const isPublicSpan4 = publicSpans4();
     forEachRun(v4Segments, v4Offsets[slot] as number, v4Offsets[slot + 1] as number, (first, last) => {
+      const start = starts[first] as number;
       const end = last + 1 < starts.length ? (starts[last + 1] as number) - 1 : LAST_V4;
-      coverIpv4(starts[first] as number, end, emit);
+      // Only what lookups answer: a run may hold a block they refuse (see publicParts).
+      if (isPublicSpan4(start, end + 1)) coverIpv4(start, end, emit);
+      else for (const [from, to] of publicParts(32, BigInt(start), BigInt(end))) coverIpv4(Number(from), Number(to), emit);
     });
   }
 
@@ -161,7 +166,7 @@ export class AsnIndex {
     };
     forEachRun(v6Segments, v6Offsets[slot] as number, v6Offsets[slot + 1] as number, (first, last) => {
       const end = last + 1 < segments ? bigintAt(starts, (last + 1) * 4) - 1n : LAST_V6;
-      coverIpv6(bigintAt(starts, first * 4), end, toWords);
+      for (const [from, to] of publicParts(128, bigintAt(starts, first * 4), end)) coverIpv6(from, to, toWords);
     });
   }
 

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import ipaddr from "ipaddr.js";
+import { publicParts } from "../../src/address/classify.ts";
 
 /**
  * An oracle for the AS answers, independent of the importer and of src/asn: it reads the
@@ -118,7 +119,11 @@ export function text(value: bigint, bits: 32 | 128): string {
   return address.kind() === "ipv6" ? (address as ipaddr.IPv6).toRFC5952String() : address.toString();
 }
 
-/** The runs of one family of the default data's AS and country sources, flattened. */
+/**
+ * The runs of one family of the default data's AS and country sources, flattened; the AS
+ * runs cut to their public parts (CONTRACT §2: a lookup of any other address is refused,
+ * so it answers no AS), by the classifier's own list of public ranges.
+ */
 export interface Flattened {
   readonly asn: { readonly 4: Run[]; readonly 6: Run[] };
   readonly country: { readonly 4: Run[]; readonly 6: Run[] };
@@ -129,7 +134,7 @@ let cached: Flattened | undefined;
 export function flattenedSources(): Flattened {
   const read = (pkg: string, file: string) => flatten(readRows(join(PACKAGES, pkg, file)));
   return (cached ??= {
-    asn: { 4: read("asn", "asn-ipv4-num.csv"), 6: read("asn", "asn-ipv6-num.csv") },
+    asn: { 4: publicRuns(read("asn", "asn-ipv4-num.csv"), 32), 6: publicRuns(read("asn", "asn-ipv6-num.csv"), 128) },
     country: { 4: read("geo-whois-asn-country", "geo-whois-asn-country-ipv4-num.csv"), 6: read("geo-whois-asn-country", "geo-whois-asn-country-ipv6-num.csv") },
   });
 }
@@ -177,4 +182,9 @@ export function majorityCountry(v4: readonly Run[], v6: readonly Run[], countrie
     if (a4 > b4 || (a4 === b4 && a6 > b6)) best = code;
   }
   return best;
+}
+
+/** Each run cut to its public parts, each part keeping the run's value. */
+function publicRuns(runs: readonly Run[], bits: 32 | 128): Run[] {
+  return runs.flatMap((run) => publicParts(bits, run.first, run.last).map(([first, last]) => ({ first, last, value: run.value })));
 }

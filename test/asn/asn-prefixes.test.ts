@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import fc from "fast-check";
+import { classifyAddress } from "../../src/address/classify.ts";
 import { parseAddress } from "../../src/address/parse.ts";
 import { classifyAsn } from "../../src/asn/asn-number.ts";
 import { asnIndexOf, type AsnIndex } from "../../src/asn/asn-index.ts";
@@ -36,10 +37,11 @@ beforeAll(() => {
 
 const runs = (asn: number, family: 4 | 6) => oracleRuns[family].get(asn) ?? [];
 
-/** The AS number a lookup of `value` answers, or null. */
+/** The AS number a lookup of `value` answers, or null (none, or an address lookups refuse as not public). */
 function lookupAsn(value: bigint, bits: 32 | 128): number | null {
   const address = parseAddress(text(value, bits));
   if (!address) throw new Error(`cannot parse ${text(value, bits)}`);
+  if (classifyAddress(address) !== null) return null;
   return index.lookup(address)?.record.asn ?? null;
 }
 
@@ -98,6 +100,24 @@ describe("ASes of every size against the source CSVs", () => {
       expect(result.name).toBe(index.lookup(address!)!.record.as_name);
     });
   }
+
+  test("AS6939: blocks lookups refuse (Teredo's 2001::/32, 6a44's 192.88.99.2) are in none of its prefixes, nor in num_ips; its addresses around them are", () => {
+    checkAgainstSources(6939);
+    const result = asns.result(6939);
+    checkEdges(6939, result);
+    const holds = (value: bigint, bits: 32 | 128) =>
+      [...result.prefixes, ...result.prefixes6].map(bounds).some(([first, last, size]) => size === bits && value >= first && value <= last);
+    const at = (text: string) => {
+      const address = parseAddress(text)!;
+      return address.version === 4 ? BigInt(address.value) : address.words.reduce((sum, word) => (sum << 32n) | BigInt(word), 0n);
+    };
+    expect(holds(at("192.88.99.2"), 32)).toBe(false);
+    expect(holds(at("2001::1"), 128)).toBe(false);
+    expect(holds(at("2001:0:ffff:ffff:ffff:ffff:ffff:ffff"), 128)).toBe(false);
+    for (const text of ["192.88.99.1", "192.88.99.3"]) {
+      expect({ text, asn: lookupAsn(at(text), 32), held: holds(at(text), 32) }).toEqual({ text, asn: 6939, held: true });
+    }
+  });
 
   test("AS4134 has the most prefixes and AS749 the most IPv4 addresses of the default data (the bench relies on it)", () => {
     let most = 0;
