@@ -1,4 +1,5 @@
 import { publicParts, publicSpans4, publicSpans6 } from "../address/classify.ts";
+import { readAddress } from "../data-file/packed-address.ts";
 import type { IndexImage } from "../index/range-index.ts";
 import { asnHostingFlags } from "./hosting.ts";
 import { Scratch } from "./scratch.ts";
@@ -275,8 +276,8 @@ export function forEachSegment(image: IndexImage, family: 4 | 6, visit: (segment
     if (isPublicSpan6(starts, i * 4, hasNext ? i * 4 + 4 : -1)) {
       visit(i, id, hasNext ? wordsDifference(starts, i * 4 + 4, starts, i * 4) : wordsDifference(PAST_LAST, 0, starts, i * 4));
     } else {
-      const first = wordsAt(starts, i * 4);
-      visit(i, id, publicCount(128, first, hasNext ? wordsAt(starts, i * 4 + 4) - 1n : (1n << 128n) - 1n));
+      const first = readAddress(starts, 4, i * 4);
+      visit(i, id, publicCount(128, first, hasNext ? readAddress(starts, 4, i * 4 + 4) - 1n : (1n << 128n) - 1n));
     }
   }
 }
@@ -286,10 +287,6 @@ function publicCount(bits: 32 | 128, first: bigint, last: bigint): number {
   let count = 0n;
   for (const [start, end] of publicParts(bits, first, last)) count += end - start + 1n;
   return Number(count);
-}
-
-function wordsAt(words: Uint32Array, at: number): bigint {
-  return (BigInt(words[at] as number) << 96n) | (BigInt(words[at + 1] as number) << 64n) | (BigInt(words[at + 2] as number) << 32n) | BigInt(words[at + 3] as number);
 }
 
 /** 2^128 as words (the first one past 32 bits): where the last IPv6 segment ends. */

@@ -1,5 +1,6 @@
 import { publicParts, publicSpans4 } from "../address/classify.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
+import { readAddress } from "../data-file/packed-address.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { ByteWriter } from "../lookup/byte-writer.ts";
 import { classifyAsn, MAX_ASN } from "./asn-number.ts";
@@ -165,8 +166,8 @@ export class AsnIndex {
       emit(words, prefix);
     };
     forEachRun(v6Segments, v6Offsets[slot] as number, v6Offsets[slot + 1] as number, (first, last) => {
-      const end = last + 1 < segments ? bigintAt(starts, (last + 1) * 4) - 1n : LAST_V6;
-      for (const [from, to] of publicParts(128, bigintAt(starts, first * 4), end)) coverIpv6(from, to, toWords);
+      const end = last + 1 < segments ? readAddress(starts, 4, (last + 1) * 4) - 1n : LAST_V6;
+      for (const [from, to] of publicParts(128, readAddress(starts, 4, first * 4), end)) coverIpv6(from, to, toWords);
     });
   }
 
@@ -276,9 +277,6 @@ function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: nu
   if (first >= 0) run(first, index);
 }
 
-function bigintAt(words: Uint32Array, at: number): bigint {
-  return (BigInt(words[at] as number) << 96n) | (BigInt(words[at + 1] as number) << 64n) | (BigInt(words[at + 2] as number) << 32n) | BigInt(words[at + 3] as number);
-}
 
 /** The slot whose name holds byte `at`: the last name start at or below it. */
 function slotAt(starts: Uint32Array, at: number): number {
