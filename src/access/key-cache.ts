@@ -81,8 +81,8 @@ export class KeyCache {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      const now = generation ?? (await this.store.generation());
-      if (now !== this.snapshot.generation) {
+      const current = generation ?? (await this.store.generation());
+      if (current !== this.snapshot.generation) {
         this.snapshot = await this.store.authSnapshot();
         this.bySecret = new Map();
       }
