@@ -5,7 +5,7 @@ import type { RangeIndex } from "../index/range-index.ts";
 import { ByteWriter } from "../lookup/byte-writer.ts";
 import { classifyAsn, MAX_ASN } from "./asn-number.ts";
 import { buildAsnImage, type AsnImage } from "./asn-image.ts";
-import { coverIpv4, coverIpv6 } from "./cidr-cover.ts";
+import { coverIpv4, coverIpv6Words } from "./cidr-cover.ts";
 import type { AsnResult, AsnSummary } from "./asn-json.ts";
 
 /** The most ASes a search answers. */
@@ -50,12 +50,12 @@ export class AsnIndex {
   /** The answer for an AS number (already checked as public): `found: false` when the data does not know it. */
   result(asn: number): AsnResult {
     const slot = this.slotOf(asn);
-    if (slot < 0) return { asn, found: false, name: null, country_code: null, country: null, hosting: null, num_ips: 0, prefixes: [], prefixes6: [] };
+    if (slot < 0) return { ...notFoundHead(asn), prefixes: [], prefixes6: [] };
     return { ...this.headOf(slot), prefixes: this.prefixes4(slot), prefixes6: this.prefixes6(slot) };
   }
 
   /** The answer for the AS in `slot` but its prefixes. */
-  private headOf(slot: number): Omit<AsnResult, "prefixes" | "prefixes6"> {
+  private headOf(slot: number): AsnHead {
     const summary = this.summary(slot);
     const country = this.image.countryRecords[slot] as number;
     return {
@@ -101,41 +101,21 @@ export class AsnIndex {
     return prefixes;
   }
 
-  /**
-   * The answer's JSON as UTF-8: the bytes of JSON.stringify(result(asn)) (a test holds
-   * them together), with the prefixes written straight from their numbers, without a
-   * string each: the largest ASes have ten thousand.
-   */
+  /** The answer's JSON as UTF-8 (see asnResultJson): the bytes of JSON.stringify(result(asn)). */
   resultJson(asn: number): Uint8Array {
     const slot = this.slotOf(asn);
-    const head = slot < 0 ? { asn, found: false, name: null, country_code: null, country: null, hosting: null, num_ips: 0 } : this.headOf(slot);
-    // The segments say little about the prefixes' count (AS13335: 49,000 segments, 1,673
-    // prefixes): start small and let the writer double as it needs.
-    const out = new ByteWriter(ANSWER_START_BYTES);
-    const headText = JSON.stringify(head);
-    out.raw(encoder.encode(headText.slice(0, -1)));
-    out.ascii(',"prefixes":[');
-    let first = true;
-    if (slot >= 0) {
-      this.forEachPrefix4(slot, (network, prefix) => {
-        out.ascii(first ? '"' : ',"');
-        first = false;
-        out.ipv4(network);
-        out.ascii(`/${prefix}"`);
-      });
-    }
-    out.ascii('],"prefixes6":[');
-    first = true;
-    if (slot >= 0) {
-      this.forEachPrefix6(slot, (words, prefix) => {
-        out.ascii(first ? '"' : ',"');
-        first = false;
-        out.ipv6(words);
-        out.ascii(`/${prefix}"`);
-      });
-    }
-    out.ascii("]}");
-    return out.finish();
+    if (slot < 0) return asnResultJson(notFoundHead(asn), () => {}, () => {});
+    return asnResultJson(
+      this.headOf(slot),
+      (emit) => this.forEachPrefix4(slot, emit),
+      (emit) => this.forEachPrefix6(slot, emit),
+    );
+  }
+
+  /** Calls `visit(segment)` for the index, in the range index's segment table of `family`, of each segment of the AS in `slot`, in address order. */
+  forEachSegmentOf(slot: number, family: 4 | 6, visit: (segment: number) => void): void {
+    const offsets = family === 4 ? this.image.v4Offsets : this.image.v6Offsets;
+    forEachSegmentIndex(family === 4 ? this.image.v4Segments : this.image.v6Segments, offsets[slot] as number, offsets[slot + 1] as number, visit);
   }
 
   /** Calls `emit(network, prefix)` for the IPv4 prefixes of the AS in `slot`, in address order. */
@@ -158,16 +138,9 @@ export class AsnIndex {
     const starts = this.index.image.v6Starts;
     const segments = this.index.image.v6Records.length;
     const words = new Uint32Array(4);
-    const toWords = (network: bigint, prefix: number) => {
-      words[0] = Number(network >> 96n);
-      words[1] = Number((network >> 64n) & 0xffffffffn);
-      words[2] = Number((network >> 32n) & 0xffffffffn);
-      words[3] = Number(network & 0xffffffffn);
-      emit(words, prefix);
-    };
     forEachRun(v6Segments, v6Offsets[slot] as number, v6Offsets[slot + 1] as number, (first, last) => {
       const end = last + 1 < segments ? readAddress(starts, 4, (last + 1) * 4) - 1n : LAST_V6;
-      for (const [from, to] of publicParts(128, readAddress(starts, 4, first * 4), end)) coverIpv6(from, to, toWords);
+      for (const [from, to] of publicParts(128, readAddress(starts, 4, first * 4), end)) coverIpv6Words(from, to, emit, words);
     });
   }
 
@@ -178,6 +151,11 @@ export class AsnIndex {
    * are left out: asking for one answers asn_not_public.
    */
   search(text: string): AsnSummary[] {
+    return this.searchSlots(text).map((slot) => this.summary(slot));
+  }
+
+  /** The slots `search` answers, in its order; `skip(slot)` leaves a slot out before the count. */
+  searchSlots(text: string, skip?: (slot: number) => boolean): number[] {
     const found: number[] = [];
     const seen = new Uint8Array(this.size);
     const add = (slot: number) => {
@@ -197,7 +175,7 @@ export class AsnIndex {
     // matches tens of thousands of names, and sorting them all cost ten times more.
     const top: number[] = [];
     for (const slot of found) {
-      if (classifyAsn(asns[slot] as number) !== null) continue;
+      if (classifyAsn(asns[slot] as number) !== null || skip?.(slot)) continue;
       if (top.length === SEARCH_LIMIT && before(slot, top[SEARCH_LIMIT - 1] as number) >= 0) continue;
       let at = top.length === SEARCH_LIMIT ? SEARCH_LIMIT - 1 : top.length;
       while (at > 0 && before(slot, top[at - 1] as number) < 0) {
@@ -206,7 +184,7 @@ export class AsnIndex {
       }
       top[at] = slot;
     }
-    return top.map((slot) => this.summary(slot));
+    return top;
   }
 
   /** Adds the slots whose lower-case name contains `lowered`. */
@@ -249,14 +227,12 @@ const encoder = new TextEncoder();
 const LAST_V6 = (1n << 128n) - 1n;
 
 /**
- * Calls `run(first, last)` for each run of consecutive segment indices among those
- * encoded in `bytes[from, to)` (see segmentsBySlot in asn-image.ts: the first index,
- * then differences, as LEB128 varints).
+ * Calls `visit(segment)` for each segment index encoded in `bytes[from, to)` (see
+ * segmentsBySlot in asn-image.ts: the first index, then differences, as LEB128 varints).
  */
-function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: number, last: number) => void): void {
+function forEachSegmentIndex(bytes: Uint8Array, from: number, to: number, visit: (segment: number) => void): void {
   let at = from;
   let index = -1;
-  let first = -1;
   while (at < to) {
     let value = 0;
     let shift = 0;
@@ -266,17 +242,25 @@ function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: nu
       value += (byte & 0x7f) * 2 ** shift;
       shift += 7;
     } while (byte >= 0x80);
-    const segment = index < 0 ? value : index + value;
-    if (first < 0) first = segment;
-    else if (segment !== index + 1) {
-      run(first, index);
-      first = segment;
-    }
-    index = segment;
+    index = index < 0 ? value : index + value;
+    visit(index);
   }
-  if (first >= 0) run(first, index);
 }
 
+/** Calls `run(first, last)` for each run of consecutive segment indices among those encoded in `bytes[from, to)`. */
+function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: number, last: number) => void): void {
+  let first = -1;
+  let previous = -1;
+  forEachSegmentIndex(bytes, from, to, (segment) => {
+    if (first < 0) first = segment;
+    else if (segment !== previous + 1) {
+      run(first, previous);
+      first = segment;
+    }
+    previous = segment;
+  });
+  if (first >= 0) run(first, previous);
+}
 
 /** The slot whose name holds byte `at`: the last name start at or below it. */
 function slotAt(starts: Uint32Array, at: number): number {
@@ -300,6 +284,50 @@ function lowerBound(values: Uint32Array, value: number): number {
     else high = middle;
   }
   return low;
+}
+
+/** An AsnResult but its prefixes. */
+export type AsnHead = Omit<AsnResult, "prefixes" | "prefixes6">;
+
+/** The head of an AS the lookups answer for no address (CONTRACT §14). */
+export function notFoundHead(asn: number): AsnHead {
+  return { asn, found: false, name: null, country_code: null, country: null, hosting: null, num_ips: 0 };
+}
+
+/**
+ * An AsnResult's JSON as UTF-8: the bytes of JSON.stringify of the head with `prefixes`
+ * and `prefixes6` after it (a test holds them together), the prefixes written straight
+ * from their numbers, without a string each: the largest ASes have ten thousand.
+ * `forEach4`, `forEach6` call their `emit` with each prefix, in address order.
+ */
+export function asnResultJson(
+  head: AsnHead,
+  forEach4: (emit: (network: number, prefix: number) => void) => void,
+  forEach6: (emit: (words: Uint32Array, prefix: number) => void) => void,
+): Uint8Array {
+  // The segments say little about the prefixes' count (AS13335: 49,000 segments, 1,673
+  // prefixes): start small and let the writer double as it needs.
+  const out = new ByteWriter(ANSWER_START_BYTES);
+  const headText = JSON.stringify(head);
+  out.raw(encoder.encode(headText.slice(0, -1)));
+  out.ascii(',"prefixes":[');
+  let first = true;
+  forEach4((network, prefix) => {
+    out.ascii(first ? '"' : ',"');
+    first = false;
+    out.ipv4(network);
+    out.ascii(`/${prefix}"`);
+  });
+  out.ascii('],"prefixes6":[');
+  first = true;
+  forEach6((words, prefix) => {
+    out.ascii(first ? '"' : ',"');
+    first = false;
+    out.ipv6(words);
+    out.ascii(`/${prefix}"`);
+  });
+  out.ascii("]}");
+  return out.finish();
 }
 
 const built = new WeakMap<RangeIndex, AsnIndex>();

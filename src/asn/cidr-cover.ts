@@ -31,6 +31,17 @@ export function coverIpv6(first: bigint, last: bigint, emit: (network: bigint, p
   }
 }
 
+/** coverIpv6 with each block's network as four 32-bit words, most significant first (`words` is reused from block to block). */
+export function coverIpv6Words(first: bigint, last: bigint, emit: (words: Uint32Array, prefix: number) => void, words = new Uint32Array(4)): void {
+  coverIpv6(first, last, (network, prefix) => {
+    words[0] = Number(network >> 96n);
+    words[1] = Number((network >> 64n) & 0xffffffffn);
+    words[2] = Number((network >> 32n) & 0xffffffffn);
+    words[3] = Number(network & 0xffffffffn);
+    emit(words, prefix);
+  });
+}
+
 function trailingZeros(value: bigint): number {
   let bits = 0;
   let rest = value;
