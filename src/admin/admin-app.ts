@@ -16,6 +16,7 @@ import { consoleAsset, type ConsoleAssetName } from "./console-assets.ts";
 import { AsnService, type AsnAnswer } from "../asn/asn-service.ts";
 import { queryValues } from "../http/query-values.ts";
 import type { RangeIndex } from "../index/range-index.ts";
+import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { AsnSearchQuery } from "../http/schemas.ts";
 import { Deliverer } from "../events/deliverer.ts";
 import { AdminWebhooks } from "./admin-webhooks.ts";
@@ -26,6 +27,8 @@ export interface AdminAppDeps extends AdminServiceDeps {
   readonly logger?: Logger;
   /** The range index answering now, for the console's AS lookups (/admin/v1/asn); without it they answer 404. */
   readonly index?: () => RangeIndex;
+  /** The local corrections the lookups answer with now, which the AS lookups follow (none by default). */
+  readonly corrections?: () => CorrectionTable | null;
 }
 
 /** What the admin app learns of a request before it runs: the route matched and the admin token. */
@@ -66,7 +69,7 @@ export function adminRequestInfo(request: Request): AdminRequestInfo | undefined
  */
 export function createAdminApp(deps: AdminAppDeps) {
   const corrections = new AdminCorrections(deps.store, new AuditLog(deps.store, deps.now));
-  const asns = deps.index && new AsnService(deps.index);
+  const asns = deps.index && new AsnService(deps.index, deps.corrections);
   /** The console's AS lookups: the public API's answers, at no cost (admin requests charge no units). */
   const asnAnswer = async (answer: () => Promise<AsnAnswer>) => {
     if (!asns) throw new ApiError("not_found", "this admin listener has no data loaded to answer AS lookups");

@@ -1,6 +1,7 @@
 import { requestForApp } from "../http/path.ts";
 import { dateHeadAnswer, requestIds, unhandled } from "../http/server.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
+import type { CorrectionTable } from "../corrections/correction-table.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { bindError, claimPort } from "../serve/port.ts";
@@ -22,6 +23,8 @@ export interface AdminListenerOptions {
   readonly dataInfo: () => DataSetInfo;
   /** The range index answering now, for the console's AS lookups. */
   readonly index?: () => RangeIndex;
+  /** The local corrections the lookups answer with now, which the console's AS lookups follow (none by default). */
+  readonly corrections?: () => CorrectionTable | null;
   /** Serve HTTPS with this certificate and key (serve's --tls-cert, --tls-key). */
   readonly tls?: TlsPair;
 }
@@ -66,6 +69,7 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
     uptimeSeconds: () => process.uptime(),
     dataInfo: options.dataInfo,
     index: options.index,
+    corrections: options.corrections,
     logger,
   });
   const requestIdOf = requestIds("admin-");

@@ -1,7 +1,9 @@
 import { ApiError } from "../errors/api-error.ts";
+import type { CorrectionTable } from "../corrections/correction-table.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { checkAsn } from "./asn-number.ts";
 import { asnIndexOf, type AsnIndex } from "./asn-index.ts";
+import { CorrectedAsns } from "./corrected-asns.ts";
 
 /** The longest search text, in characters (code points). */
 export const MAX_QUERY_CHARACTERS = 64;
@@ -17,17 +19,34 @@ export interface AsnAnswer {
  * It never sees a request: the HTTP layer and the CLI hand it strings and get JSON or an
  * ApiError back, so both answer the same bytes.
  *
- * Answers for one data set never change, so the last ones are kept (bounded in count
- * and bytes): the large ASes' answers run to a few hundred KiB, and putting one together
- * takes milliseconds. A reload starts the cache again.
+ * Answers for one data set and one set of corrections never change, so the last ones
+ * are kept (bounded in count and bytes): the large ASes' answers run to a few hundred
+ * KiB, and putting one together takes milliseconds. A reload, or a change to the
+ * corrections that touches an AS answer, starts the cache again.
  */
 export class AsnService {
-  private cacheFor: AsnIndex | undefined;
+  /** What the cached answers were made from: the AS index, or the corrected answers over it. */
+  private cacheFor: AsnIndex | CorrectedAsns | undefined;
   private readonly cache = new Map<number, AsnAnswer>();
   private cachedBytes = 0;
 
-  /** @param currentIndex returns the index to use now; a reload swaps what it returns. */
-  constructor(private readonly currentIndex: () => RangeIndex) {}
+  /**
+   * @param currentIndex returns the index to use now; a reload swaps what it returns.
+   * @param currentCorrections returns the local corrections lookups answer with now
+   *   (CONTRACT §15), which the AS answers follow; none by default.
+   */
+  constructor(
+    private readonly currentIndex: () => RangeIndex,
+    private readonly currentCorrections: () => CorrectionTable | null = () => null,
+  ) {}
+
+  /** What answers now: the AS index of the current data, with the current corrections over it when any changes an AS answer. */
+  private async answering(): Promise<{ asns: AsnIndex | CorrectedAsns; dataVersion: string }> {
+    const index = await this.asnIndex();
+    const corrections = this.currentCorrections();
+    const corrected = corrections === null ? null : CorrectedAsns.over(index, corrections);
+    return { asns: corrected ?? index, dataVersion: index.index.info.dataVersion };
+  }
 
   /**
    * The AS index of the current data. A server's main thread builds it once it answers
@@ -64,9 +83,9 @@ export class AsnService {
 
   /** The AsnResult JSON of a checked AS number. */
   async answer(asn: number): Promise<AsnAnswer> {
-    const index = await this.asnIndex();
-    if (this.cacheFor !== index) {
-      this.cacheFor = index;
+    const { asns, dataVersion } = await this.answering();
+    if (this.cacheFor !== asns) {
+      this.cacheFor = asns;
       this.cache.clear();
       this.cachedBytes = 0;
     }
@@ -77,7 +96,7 @@ export class AsnService {
       this.cache.set(asn, cached);
       return cached;
     }
-    const answer = { body: index.resultJson(asn), dataVersion: index.index.info.dataVersion };
+    const answer = { body: asns.resultJson(asn), dataVersion };
     if (answer.body.length <= CACHE_BYTES / 2) {
       // A large answer is a view of a larger buffer: the cache keeps its bytes alone.
       const body = answer.body.byteLength === answer.body.buffer.byteLength ? answer.body : answer.body.slice();
@@ -110,8 +129,8 @@ export class AsnService {
 
   /** The search's JSON, `{"results":[…]}`, for a checked text. */
   async search(text: string): Promise<AsnAnswer> {
-    const index = await this.asnIndex();
-    return { body: encoder.encode(JSON.stringify({ results: index.search(text) })), dataVersion: index.index.info.dataVersion };
+    const { asns, dataVersion } = await this.answering();
+    return { body: encoder.encode(JSON.stringify({ results: asns.search(text) })), dataVersion };
   }
 }
 

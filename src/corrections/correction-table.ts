@@ -1,5 +1,6 @@
 import type { Address } from "../address/address.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
+import { readAddress } from "../data-file/packed-address.ts";
 import { parseCorrectionBlock, wordsOf, type CorrectionBlock } from "./correction-rules.ts";
 import type { Correction, CorrectionFields } from "./correction.ts";
 
@@ -60,6 +61,20 @@ export class CorrectionTable {
     const words = address.words;
     const i = lastStartAtOrBelow128(starts, words);
     return { fields: this.v6Fields[i] ?? null, minPrefix: segmentPrefix128(starts, i, words) };
+  }
+
+  /** Calls `visit(first, last, fields)` for each segment of a family that a correction covers, in address order. */
+  forEachCorrected(family: 4 | 6, visit: (first: bigint, last: bigint, fields: CorrectionFields) => void): void {
+    const words: 1 | 4 = family === 4 ? 1 : 4;
+    const starts = family === 4 ? this.v4Starts : this.v6Starts;
+    const fields = family === 4 ? this.v4Fields : this.v6Fields;
+    const end = 1n << BigInt(32 * words);
+    for (let i = 0; i < fields.length; i++) {
+      const corrected = fields[i];
+      if (corrected === null || corrected === undefined) continue;
+      const next = i + 1 < fields.length ? readAddress(starts, words, (i + 1) * words) : end;
+      visit(readAddress(starts, words, i * words), next - 1n, corrected);
+    }
   }
 }
 

@@ -91,7 +91,7 @@ const CORKED_ANSWER_BYTES = 16 * 1024 - 1024;
 /** Builds the HTTP app. It holds no global state: everything comes from `deps`. */
 export function createApp(deps: AppDeps) {
   const lookups = new LookupService(deps.index, deps.corrections);
-  const asns = new AsnService(deps.index);
+  const asns = new AsnService(deps.index, deps.corrections);
   const meter = new Meter(deps.store, () => deps.clock.now());
   const monotonic = deps.clock.monotonicMs?.bind(deps.clock) ?? monotonicMs;
   const rates = deps.rateLimits?.keys ?? new RateLimiter(monotonic);

@@ -161,6 +161,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
         workers: config.workers,
         dataInfo: () => index.current().info,
         index: () => index.current(),
+        corrections: () => main.corrections(),
         tls: tls || undefined,
       });
     } catch (error) {

@@ -1,5 +1,6 @@
 import { KeyCache } from "../access/key-cache.ts";
 import { CorrectionCache } from "../corrections/correction-cache.ts";
+import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { LeaseLimiter } from "../access/lease-limiter.ts";
 import { RateLimiter } from "../access/rate-limiter.ts";
 import { StoreHealth } from "../access/store-health.ts";
@@ -30,6 +31,8 @@ const STOP_GRACE_MS = 10_000;
 /** One thread's share of a server: its listener on the port, its app, its store connection. */
 export interface ServingThread {
   readonly keys: KeyCache;
+  /** The local corrections this thread's lookups answer with now (null: none). */
+  corrections(): CorrectionTable | null;
   readonly url: URL;
   /**
    * Listens with a new certificate: a new listener joins the port, then the old one stops
@@ -110,6 +113,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   };
   return {
     keys,
+    corrections: () => corrections.current(),
     url: current.server.url,
     relisten(tls) {
       const previous = current;

@@ -105,6 +105,47 @@ export function correctionsApiSuite(fresh: () => Promise<string>): void {
     expect(await list()).toEqual([]);
   });
 
+  test("AS answers follow a correction naming asn (CONTRACT §14): on every thread within a second, and in the console's AS lookups", async () => {
+    const moved = 4242420;
+    /** An AS answer from the public port, on a connection of its own. */
+    const asAnswer = async (path: string) => {
+      const response = await fetch(`${server.url}/v1/asn${path}`, { headers: { authorization: `Bearer ${key}`, connection: "close" } });
+      expect(response.status).toBe(200);
+      return (await response.json()) as { asn: number; found: boolean; num_ips: number; prefixes: string[]; results?: { asn: number }[] };
+    };
+    const cloudflare = await asAnswer("/13335");
+    expect(cloudflare.prefixes).toContain("1.1.1.0/24");
+    expect((await asAnswer(`/${moved}`)).found).toBe(false);
+    expect((await adminRequest("PUT", "/admin/v1/corrections/1.1.1.0_24", { asn: moved })).status).toBe(200);
+    const start = performance.now();
+    for (;;) {
+      const answers = await Promise.all(Array.from({ length: 8 }, () => asAnswer(`/${moved}`)));
+      if (answers.every((answer) => answer.found && answer.num_ips === 256 && answer.prefixes.join() === "1.1.1.0/24")) break;
+      if (performance.now() - start > 1000) throw new Error(`not on every thread within a second: ${JSON.stringify(answers)}`);
+      await Bun.sleep(25);
+    }
+    await Bun.sleep(Math.max(0, 1000 - (performance.now() - start)));
+    for (let i = 0; i < 4; i++) {
+      const now = await asAnswer("/13335");
+      expect(now.prefixes).not.toContain("1.1.1.0/24");
+      expect(now.num_ips).toBe(cloudflare.num_ips - 256);
+      expect((await asAnswer(`?q=${moved}`)).results?.map((entry) => entry.asn)).toEqual([moved]);
+    }
+    // The console's AS lookup (the admin listener's own thread) answers the same.
+    const consoleAnswer = await adminRequest("GET", `/admin/v1/asn/${moved}`);
+    expect(consoleAnswer.status).toBe(200);
+    expect(((await consoleAnswer.json()) as { prefixes: string[] }).prefixes).toEqual(["1.1.1.0/24"]);
+
+    expect((await adminRequest("DELETE", "/admin/v1/corrections/1.1.1.0_24")).status).toBe(200);
+    const removed = performance.now();
+    while ((await Promise.all(Array.from({ length: 8 }, () => asAnswer(`/${moved}`)))).some((answer) => answer.found)) {
+      if (performance.now() - removed > 1000) throw new Error("the removed correction still answers after a second");
+      await Bun.sleep(25);
+    }
+    await Bun.sleep(Math.max(0, 1000 - (performance.now() - removed)));
+    expect(await asAnswer("/13335")).toEqual(cloudflare);
+  });
+
   test("every change is in the audit log, with the admin token's id, what changed, and no secret", async () => {
     expect((await adminRequest("PUT", "/admin/v1/corrections/198.51.100.0_24", { country_code: "FR", note: "audit" })).status).toBe(200);
     expect((await adminRequest("PUT", "/admin/v1/corrections/198.51.100.0_24", { country_code: "BE", note: "audit" })).status).toBe(200);

@@ -89,6 +89,26 @@ describe("iplookup lookup applies the state's corrections", () => {
   });
 });
 
+describe("iplookup asn applies the state's corrections", () => {
+  test("a block a correction moves leaves one AS and joins another, in the answer and the search", () => {
+    const state = freshState();
+    const nowhere = { IPLOOKUP_STATE: "", XDG_STATE_HOME: join(dir, "nowhere"), HOME: join(dir, "nowhere") };
+    const plain = JSON.parse(cli(["asn", "AS13335", "--json"], nowhere).stdout) as { num_ips: number; prefixes: string[] };
+    expect(plain.prefixes).toContain("1.1.1.0/24");
+    expect(cli(["corrections", "set", "1.1.1.0/24", "--asn", "4242420", "--as-name", "Lab Networks"], { IPLOOKUP_STATE: state }).code).toBe(0);
+    const cloudflare = JSON.parse(cli(["asn", "13335", "--json", "--state", state]).stdout) as { num_ips: number; prefixes: string[] };
+    expect(cloudflare.num_ips).toBe(plain.num_ips - 256);
+    expect(cloudflare.prefixes).not.toContain("1.1.1.0/24");
+    const moved = cli(["asn", "AS4242420"], { IPLOOKUP_STATE: state });
+    expect(moved.code).toBe(0);
+    expect(moved.stdout).toStartWith("AS4242420 Lab Networks (AU, Australia)\n");
+    expect(moved.stdout).toContain("IPv4: 256 addresses in 1 prefix\n  1.1.1.0/24\n");
+    expect(cli(["asn", "--search", "lab networks", "--state", state]).stdout).toMatch(/^ASN\s+COUNTRY\s+IPV4 ADDRESSES\s+NAME\nAS4242420\s+AU\s+256\s+Lab Networks\n$/);
+    // Without the state, the data alone.
+    expect(cli(["asn", "AS4242420"], nowhere).stdout).toBe("AS4242420: not in the data\n");
+  });
+});
+
 describe("corrections are part of the state's copies", () => {
   test("backup carries them", () => {
     const state = freshState();

@@ -6,16 +6,17 @@ import { ApiError } from "../../errors/api-error.ts";
 import type { RangeIndex } from "../../index/range-index.ts";
 import { parseCommandArgs } from "../args.ts";
 import type { Command } from "../command.ts";
-import { DATA_FLAG_HELP } from "../flag-help.ts";
+import { DATA_FLAG_HELP, STATE_FLAG_HELP } from "../flag-help.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 import { openIndex } from "../open-data.ts";
+import { readCorrections } from "../read-corrections.ts";
 import { formatTable } from "../table.ts";
 
 export const asnCommand: Command = {
   name: "asn",
   summary: "an autonomous system's prefixes, or a search of AS names (offline)",
-  help: `Usage: iplookup asn ASN [--json] [--data PATH]
-       iplookup asn --search TEXT [--json] [--data PATH]
+  help: `Usage: iplookup asn ASN [--json] [--data PATH] [--state PATH|URL]
+       iplookup asn --search TEXT [--json] [--data PATH] [--state PATH|URL]
 
 Answers from the data file directly, without a server or a key, what GET /v1/asn/{asn}
 and GET /v1/asn?q=TEXT answer: an AS's name, country, IPv4 address count and the
@@ -23,18 +24,23 @@ fewest CIDR blocks covering its addresses (ASN is 13335 or AS13335); or the ASes
 most 50, whose name contains TEXT (any case) or whose number starts with it, most
 addresses first. An AS number that is not valid or not public, or a search text that
 is empty or over 64 characters, is reported on stderr and the exit code is then 1.
+The local corrections of the state (iplookup corrections) apply as they do on a
+server; without --state or IPLOOKUP_STATE, those of the default state file, when it
+exists.
 
   --search TEXT    search AS names and numbers instead
   --json           print what the API answers, byte for byte
-${DATA_FLAG_HELP}`,
+${DATA_FLAG_HELP}
+${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data"], strings: ["search"], booleans: ["json"], positionals: [0, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data", "state"], strings: ["search"], booleans: ["json"], positionals: [0, 1] });
     const search = flags.search as string | undefined;
     if ((search === undefined) === (positionals.length === 0)) throw new ConfigError("give either an AS number or --search TEXT");
     const dataPath = readSetting("data", flags, context.env, context.defaultDataPath);
     let index: RangeIndex | undefined;
+    const corrections = await readCorrections(flags, context);
     // The input is checked before the data is loaded, as the API checks it before charging.
-    const service = new AsnService(() => (index ??= openIndex(dataPath)));
+    const service = new AsnService(() => (index ??= openIndex(dataPath)), () => corrections);
     let answer;
     try {
       answer = search === undefined ? await service.answer(service.check(positionals[0] as string)) : await service.search(service.checkQuery(search));

@@ -1,17 +1,13 @@
-import { existsSync } from "node:fs";
-import { isFilePath } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
-import { CorrectionTable } from "../../corrections/correction-table.ts";
 import type { Address } from "../../address/address.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { LookupService } from "../../lookup/lookup-service.ts";
 import { parseCommandArgs } from "../args.ts";
 import { DATA_FLAG_HELP, STATE_FLAG_HELP } from "../flag-help.ts";
 import { openIndex } from "../open-data.ts";
+import { readCorrections } from "../read-corrections.ts";
 import type { Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
-import { withStoreAt } from "../with-store.ts";
-import type { CliContext } from "../command.ts";
 
 export const lookupCommand: Command = {
   name: "lookup",
@@ -56,16 +52,3 @@ ${STATE_FLAG_HELP}`,
     return failed ? EXIT_FAILED : EXIT_OK;
   },
 };
-
-/**
- * The corrections of the state named by --state or IPLOOKUP_STATE (which must exist: a
- * mistyped state is refused, creating nothing), or of the default state file when it
- * exists (a machine without one looks up without corrections). Null when there are none.
- */
-async function readCorrections(flags: Readonly<Record<string, unknown>>, context: CliContext): Promise<CorrectionTable | null> {
-  const named = readSetting("state", flags, context.env, "");
-  const location = named === "" ? readSetting("state", flags, context.env) : named;
-  if (named === "" && isFilePath(location) && !existsSync(location)) return null;
-  const corrections = await withStoreAt(location, { create: false }, (store) => store.listCorrections());
-  return corrections.length === 0 ? null : CorrectionTable.build(corrections);
-}
