@@ -198,8 +198,20 @@ function lowerCaseNames(image: IndexImage, nameField: number, nameRecords: Uint3
   return { names, nameStarts };
 }
 
+/** Each record's AS number, by record id (NaN for a record without one, and for id 0), read from the data's values as the build reads them. */
+export function recordAsnNumbers(image: IndexImage): Float64Array {
+  const records = image.info.records;
+  const numbers = new Float64Array(records + 1).fill(Number.NaN);
+  const fields = image.info.fields;
+  const field = fields.indexOf("asn");
+  if (field < 0) return numbers;
+  const values = numberValues(image, field, new Scratch());
+  for (let id = 1; id <= records; id++) numbers[id] = values[image.recordValues[(id - 1) * fields.length + field] as number] as number;
+  return numbers;
+}
+
 /** Value `value` of a field as its JSON text. */
-function valueText(image: IndexImage, field: number, value: number): string {
+export function valueText(image: IndexImage, field: number, value: number): string {
   const starts = image.valueOffsets[field] as Uint32Array;
   return decoder.decode((image.values[field] as Uint8Array).subarray(starts[value] as number, (starts[value + 1] as number) - 1));
 }

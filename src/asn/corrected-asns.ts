@@ -1,4 +1,4 @@
-import { publicParts } from "../address/classify.ts";
+import { publicParts, publicSpans4 } from "../address/classify.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { wordsOf } from "../corrections/correction-rules.ts";
@@ -6,9 +6,9 @@ import type { CorrectionFields } from "../corrections/correction.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { countryName } from "../importer/country-names.ts";
-import type { NetworkRecord } from "../index/network-record.ts";
 import { asnResultJson, notFoundHead, SEARCH_LIMIT, type AsnHead, type AsnIndex } from "./asn-index.ts";
 import type { AsnResult, AsnSummary } from "./asn-json.ts";
+import { recordAsnNumbers, valueText } from "./asn-image.ts";
 import { classifyAsn } from "./asn-number.ts";
 import { coverIpv4, coverIpv6Words } from "./cidr-cover.ts";
 
@@ -21,50 +21,42 @@ import { coverIpv4, coverIpv6Words } from "./cidr-cover.ts";
  *
  * The corrected segments (see CorrectionTable) that name one of those three fields are
  * the "touched" ones. An AS is "affected" when the data gives it an address in a touched
- * segment or a touched segment's lookups answer its number; every other AS answers as
- * the data alone says (AsnIndex), and an affected one is put together here: its data
- * segments outside the touched ones, plus the touched parts that answer its number,
- * each with the name and country its lookups answer, cut to public addresses, counted
- * and covered by the rules the AS index follows.
+ * segment or a touched segment names its number; every other AS answers as the data
+ * alone says (AsnIndex), and an affected one is put together here, by the rules the AS
+ * index follows (public addresses only, the majorities, the fewest blocks).
  *
  * One per pair of AS index and correction table, both immutable: a new data set or a
- * change to the corrections makes a new one (see `correctedAsns`). Affected answers are
- * put together when first asked for and kept.
+ * change to the corrections makes a new one (see `over`). It keeps the touched segments
+ * and the affected numbers, and what the search needs of each affected AS once put
+ * together; an answer's prefixes are put together when asked for (AsnService keeps the
+ * answers' bytes). Nothing is made per data segment: a correction of a large block
+ * costs time in the first answers after it, not memory.
  */
 export class CorrectedAsns {
-  /** The AS numbers whose answers the corrections change. */
+  /** The AS numbers whose answers are put together here (see above); every other AS answers as the data says. */
   readonly affected: ReadonlySet<number>;
-  /** Per family, the touched segments as [first, last], in address order. */
-  private readonly touched: { readonly 4: readonly Span[]; readonly 6: readonly Span[] };
-  /** Per AS number, the touched parts whose lookups answer it. */
-  private readonly movedIn = new Map<number, { 4: Part[]; 6: Part[] }>();
-  private readonly answers = new Map<number, Assembled>();
-  private readonly records = new Map<number, NetworkRecord>();
+  /** Per family, the touched segments in address order. */
+  private readonly touched: { readonly 4: readonly Touched[]; readonly 6: readonly Touched[] };
+  /** What the search needs of each affected AS put together so far (its prefixes are put together again when asked for). */
+  private readonly heads = new Map<number, { head: AsnHead; v6Addresses: number }>();
 
   private constructor(
     readonly asns: AsnIndex,
-    table: CorrectionTable,
+    touched: { 4: Touched[]; 6: Touched[] },
   ) {
+    this.touched = touched;
     const affected = new Set<number>();
-    const touched = { 4: [] as Span[], 6: [] as Span[] };
+    const recordAsns = recordAsnsOf(asns);
     for (const family of FAMILIES) {
-      table.forEachCorrected(family, (first, last, fields) => {
-        if (!AS_FIELDS.some((field) => fields[field] !== undefined)) return;
-        touched[family].push([first, last]);
-        this.forEachDataSegment(family, first, last, (from, to, id) => {
-          const record = id === 0 ? null : this.record(id);
-          if (record?.asn != null) affected.add(record.asn);
-          const part = correctedPart(from, to, record, fields);
-          if (part === null) return;
-          affected.add(part.asn);
-          let moved = this.movedIn.get(part.asn);
-          if (moved === undefined) this.movedIn.set(part.asn, (moved = { 4: [], 6: [] }));
-          moved[family].push(part);
+      for (const { first, last, fields } of touched[family]) {
+        if (fields.asn !== undefined && fields.asn !== null) affected.add(fields.asn);
+        this.forEachDataSegment(family, first, last, (_from, _to, id) => {
+          const asn = recordAsns[id] as number;
+          if (!Number.isNaN(asn)) affected.add(asn);
         });
-      });
+      }
     }
     this.affected = affected;
-    this.touched = touched;
   }
 
   /** The corrected answers over an AS index, or null when no correction names a field AS answers are made of. */
@@ -73,7 +65,13 @@ export class CorrectedAsns {
     if (perTable === undefined) built.set(table, (perTable = new WeakMap()));
     let corrected = perTable.get(asns);
     if (corrected === undefined) {
-      corrected = namesAsFields(table) ? new CorrectedAsns(asns, table) : null;
+      const touched = { 4: [] as Touched[], 6: [] as Touched[] };
+      for (const family of FAMILIES) {
+        table.forEachCorrected(family, (first, last, fields) => {
+          if (AS_FIELDS.some((field) => fields[field] !== undefined)) touched[family].push({ first, last, fields });
+        });
+      }
+      corrected = touched[4].length + touched[6].length === 0 ? null : new CorrectedAsns(asns, touched);
       perTable.set(asns, corrected);
     }
     return corrected;
@@ -82,26 +80,26 @@ export class CorrectedAsns {
   /** The answer for an AS number (already checked as public). */
   result(asn: number): AsnResult {
     if (!this.affected.has(asn)) return this.asns.result(asn);
-    const { head, v4, v6 } = this.assembled(asn);
+    const { head, runs } = this.assemble(asn);
     const prefixes: string[] = [];
     const prefixes6: string[] = [];
-    for (const [first, last] of v4) coverIpv4(Number(first), Number(last), (network, prefix) => prefixes.push(`${ipv4Text(network)}/${prefix}`));
-    for (const [first, last] of v6) coverIpv6Words(first, last, (words, prefix) => prefixes6.push(`${ipv6Text(words)}/${prefix}`));
+    for (const [first, last] of runs[4]) coverIpv4(Number(first), Number(last), (network, prefix) => prefixes.push(`${ipv4Text(network)}/${prefix}`));
+    for (const [first, last] of runs[6]) coverIpv6Words(first, last, (words, prefix) => prefixes6.push(`${ipv6Text(words)}/${prefix}`));
     return { ...head, prefixes, prefixes6 };
   }
 
   /** The answer's JSON as UTF-8, as AsnIndex.resultJson writes it. */
   resultJson(asn: number): Uint8Array {
     if (!this.affected.has(asn)) return this.asns.resultJson(asn);
-    const { head, v4, v6 } = this.assembled(asn);
+    const { head, runs } = this.assemble(asn);
     const words = new Uint32Array(4);
     return asnResultJson(
       head,
       (emit) => {
-        for (const [first, last] of v4) coverIpv4(Number(first), Number(last), emit);
+        for (const [first, last] of runs[4]) coverIpv4(Number(first), Number(last), emit);
       },
       (emit) => {
-        for (const [first, last] of v6) coverIpv6Words(first, last, emit, words);
+        for (const [first, last] of runs[6]) coverIpv6Words(first, last, emit, words);
       },
     );
   }
@@ -114,7 +112,12 @@ export class CorrectedAsns {
       .map((slot) => ({ summary: this.asns.summary(slot), v6: image.v6Addresses[slot] as number }));
     for (const asn of this.affected) {
       if (classifyAsn(asn) !== null) continue;
-      const { head, v6Addresses } = this.assembled(asn);
+      let known = this.heads.get(asn);
+      if (known === undefined) {
+        const { head, v6Addresses } = this.assemble(asn);
+        this.heads.set(asn, (known = { head, v6Addresses }));
+      }
+      const { head, v6Addresses } = known;
       if (!head.found || !matchesSearch(text, asn, head.name)) continue;
       ranked.push({ summary: { asn, name: head.name, country_code: head.country_code, num_ips: head.num_ips }, v6: v6Addresses });
     }
@@ -122,56 +125,90 @@ export class CorrectedAsns {
     return ranked.slice(0, SEARCH_LIMIT).map(({ summary }) => summary);
   }
 
-  /** An affected AS's answer but its prefixes, and its public runs of each family. */
-  private assembled(asn: number): Assembled {
-    let assembled = this.answers.get(asn);
-    if (assembled === undefined) {
-      assembled = this.assemble(asn);
-      this.answers.set(asn, assembled);
-    }
-    return assembled;
-  }
-
-  private assemble(asn: number): Assembled {
+  /**
+   * An affected AS put together: per family, its data segments outside the touched
+   * segments that name `asn`, with the name and country of the touched segments they lie
+   * in, and the touched segments that name its number, with their data's name and
+   * country where they do not name them; cut to public addresses, counted, joined into
+   * runs.
+   */
+  private assemble(asn: number): { head: AsnHead; runs: { 4: Span[]; 6: Span[] }; v6Addresses: number } {
     const slot = this.asns.slotOf(asn);
-    const tallies = { name: new Tally(), country: new Tally() };
-    const runs = { 4: [] as Span[], 6: [] as Span[] };
+    const image = this.asns.index.image;
+    const fields = image.info.fields;
+    /** A field of record `id` as its JSON text ("null" for a gap or a field the data lacks), each value decoded once. */
+    const texts = new Map<number, string>();
+    const textOf = (id: number, field: number) => {
+      if (id === 0 || field < 0) return "null";
+      const value = image.recordValues[(id - 1) * fields.length + field] as number;
+      const key = value * fields.length + field;
+      let text = texts.get(key);
+      if (text === undefined) texts.set(key, (text = valueText(image, field, value)));
+      return text;
+    };
+    const nameField = fields.indexOf("as_name");
+    const codeField = fields.indexOf("country_code");
+    const countryField = fields.indexOf("country");
+    const names = new Tally<null>();
+    // A country's name: that of a record answering its code, or the name a correction's code has.
+    const countries = new Tally<number | string | null>();
     const addresses = { 4: 0, 6: 0 };
+    const runs = { 4: [] as Span[], 6: [] as Span[] };
     for (const family of FAMILIES) {
-      const parts = slot < 0 ? [] : this.untouchedParts(slot, family);
-      parts.push(...(this.movedIn.get(asn)?.[family] ?? []));
-      parts.sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
-      const familyRuns = runs[family];
-      for (const part of parts) {
-        for (const [first, last] of publicParts(family === 4 ? 32 : 128, part.first, part.last)) {
-          const count = Number(last - first + 1n);
+      const bits = family === 4 ? 32 : 128;
+      /**
+       * Adds the public addresses of `first`…`last` to a run list, and counts them towards
+       * the name and country they answer. `isPublic4`: the quick test of publicSpans4, for
+       * the IPv4 spans of one list (asked in address order).
+       */
+      const take = (into: Span[], isPublic4: (first: number, end: number) => boolean, first: bigint, last: bigint, id: number, corrected: CorrectionFields | null) => {
+        const name = corrected?.as_name !== undefined ? JSON.stringify(corrected.as_name) : textOf(id, nameField);
+        const code = corrected?.country_code !== undefined ? JSON.stringify(corrected.country_code) : textOf(id, codeField);
+        const label = corrected?.country_code !== undefined ? (corrected.country_code === null ? null : countryName(corrected.country_code)) : id;
+        const add = (from: bigint, to: bigint) => {
+          const count = Number(to - from + 1n);
           addresses[family] += count;
-          tallies.name.add(part.name, null, family, count);
-          tallies.country.add(part.countryCode, part.country, family, count);
-          const previous = familyRuns[familyRuns.length - 1];
-          if (previous !== undefined && previous[1] + 1n === first) previous[1] = last;
-          else familyRuns.push([first, last]);
-        }
+          names.add(name, null, family, count);
+          countries.add(code, label, family, count);
+          addSpan(into, from, to);
+        };
+        if (family === 4 && isPublic4(Number(first), Number(last) + 1)) add(first, last);
+        else for (const [from, to] of publicParts(bits, first, last)) add(from, to);
+      };
+      const kept: Span[] = [];
+      const keptPublic4 = publicSpans4();
+      if (slot >= 0) this.forEachKeptPart(slot, family, (first, last, id, fields) => take(kept, keptPublic4, first, last, id, fields));
+      const movedIn: Span[] = [];
+      const movedPublic4 = publicSpans4();
+      for (const touched of this.touched[family]) {
+        if (touched.fields.asn !== asn) continue;
+        this.forEachDataSegment(family, touched.first, touched.last, (first, last, id) => take(movedIn, movedPublic4, first, last, id, touched.fields));
       }
+      runs[family] = mergeSpans(kept, movedIn);
     }
-    if (addresses[4] === 0 && addresses[6] === 0) return { head: notFoundHead(asn), v4: [], v6: [], v6Addresses: 0 };
-    const country = tallies.country.winner();
+    if (addresses[4] === 0 && addresses[6] === 0) return { head: notFoundHead(asn), runs: { 4: [], 6: [] }, v6Addresses: 0 };
+    const name = names.winner();
+    const country = countries.winner();
+    const countryLabel = country === null ? null : typeof country.label === "number" ? (JSON.parse(textOf(country.label, countryField)) as string | null) : country.label;
     const head: AsnHead = {
       asn,
       found: true,
-      name: tallies.name.winner()?.value ?? null,
-      country_code: country?.value ?? null,
-      country: country?.label ?? null,
+      name: name === null ? null : (JSON.parse(name.text) as string),
+      country_code: country === null ? null : (JSON.parse(country.text) as string),
+      country: countryLabel,
       hosting: this.asns.index.hostingOfAsn(asn),
       num_ips: addresses[4],
     };
     // Rounded as the AS index keeps its IPv6 counts, so the two order searches alike.
-    return { head, v4: runs[4], v6: runs[6], v6Addresses: Math.fround(addresses[6]) };
+    return { head, runs, v6Addresses: Math.fround(addresses[6]) };
   }
 
-  /** The AS's data segments of a family, less the touched segments, each part with its record's values. */
-  private untouchedParts(slot: number, family: 4 | 6): Part[] {
-    const parts: Part[] = [];
+  /**
+   * Calls `visit(first, last, record, fields)` for each part of the AS's data segments of a
+   * family that stays with it: outside every touched segment (`fields` null), or inside
+   * one that does not name `asn` (its fields).
+   */
+  private forEachKeptPart(slot: number, family: 4 | 6, visit: (first: bigint, last: bigint, record: number, fields: CorrectionFields | null) => void): void {
     const touched = this.touched[family];
     const image = this.asns.index.image;
     const words: 1 | 4 = family === 4 ? 1 : 4;
@@ -180,22 +217,24 @@ export class CorrectedAsns {
     const end = 1n << BigInt(32 * words);
     let t = 0;
     this.asns.forEachSegmentOf(slot, family, (segment) => {
-      const first = readAddress(starts, words, segment * words);
-      const last = (segment + 1 < records.length ? readAddress(starts, words, (segment + 1) * words) : end) - 1n;
-      const record = this.record(records[segment] as number);
-      while (t < touched.length && (touched[t] as Span)[1] < first) t++;
+      const first = startOf(starts, words, segment);
+      const last = (segment + 1 < records.length ? startOf(starts, words, segment + 1) : end) - 1n;
+      const id = records[segment] as number;
+      while (t < touched.length && (touched[t] as Touched).last < first) t++;
       let from = first;
-      for (let k = t; k < touched.length && (touched[k] as Span)[0] <= last && from <= last; k++) {
-        const [touchFirst, touchLast] = touched[k] as Span;
-        if (touchFirst > from) parts.push(recordPart(from, touchFirst - 1n, record));
-        from = touchLast + 1n;
+      for (let k = t; k < touched.length && from <= last; k++) {
+        const { first: touchFirst, last: touchLast, fields } = touched[k] as Touched;
+        if (touchFirst > last) break;
+        if (touchFirst > from) visit(from, touchFirst - 1n, id, null);
+        const to = touchLast < last ? touchLast : last;
+        if (fields.asn === undefined) visit(touchFirst > from ? touchFirst : from, to, id, fields);
+        from = to + 1n;
       }
-      if (from <= last) parts.push(recordPart(from, last, record));
+      if (from <= last) visit(from, last, id, null);
     });
-    return parts;
   }
 
-  /** Calls `visit(first, last, record)` for each part of the data's segments (record 0: a gap) within `first`…`last`. */
+  /** Calls `visit(from, to, record)` for each part of the data's segments (record 0: a gap) within `first`…`last`. */
   private forEachDataSegment(family: 4 | 6, first: bigint, last: bigint, visit: (from: bigint, to: bigint, record: number) => void): void {
     const image = this.asns.index.image;
     const words: 1 | 4 = family === 4 ? 1 : 4;
@@ -204,38 +243,22 @@ export class CorrectedAsns {
     const end = 1n << BigInt(32 * words);
     let i = family === 4 ? lastStartAtOrBelow32(starts, Number(first)) : lastStartAtOrBelow128(starts, wordsOf(first));
     for (; i < records.length; i++) {
-      const start = readAddress(starts, words, i * words);
+      const start = startOf(starts, words, i);
       if (start > last) break;
-      const next = i + 1 < records.length ? readAddress(starts, words, (i + 1) * words) : end;
+      const next = i + 1 < records.length ? startOf(starts, words, i + 1) : end;
       visit(start > first ? start : first, next - 1n < last ? next - 1n : last, records[i] as number);
     }
   }
 
-  private record(id: number): NetworkRecord {
-    let record = this.records.get(id);
-    if (record === undefined) this.records.set(id, (record = this.asns.index.record(id)));
-    return record;
-  }
 }
 
 type Span = [first: bigint, last: bigint];
 
-/** A run of addresses whose lookups answer one AS number, name and country. */
-interface Part {
+/** A corrected segment that names a field AS answers are made of. */
+interface Touched {
   readonly first: bigint;
   readonly last: bigint;
-  readonly asn: number;
-  readonly name: string | null;
-  readonly countryCode: string | null;
-  readonly country: string | null;
-}
-
-interface Assembled {
-  readonly head: AsnHead;
-  readonly v4: readonly Span[];
-  readonly v6: readonly Span[];
-  /** The IPv6 addresses of `v6`, for the search's order. */
-  readonly v6Addresses: number;
+  readonly fields: CorrectionFields;
 }
 
 const FAMILIES = [4, 6] as const;
@@ -243,55 +266,61 @@ const FAMILIES = [4, 6] as const;
 /** The fields of a lookup an AS answer is made of: its number, and the name and country its majorities count. */
 const AS_FIELDS = ["asn", "as_name", "country_code"] as const satisfies readonly (keyof CorrectionFields)[];
 
-function namesAsFields(table: CorrectionTable): boolean {
-  let names = false;
-  for (const family of FAMILIES) {
-    table.forEachCorrected(family, (_first, _last, fields) => {
-      if (AS_FIELDS.some((field) => fields[field] !== undefined)) names = true;
-    });
+/** The first address of segment `i` of a family's starts (`words` a start: 1 or 4). */
+function startOf(starts: Uint32Array, words: 1 | 4, i: number): bigint {
+  return words === 1 ? BigInt(starts[i] as number) : readAddress(starts, 4, i * 4);
+}
+
+/** Appends a span to a list in address order, joining it to the last one when they touch. */
+function addSpan(spans: Span[], first: bigint, last: bigint): void {
+  const previous = spans[spans.length - 1];
+  if (previous !== undefined && previous[1] + 1n === first) previous[1] = last;
+  else spans.push([first, last]);
+}
+
+/** Two disjoint span lists in address order as one, touching spans joined. */
+function mergeSpans(a: readonly Span[], b: readonly Span[]): Span[] {
+  if (b.length === 0) return a as Span[];
+  const merged: Span[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    const next = j >= b.length || (i < a.length && (a[i] as Span)[0] < (b[j] as Span)[0]) ? (a[i++] as Span) : (b[j++] as Span);
+    addSpan(merged, next[0], next[1]);
   }
-  return names;
+  return merged;
 }
 
-/** What a lookup in `first`…`last` answers with the correction's fields over the data's record (null: a gap), or null when it answers no AS. */
-function correctedPart(first: bigint, last: bigint, record: NetworkRecord | null, fields: CorrectionFields): Part | null {
-  const asn = fields.asn !== undefined ? fields.asn : (record?.asn ?? null);
-  if (asn === null) return null;
-  const code = fields.country_code !== undefined ? fields.country_code : (record?.country_code ?? null);
-  return {
-    first,
-    last,
-    asn,
-    name: fields.as_name !== undefined ? fields.as_name : (record?.as_name ?? null),
-    countryCode: code,
-    country: fields.country_code !== undefined ? (code === null ? null : countryName(code)) : (record?.country ?? null),
-  };
-}
+const recordAsns = new WeakMap<AsnIndex, Float64Array>();
 
-function recordPart(first: bigint, last: bigint, record: NetworkRecord): Part {
-  return { first, last, asn: record.asn as number, name: record.as_name, countryCode: record.country_code, country: record.country };
+function recordAsnsOf(asns: AsnIndex): Float64Array {
+  let numbers = recordAsns.get(asns);
+  if (numbers === undefined) recordAsns.set(asns, (numbers = recordAsnNumbers(asns.index.image)));
+  return numbers;
 }
 
 /**
  * The addresses of each value of a field, and the winner by the AS index's rule (see
  * majorityRecords in asn-image.ts): most IPv4 addresses, then most IPv6 ones, then the
- * value whose JSON text sorts first; null values never win.
+ * value whose JSON text sorts first; null never wins. Values are counted by their JSON
+ * text, the data's as it stores them and a correction's as JSON.stringify writes it, so
+ * one name counts once whichever gave it. `label` says how to name the winner (a record
+ * whose field names it, or the name itself), asked only of the winner.
  */
-class Tally {
-  private readonly counts = new Map<string, { value: string; label: string | null; 4: number; 6: number }>();
+class Tally<Label> {
+  private readonly counts = new Map<string, { text: string; label: Label; 4: number; 6: number }>();
 
-  /** Counts `addresses` of a family for `value` (a country code, say), which answers with `label` (its name). */
-  add(value: string | null, label: string | null, family: 4 | 6, addresses: number): void {
-    if (value === null) return;
-    let entry = this.counts.get(value);
-    if (entry === undefined) this.counts.set(value, (entry = { value, label, 4: 0, 6: 0 }));
+  add(text: string, label: Label, family: 4 | 6, addresses: number): void {
+    if (text === "null") return;
+    let entry = this.counts.get(text);
+    if (entry === undefined) this.counts.set(text, (entry = { text, label, 4: 0, 6: 0 }));
     entry[family] += addresses;
   }
 
-  winner(): { value: string; label: string | null } | null {
-    let best: { value: string; label: string | null; 4: number; 6: number } | null = null;
+  winner(): { text: string; label: Label } | null {
+    let best: { text: string; label: Label; 4: number; 6: number } | null = null;
     for (const entry of this.counts.values()) {
-      if (best === null || entry[4] > best[4] || (entry[4] === best[4] && (entry[6] > best[6] || (entry[6] === best[6] && JSON.stringify(entry.value) < JSON.stringify(best.value))))) best = entry;
+      if (best === null || entry[4] > best[4] || (entry[4] === best[4] && (entry[6] > best[6] || (entry[6] === best[6] && entry.text < best.text)))) best = entry;
     }
     return best;
   }
