@@ -1,9 +1,9 @@
 import { changesBetween, type Actor, type AuditLog } from "../audit/audit-log.ts";
-import { emitKeyEvent } from "../events/emit.ts";
+import { emitExpiringKeys, emitKeyEvent, expiringView } from "../events/emit.ts";
 import type { ApiKey, IssuedKey, KeyChanges, KeyControls, Store } from "../store/store.ts";
 
 /** The key events of CONTRACT §16 that a change announces to the webhooks. */
-export type KeyEventType = "key.created" | "key.rotated" | "key.revoked";
+export type KeyEventType = "key.created" | "key.rotated" | "key.revoked" | "key.expiring";
 
 /** How KeyService announces its changes: the clock of the events, and who hears of one the store could not take. */
 export interface KeyEvents {
@@ -29,8 +29,10 @@ function auditView(key: ApiKey): Record<string, unknown> {
  * the command line): one method per kind of change, each of which makes the change in
  * the store, records it in the audit log and announces it to the webhooks (the events of
  * CONTRACT §16: key.created, key.rotated, key.revoked), before the caller answers, so a
- * change answered is a change announced. This is the one place where a key is created,
- * changed, rotated or revoked.
+ * change answered is a change announced. A key created or given an expiry within the
+ * next 7 days is announced as key.expiring at once too (serve's sweep, every ten minutes,
+ * tells of the others; the event's once key keeps the two from telling it twice). This is
+ * the one place where a key is created, changed, rotated or revoked.
  *
  * Values come checked already (src/access/key-control-values.ts); the store refuses what
  * it alone can know (an unknown plan, a key revoked meanwhile) with StoreError.
@@ -46,6 +48,7 @@ export class KeyService {
     const issued = await this.store.createKey(name, plan, controls);
     await this.audit.record({ actor, action: "key.created", target: issued.key.id, changes: changesBetween(null, { name: issued.key.name, ...auditView(issued.key) }) });
     await this.announce("key.created", issued.key);
+    await this.announceExpiring(issued.key);
     return issued;
   }
 
@@ -59,6 +62,7 @@ export class KeyService {
     if (!after || !before) return after;
     const changed = changesBetween(auditView(before), auditView(after));
     if (Object.keys(changed).length > 0) await this.audit.record({ actor, action: "key.updated", target: id, changes: changed });
+    if (after.controls?.expiresAt !== before.controls?.expiresAt) await this.announceExpiring(after);
     return after;
   }
 
@@ -89,11 +93,20 @@ export class KeyService {
     return revoked;
   }
 
-  private async announce(type: KeyEventType, key: ApiKey): Promise<void> {
+  private async announce(type: Exclude<KeyEventType, "key.expiring">, key: ApiKey): Promise<void> {
     try {
       await emitKeyEvent(this.store, type, key, this.events.now());
     } catch (error) {
       this.events.failed(type, key, error);
+    }
+  }
+
+  /** key.expiring for a key whose expiry is within the notice now (nothing for any other). */
+  private async announceExpiring(key: ApiKey): Promise<void> {
+    try {
+      await emitExpiringKeys(this.store, [expiringView(key)], this.events.now());
+    } catch (error) {
+      this.events.failed("key.expiring", key, error);
     }
   }
 }

@@ -1,4 +1,4 @@
-import type { Store } from "../store/store.ts";
+import type { ApiKey, Store } from "../store/store.ts";
 import { eventBody, keyData, newEventId, type EventKey, type EventType } from "./event-types.ts";
 
 /**
@@ -24,6 +24,11 @@ export const EXPIRING_NOTICE_MS = 7 * 86_400_000;
 
 /** A key that may carry an expiry (`expires_at`, ISO 8601, null or absent: never). */
 export type MaybeExpiringKey = EventKey & { readonly revokedAt: string | null; readonly expiresAt?: string | null };
+
+/** A key as key.expiring reads it: its expiry is one of its controls (CONTRACT §16). */
+export function expiringView(key: ApiKey): MaybeExpiringKey {
+  return { ...key, expiresAt: key.controls?.expiresAt ?? null };
+}
 
 /**
  * key.expiring: for each active key whose `expiresAt` falls within the next 7 days (and

@@ -1,6 +1,5 @@
 import { Deliverer, POLL_MS } from "../events/deliverer.ts";
-import { emitExpiringKeys, type MaybeExpiringKey } from "../events/emit.ts";
-import type { ApiKey } from "../store/store.ts";
+import { emitExpiringKeys, expiringView } from "../events/emit.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
 import { openStore } from "../store/open-store.ts";
@@ -62,9 +61,4 @@ export async function startServeEvents(options: ServeEventsOptions): Promise<Ser
       await store.close();
     },
   };
-}
-
-/** A key as key.expiring reads it: its expiry is one of its controls (CONTRACT §16). */
-function expiringView(key: ApiKey): MaybeExpiringKey {
-  return { ...key, expiresAt: key.controls?.expiresAt ?? null };
 }
