@@ -1,7 +1,12 @@
 import { StoreUnavailableError, type Store } from "./store.ts";
 
-/** What SQLite says when another connection holds the write lock and busy_timeout is 0. */
+/**
+ * What SQLite says when another connection holds the write lock and busy_timeout is 0:
+ * SQLITE_BUSY, or a StoreUnavailableError made of it by a store method that names the
+ * lock in its own words (the corrections' writes).
+ */
 function isLocked(error: unknown): boolean {
+  if (error instanceof StoreUnavailableError) return isLocked(error.cause);
   return (error as { code?: unknown } | undefined)?.code === "SQLITE_BUSY";
 }
 

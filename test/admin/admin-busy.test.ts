@@ -110,6 +110,44 @@ test("SQLite: webhooks added, removed or tested while another connection holds t
   expect(await listed()).toEqual([]);
 });
 
+test("SQLite: corrections set or removed while another connection holds the write lock wait for it, as every admin write does", async () => {
+  const state = join(dir, "corrections.db");
+  const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
+  const token = (JSON.parse(created.stdout) as { token: string }).token;
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--admin-port", "0", "--log-level", "warn"]);
+  servers.push(server);
+  const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
+  const call = (method: string, cidr: string, body?: unknown) =>
+    fetch(`${admin}/admin/v1/corrections/${cidr}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const listed = async () =>
+    ((await (await fetch(`${admin}/admin/v1/corrections`, { headers: { authorization: `Bearer ${token}` } })).json()) as { corrections: { cidr: string }[] }).corrections.map((c) => c.cidr);
+  expect((await call("PUT", "198.51.100.0_24", { country_code: "FR" })).status).toBe(200);
+  // A lock held past the wait: 503 after waiting (the health check answers first), nothing changed.
+  await holdingWriteLock(state, async () => {
+    for (const write of [() => call("PUT", "203.0.113.0_24", { country_code: "DE" }), () => call("DELETE", "198.51.100.0_24")]) {
+      const answer = await writeWhileLocked(write, server.url);
+      expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
+      expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+    }
+  });
+  expect(await listed()).toEqual(["198.51.100.0/24"]);
+  // A lock held for a moment (a CLI command, a backup): the write waits it out and succeeds.
+  const holder = new Database(state);
+  holder.run("BEGIN IMMEDIATE");
+  holder.run("UPDATE generation SET value = value");
+  const put = call("PUT", "203.0.113.0_24", { country_code: "DE" });
+  const removed = call("DELETE", "198.51.100.0_24");
+  await Bun.sleep(300);
+  holder.run("ROLLBACK");
+  holder.close();
+  expect([(await put).status, (await removed).status]).toEqual([200, 200]);
+  expect(await listed()).toEqual(["203.0.113.0/24"]);
+});
+
 const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("a lock held by another session on the tables the write needs", async () => {
