@@ -1,11 +1,12 @@
+import { hasUnsafeCharacter, printable } from "../access/plain-text.ts";
 import { ApiError } from "../errors/api-error.ts";
 
-/**
- * What no admin input may hold, whatever the field: C0 control characters (NUL
- * included, which PostgreSQL cannot store in text and SQLite stores silently) and DEL.
- * Names, ids, notes and URLs never need them, and a line with one can forge a log.
+/*
+ * What no admin input may hold, whatever the field (see plain-text.ts): control
+ * characters (NUL included, which PostgreSQL cannot store in text and SQLite stores
+ * silently; C1, which a terminal acts on) and lone surrogates. Names, ids, notes and
+ * URLs never need them, and a line with one can forge a log.
  */
-const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /**
  * Refuses an admin request-target whose path or query does not decode to text without
@@ -15,19 +16,19 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
  */
 export function checkAdminTarget(url: string, path: string): void {
   for (const segment of path.split("/")) {
-    if (!segment.includes("%") && !CONTROL.test(segment)) continue;
+    if (!segment.includes("%") && !hasUnsafeCharacter(segment)) continue;
     let decoded: string;
     try {
       decoded = decodeURIComponent(segment);
     } catch {
       throw new ApiError("invalid_request", `the path segment "${segment}" is not valid percent-encoding (UTF-8)`);
     }
-    if (CONTROL.test(decoded)) throw new ApiError("invalid_request", `the path segment "${segment}" holds a control character`);
+    if (hasUnsafeCharacter(decoded)) throw new ApiError("invalid_request", `the path segment "${segment}" holds a control character or a lone surrogate`);
   }
   const query = url.indexOf("?");
   if (query < 0) return;
   for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
-    if (CONTROL.test(name) || CONTROL.test(value)) throw new ApiError("invalid_request", `the query parameter "${printable(name)}" holds a control character`);
+    if (hasUnsafeCharacter(name) || hasUnsafeCharacter(value)) throw new ApiError("invalid_request", `the query parameter "${printable(name)}" holds a control character or a lone surrogate`);
   }
   for (const part of url.slice(query + 1).split("&")) {
     try {
@@ -44,17 +45,13 @@ export function checkAdminTarget(url: string, path: string): void {
  */
 export function checkAdminBody(value: unknown, where = ""): void {
   if (typeof value === "string") {
-    if (CONTROL.test(value)) throw new ApiError("invalid_request", `${where || "the body"}: a control character is not allowed`);
+    if (hasUnsafeCharacter(value)) throw new ApiError("invalid_request", `${where || "the body"}: a control character or a lone surrogate is not allowed`);
   } else if (Array.isArray(value)) {
     value.forEach((item, index) => checkAdminBody(item, `${where}/${index}`));
   } else if (value !== null && typeof value === "object") {
     for (const [name, member] of Object.entries(value)) {
-      if (CONTROL.test(name)) throw new ApiError("invalid_request", `${where || "the body"}: a member name holds a control character`);
+      if (hasUnsafeCharacter(name)) throw new ApiError("invalid_request", `${where || "the body"}: a member name holds a control character or a lone surrogate`);
       checkAdminBody(member, `${where}/${name}`);
     }
   }
-}
-
-function printable(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]/g, "?");
 }

@@ -1,3 +1,4 @@
+import { hasUnsafeCharacter, printable } from "../access/plain-text.ts";
 import { parseCidr, type Cidr } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { continentOf } from "./country-continents.ts";
@@ -119,7 +120,7 @@ export function checkNote(value: unknown): string | null {
 }
 
 function checkNoteLike(value: string, field: string, max: number): string {
-  if (value.trim() === "" || value.length > max || /\p{Cc}/u.test(value)) {
+  if (value.trim() === "" || value.length > max || hasUnsafeCharacter(value)) {
     throw new CorrectionError(`${field}: 1 to ${max} characters, not all spaces, without control characters`);
   }
   return value;
@@ -134,8 +135,8 @@ function describe(value: unknown): string {
 }
 
 function shorten(text: string): string {
-  const printable = text.replace(/\p{Cc}/gu, "?");
-  return printable.length > 60 ? `${printable.slice(0, 57)}...` : printable;
+  const shown = printable(text);
+  return shown.length > 60 ? `${shown.slice(0, 57)}...` : shown;
 }
 
 /** A correction refused for what it says; the admin API answers it 400 invalid_request, the CLI exit 2. */

@@ -1,3 +1,5 @@
+import { hasUnsafeCharacter } from "../access/plain-text.ts";
+
 /**
  * What a webhook's URL may be (CONTRACT §16): `http://` or `https://`, to any address the
  * operator registers (a receiver on the same machine, a private address: the operator
@@ -10,7 +12,7 @@ export const MAX_URL_LENGTH = 2000;
 export function webhookUrlError(text: string): string | null {
   if (text.length > MAX_URL_LENGTH) return `the URL is longer than ${MAX_URL_LENGTH} characters`;
   // Control characters and spaces: URL() would quietly drop or encode them.
-  if (/[\u0000-\u0020\u007f]/.test(text)) return "the URL holds spaces or control characters";
+  if (text.includes(" ") || hasUnsafeCharacter(text)) return "the URL holds spaces or control characters";
   let url: URL;
   try {
     url = new URL(text);

@@ -1,3 +1,4 @@
+import { hasUnsafeCharacter } from "../access/plain-text.ts";
 import { isPeriodId } from "./period.ts";
 import type { Charge } from "./store.ts";
 
@@ -18,7 +19,7 @@ export function chargeError({ units, limit, period }: Charge): RangeError | null
 
 /** Why a (trimmed) key name is refused, or null. */
 export function keyNameError(name: string): string | null {
-  if (name === "" || name.length > MAX_KEY_NAME || /\p{Cc}/u.test(name)) {
+  if (name === "" || name.length > MAX_KEY_NAME || hasUnsafeCharacter(name)) {
     return `a key name must be 1 to ${MAX_KEY_NAME} characters, without control characters`;
   }
   return null;

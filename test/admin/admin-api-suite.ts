@@ -268,6 +268,32 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
     });
   });
 
+  describe("C1 control characters and lone surrogates", () => {
+    test("anywhere in admin input (names, metadata and its member names, webhook URLs, notes, the query): 400 invalid_request, nothing written", async () => {
+      const keysBefore = (await adminJson<{ keys: unknown[] }>("GET", "/admin/v1/keys")).body.keys.length;
+      const hooksBefore = (await adminJson<{ webhooks: unknown[] }>("GET", "/admin/v1/webhooks")).body.webhooks.length;
+      const correctionsBefore = (await adminJson<{ corrections: unknown[] }>("GET", "/admin/v1/corrections")).body.corrections.length;
+      const attempts: [string, string, unknown][] = [
+        ["POST", "/admin/v1/keys", { name: "a\u009b31mb" }],
+        ["POST", "/admin/v1/keys", { name: "c1", metadata: { note: "x\u009b2J\u0085y" } }],
+        ["POST", "/admin/v1/keys", { name: "c1", metadata: { ["te\u0085am"]: "a" } }],
+        ["POST", "/admin/v1/keys", { name: "\ud800" }],
+        ["POST", "/admin/v1/keys", { name: "ok", metadata: { tags: ["fine", "lone \udc00"] } }],
+        ["POST", "/admin/v1/webhooks", { url: "http://127.0.0.1:9/\u009b2J", events: ["key.created"] }],
+        ["PUT", "/admin/v1/corrections/198.51.100.0_24", { country_code: "FR", note: "a\u0085b" }],
+        ["GET", "/admin/v1/usage?key=key_%C2%9B", undefined],
+      ];
+      for (const [method, path, body] of attempts) {
+        const response = await adminRequest(method, path, { body });
+        const problem = (await response.json()) as { code: string; detail: string };
+        expect({ method, path, body, status: response.status, code: problem.code }).toEqual({ method, path, body, status: 400, code: "invalid_request" });
+      }
+      expect((await adminJson<{ keys: unknown[] }>("GET", "/admin/v1/keys")).body.keys).toHaveLength(keysBefore);
+      expect((await adminJson<{ webhooks: unknown[] }>("GET", "/admin/v1/webhooks")).body.webhooks).toHaveLength(hooksBefore);
+      expect((await adminJson<{ corrections: unknown[] }>("GET", "/admin/v1/corrections")).body.corrections).toHaveLength(correctionsBefore);
+    });
+  });
+
   describe("plans", () => {
     test("GET /admin/v1/plans: every plan, null for unlimited", async () => {
       const { status, body } = await adminJson<{ plans: unknown[] }>("GET", "/admin/v1/plans");

@@ -49,6 +49,22 @@ test("keys update changes what it is given, clears with never/any/none, and refu
   expect(cli(["keys", "rotate", id, "--grace", "1h"], env).code).toBe(1);
 });
 
+test("control characters (C0, DEL, C1) and lone surrogates in --metadata, a key's name or a webhook's URL exit 2, changing nothing", () => {
+  const { id } = json(["keys", "create", "--name", "plain", "--json"]) as { id: string };
+  const before = cli(["keys", "list", "--json"], env).stdout;
+  for (const metadata of ['{"a":"x\\u0007y"}', '{"a":"x\\u009b2J"}', '{"a\\u0085":1}', '{"a":["ok","\\ud800"]}']) {
+    const result = cli(["keys", "update", id, "--metadata", metadata], env);
+    expect({ metadata, code: result.code }).toEqual({ metadata, code: 2 });
+    expect(result.stderr).toContain("a control character or a lone surrogate is not allowed");
+  }
+  expect(cli(["keys", "create", "--name", "a\u009bb"], env).code).toBe(2);
+  expect(cli(["keys", "list", "--json"], env).stdout).toBe(before);
+  const hook = cli(["webhooks", "add", "http://127.0.0.1:9/\u009b2J", "--events", "key.created"], env);
+  expect(hook.code).toBe(2);
+  expect(hook.stderr).toContain("control characters");
+  expect(JSON.parse(cli(["webhooks", "list", "--json"], env).stdout)).toEqual([]);
+});
+
 test("keys rotate --grace prints how long the old secret works; bad graces exit 2; the table and audit show it", () => {
   const { id } = json(["keys", "create", "--name", "rotating", "--json"]) as { id: string };
   const rotated = cli(["keys", "rotate", id, "--grace", "90m"], env);
