@@ -86,6 +86,8 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
         // One path for the gate and the router, whatever the request-target (see pathOf).
         const request = requestForApp(received);
         const requestId = requestIdOf(request);
+        // Asked before the answer: a client that leaves first is still named in the log.
+        const peer = logger.enabled("info") ? (socket.requestIP(received)?.address ?? null) : null;
         let response: Response;
         try {
           response = await app.handle(request);
@@ -103,7 +105,7 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
             status: response.status,
             admin_token_id: info?.token?.id ?? null,
             duration_ms: Math.round(performance.now() - began),
-            peer: socket.requestIP(received)?.address ?? null,
+            peer,
           });
         }
         return response;

@@ -9,14 +9,14 @@ import { problemResponse } from "./problem.ts";
  * `code` is the framework's name for its own errors: VALIDATION (the body's shape),
  * PARSE, NOT_FOUND; anything unknown is a bug and answers 500 without internals.
  */
-export function errorResponse(error: unknown, code: string | number, logger: Logger): Response {
+export function errorResponse(thrown: unknown, code: string | number, logger: Logger): Response {
+  // The framework wraps what the body parser throws: ours throws ApiErrors, and ClientGoneError for a body cut short.
+  const cause = (thrown as Error | undefined)?.cause;
+  const error = cause instanceof ApiError || cause instanceof ClientGoneError ? cause : thrown;
   if (error instanceof ApiError) return problemResponse(error);
   if (error instanceof StoreUnavailableError) return problemResponse(storeUnavailable());
   // Nobody will read it; the status is for the access log and the metrics.
   if (error instanceof ClientGoneError) return new Response(null, { status: CLIENT_GONE_STATUS });
-  // The framework wraps what the body parser throws; our parser throws ApiErrors.
-  const cause = (error as Error | undefined)?.cause;
-  if (cause instanceof ApiError) return problemResponse(cause);
   switch (code) {
     case "VALIDATION":
       return problemResponse(new ApiError("invalid_request", validationDetail(error)));

@@ -1,4 +1,5 @@
 import { ApiError } from "../errors/api-error.ts";
+import { ClientGoneError } from "../errors/client-gone.ts";
 import { bodyStream } from "./request-body.ts";
 
 /**
@@ -9,7 +10,15 @@ import { bodyStream } from "./request-body.ts";
  * so a client cannot make the server buffer more than the limit.
  */
 export async function readJsonBody(request: Request, maxBytes: number): Promise<unknown> {
-  const bytes = request.headers.get("content-length") !== null ? await request.bytes() : await readCapped(request, maxBytes);
+  let bytes: Uint8Array;
+  try {
+    bytes = request.headers.get("content-length") !== null ? await request.bytes() : await readCapped(request, maxBytes);
+  } catch (error) {
+    // The connection closed before the body's end: the client has gone, its input was
+    // not wrong (the access log and the metrics record it as 499, not 400).
+    if (request.signal.aborted) throw new ClientGoneError();
+    throw error;
+  }
   if (bytes.length === 0) throw emptyBody();
   const value = parseUtf8Json(bytes);
   // Every level of nesting takes two bytes ("[]" or "{}"): a shorter body cannot be too deep.

@@ -120,6 +120,9 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
         return peer ? peers(peer.address) : null;
       });
       attachContext(request, context);
+      // The access log names the peer, asked once a request either way: asked now, it is
+      // known still when the client leaves before its answer (the socket's peer is gone then).
+      if (logger.enabled("info")) context.findPeer();
       // The framework asks request.body only whether a body came: see request-body.ts.
       hideBodyStream(request);
       let response: Response;

@@ -82,6 +82,34 @@ test("SQLite: the batch whose client reset is not charged; the one whose client 
   });
 });
 
+test("a client that leaves in the middle of its body: 499 in the access log, with its address, and in the metrics; not 400, nothing charged", async () => {
+  const state = join(dir, "cut-body.db");
+  const store = await openStore(state);
+  const { secret } = await store.createKey("cut", "unlimited");
+  await store.close();
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--log-level", "info"]);
+  servers.push(server);
+  const port = Number(new URL(server.url).port);
+  const metric = async (status: number) =>
+    Number(new RegExp(`^iplookup_http_requests_total\\{route="/v1/lookup",method="POST",status="${status}"\\} (\\d+)$`, "m").exec(await (await fetch(`${server.url}/metrics`)).text())?.[1] ?? 0);
+  // 40 bytes announced, 15 sent; chunked, a chunk and no end.
+  const partial = `POST /v1/lookup HTTP/1.1\r\nHost: ip\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"ip":"1.1.1.1"`;
+  const chunked = `POST /v1/lookup HTTP/1.1\r\nHost: ip\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"ip"\r\n`;
+  for (const request of [partial, chunked]) await sendAndReset(port, request, 300);
+  const deadline = Date.now() + 5000;
+  while ((server.stderr().match(/"status":499/g) ?? []).length < 2 && Date.now() < deadline) await Bun.sleep(50);
+  const lines = server.stderr().split("\n").filter((line) => line.includes('"route":"/v1/lookup"'));
+  expect(lines).toHaveLength(2);
+  for (const line of lines) {
+    expect(line).toContain('"status":499');
+    expect(line).toContain('"units":0');
+    expect(line).toContain('"peer":"127.0.0.1"');
+  }
+  expect([await metric(499), await metric(400)]).toEqual([2, 0]);
+  const usage = (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { units: { used: number } };
+  expect(usage.units.used).toBe(0);
+});
+
 const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("the batch whose client reset is not charged; the one whose client waited is", async () => {
