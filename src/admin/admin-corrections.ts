@@ -49,21 +49,14 @@ export class AdminCorrections {
 }
 
 /**
- * The block a path names: `/` written as `_` or as `%2F` (decoded here if the router
- * left it encoded), read as parseCorrectionBlock reads it.
+ * The block a path names: `/` written as `_` or as `%2F` (which the router decoded, as it
+ * decodes the whole segment once), read as parseCorrectionBlock reads it. A `%` left
+ * after that decoding is a `%25` in the path, which no block holds.
  */
 function blockOf(param: string | null): string {
   // The router hands over null for a segment whose percent-encoding it cannot decode.
   if (param === null) throw new CorrectionError("the block in the path is not valid percent-encoding");
-  let text = param;
-  if (text.includes("%")) {
-    try {
-      text = decodeURIComponent(text);
-    } catch {
-      throw new CorrectionError(`"${param.slice(0, 60)}" is not a CIDR block (bad percent-encoding)`);
-    }
-  }
-  return parseCorrectionBlock(text.replaceAll("_", "/")).cidr;
+  return parseCorrectionBlock(param.replaceAll("_", "/")).cidr;
 }
 
 function refused<T>(check: () => T): T {

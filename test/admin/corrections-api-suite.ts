@@ -201,4 +201,18 @@ export function correctionsApiSuite(fresh: () => Promise<string>): void {
     expect(await list()).toEqual(held);
     expect((await adminRequest("DELETE", "/admin/v1/corrections/192.0.2.0_24")).status).toBe(200);
   });
+
+  test("the block in the path is decoded once: %2F is a slash, %252F is no block (it would be two decodings)", async () => {
+    const before = await list();
+    for (const [method, body] of [["PUT", { asn: 1 }], ["DELETE", undefined]] as const) {
+      for (const cidr of ["192.0.2.0%252F24", "192.0.2.0%25252F24", "fe80::%25eth0_64"]) {
+        const response = await adminRequest(method, `/admin/v1/corrections/${cidr}`, body);
+        expect({ method, cidr, status: response.status, code: ((await response.json()) as { code: string }).code }).toEqual({ method, cidr, status: 400, code: "invalid_request" });
+      }
+    }
+    expect(await list()).toEqual(before);
+    expect((await adminRequest("PUT", "/admin/v1/corrections/192.0.2.0%2F24", { asn: 1 })).status).toBe(200);
+    expect((await adminRequest("DELETE", "/admin/v1/corrections/192.0.2.0%2f24")).status).toBe(200);
+    expect(await list()).toEqual(before);
+  });
 }
