@@ -10,9 +10,11 @@ import { ApiError } from "../errors/api-error.ts";
 
 /**
  * Refuses an admin request-target whose path or query does not decode to text without
- * control characters: bad percent-encoding (`%zz`, `%`, a cut UTF-8 sequence like
- * `%E2%82`), which the router would hand a handler as a null parameter, and encoded
- * control characters (`%00`). Answers 400 `invalid_request`, before anything is read.
+ * control characters, or whose query names a parameter twice: bad percent-encoding
+ * (`%zz`, `%`, a cut UTF-8 sequence like `%E2%82`), which the router would hand a
+ * handler as a null parameter, encoded control characters (`%00`), and a repeated
+ * parameter, of which the framework would keep one. Answers 400 `invalid_request`,
+ * before anything is read.
  */
 export function checkAdminTarget(url: string, path: string): void {
   for (const segment of path.split("/")) {
@@ -27,8 +29,11 @@ export function checkAdminTarget(url: string, path: string): void {
   }
   const query = url.indexOf("?");
   if (query < 0) return;
+  const seen = new Set<string>();
   for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
     if (hasUnsafeCharacter(name) || hasUnsafeCharacter(value)) throw new ApiError("invalid_request", `the query parameter "${printable(name)}" holds a control character or a lone surrogate`);
+    if (seen.has(name)) throw new ApiError("invalid_request", `give the query parameter "${printable(name)}" once`);
+    seen.add(name);
   }
   for (const part of url.slice(query + 1).split("&")) {
     try {

@@ -294,6 +294,23 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
     });
   });
 
+  describe("repeated query parameters", () => {
+    test("a parameter given twice is 400 invalid_request on every admin route, not one of the two taken silently", async () => {
+      for (const path of [
+        "/admin/v1/usage?from=2026-01-01&from=2026-02-01",
+        "/admin/v1/usage?key=key_aaaaaaaaaaaaaaaa&key=key_bbbbbbbbbbbbbbbb",
+        "/admin/v1/audit?to=2026-01-01&to=2026-02-01",
+        "/admin/v1/audit?limit=1&limit=2",
+        "/admin/v1/asn?q=cloud&q=flare",
+      ]) {
+        const response = await adminRequest("GET", path);
+        const problem = (await response.json()) as { code: string; detail: string };
+        expect({ path, status: response.status, code: problem.code }).toEqual({ path, status: 400, code: "invalid_request" });
+      }
+      expect((await adminRequest("GET", "/admin/v1/audit?from=2026-01-01&to=2026-02-01")).status).toBe(200);
+    });
+  });
+
   describe("plans", () => {
     test("GET /admin/v1/plans: every plan, null for unlimited", async () => {
       const { status, body } = await adminJson<{ plans: unknown[] }>("GET", "/admin/v1/plans");
