@@ -20,8 +20,12 @@ import { Scratch } from "./scratch.ts";
  *   one), 0 when none;
  * - how many IPv4 addresses it holds, and how many IPv6 ones (a float: close enough to
  *   order by, which is all it is for);
- * - its name in lower case, for the search (`names`, newline-separated UTF-8, slot s from
- *   `nameStarts[s]` to `nameStarts[s + 1] - 1`);
+ * - its place in the search's order (`ranked[r]` is the slot of rank r, `rankOf[s]` the
+ *   rank of slot s): most IPv4 addresses first, then most IPv6 addresses, then the lower
+ *   number;
+ * - its name in lower case, for the search, in rank order (`names`, newline-separated
+ *   UTF-8, rank r from `nameStarts[r]` to `nameStarts[r + 1] - 1`): a search finds the
+ *   names it matches in the order it answers them, and stops at the first fifty;
  * - whether it is a hosting provider's (`hosting`: 1 or 0; null when the data says
  *   nothing about hosting).
  */
@@ -35,6 +39,8 @@ export interface AsnImage {
   readonly countryRecords: Uint32Array;
   readonly v4Addresses: Float64Array;
   readonly v6Addresses: Float32Array;
+  readonly ranked: Uint32Array;
+  readonly rankOf: Uint32Array;
   readonly names: Uint8Array;
   readonly nameStarts: Uint32Array;
   readonly hosting: Uint8Array | null;
@@ -121,7 +127,8 @@ export function buildAsnImage(image: IndexImage): AsnImage {
   const nameRecords = majorityRecords(image, nameField, bySlot);
   const countryRecords = majorityRecords(image, fields.indexOf("country_code"), bySlot);
 
-  const { names, nameStarts } = lowerCaseNames(image, nameField, nameRecords);
+  const { ranked, rankOf } = searchOrder(asns, v4Addresses, v6Addresses);
+  const { names, nameStarts } = lowerCaseNames(image, nameField, nameRecords, ranked);
 
   return {
     asns,
@@ -133,20 +140,37 @@ export function buildAsnImage(image: IndexImage): AsnImage {
     countryRecords,
     v4Addresses,
     v6Addresses,
+    ranked,
+    rankOf,
     names,
     nameStarts,
     hosting: asnHostingFlags(image, asns),
   };
 }
 
+/** The slots in the search's order (see AsnImage), and each slot's rank in it. */
+function searchOrder(asns: Uint32Array, v4Addresses: Float64Array, v6Addresses: Float32Array): { ranked: Uint32Array; rankOf: Uint32Array } {
+  const ranked = sharedU32(asns.length);
+  for (let slot = 0; slot < ranked.length; slot++) ranked[slot] = slot;
+  ranked.sort(
+    (a, b) =>
+      (v4Addresses[b] as number) - (v4Addresses[a] as number) ||
+      (v6Addresses[b] as number) - (v6Addresses[a] as number) ||
+      (asns[a] as number) - (asns[b] as number),
+  );
+  const rankOf = sharedU32(asns.length);
+  for (let rank = 0; rank < ranked.length; rank++) rankOf[ranked[rank] as number] = rank;
+  return { ranked, rankOf };
+}
+
 /**
- * The AS names in lower case, newline-separated, for the search (see AsnImage). Most
+ * The AS names in lower case, newline-separated, in the search's order (see AsnImage). Most
  * names are ASCII JSON strings without escapes: their bytes are lowered as they are
  * copied. The others (non-ASCII, escapes) go through a string and toLowerCase. A string
  * (or several) for every name made the build's peak memory 40 MiB higher, which the
  * server kept as resident size.
  */
-function lowerCaseNames(image: IndexImage, nameField: number, nameRecords: Uint32Array): { names: Uint8Array; nameStarts: Uint32Array } {
+function lowerCaseNames(image: IndexImage, nameField: number, nameRecords: Uint32Array, ranked: Uint32Array): { names: Uint8Array; nameStarts: Uint32Array } {
   const slots = nameRecords.length;
   const fieldCount = image.info.fields.length;
   const nameStarts = sharedU32(slots + 1);
@@ -160,8 +184,9 @@ function lowerCaseNames(image: IndexImage, nameField: number, nameRecords: Uint3
   };
   const decoded = new Map<number, Uint8Array>();
   let length = 0;
-  for (let slot = 0; slot < slots; slot++) {
-    nameStarts[slot] = length;
+  for (let rank = 0; rank < slots; rank++) {
+    nameStarts[rank] = length;
+    const slot = ranked[rank] as number;
     const id = nameRecords[slot] as number;
     if (id !== 0) {
       const value = image.recordValues[(id - 1) * fieldCount + nameField] as number;
@@ -178,8 +203,9 @@ function lowerCaseNames(image: IndexImage, nameField: number, nameRecords: Uint3
   }
   nameStarts[slots] = length;
   const names = new Uint8Array(new SharedArrayBuffer(length));
-  for (let slot = 0; slot < slots; slot++) {
-    let at = nameStarts[slot] as number;
+  for (let rank = 0; rank < slots; rank++) {
+    let at = nameStarts[rank] as number;
+    const slot = ranked[rank] as number;
     const lowered = decoded.get(slot);
     const id = nameRecords[slot] as number;
     if (lowered) {

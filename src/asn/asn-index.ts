@@ -154,52 +154,43 @@ export class AsnIndex {
     return this.searchSlots(text).map((slot) => this.summary(slot));
   }
 
-  /** The slots `search` answers, in its order; `skip(slot)` leaves a slot out before the count. */
+  /**
+   * The slots `search` answers, in its order; `skip(slot)` leaves a slot out before the
+   * count. The names are kept in the search's order (see AsnImage), so the matches by
+   * name come in that order and the walk stops at the first SEARCH_LIMIT: a short text
+   * that most names contain costs no more than a long one. Matches by number are put in
+   * their places among them by rank.
+   */
   searchSlots(text: string, skip?: (slot: number) => boolean): number[] {
-    const found: number[] = [];
-    const seen = new Uint8Array(this.size);
-    const add = (slot: number) => {
-      if (seen[slot] === 1) return;
-      seen[slot] = 1;
-      found.push(slot);
-    };
-    this.searchNames(text.toLowerCase(), add);
-    const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
-    if (digits !== undefined) this.searchNumbers(digits, add);
-    const { asns, v4Addresses, v6Addresses } = this.image;
-    const before = (a: number, b: number) =>
-      (v4Addresses[b] as number) - (v4Addresses[a] as number) ||
-      (v6Addresses[b] as number) - (v6Addresses[a] as number) ||
-      (asns[a] as number) - (asns[b] as number);
-    // The first SEARCH_LIMIT in order, kept sorted as the matches come: a short text
-    // matches tens of thousands of names, and sorting them all cost ten times more.
+    const { asns, ranked, rankOf } = this.image;
+    const wanted = (slot: number) => classifyAsn(asns[slot] as number) === null && !skip?.(slot);
+    /** The ranks answered so far, ascending. */
     const top: number[] = [];
-    for (const slot of found) {
-      if (classifyAsn(asns[slot] as number) !== null || skip?.(slot)) continue;
-      if (top.length === SEARCH_LIMIT && before(slot, top[SEARCH_LIMIT - 1] as number) >= 0) continue;
-      let at = top.length === SEARCH_LIMIT ? SEARCH_LIMIT - 1 : top.length;
-      while (at > 0 && before(slot, top[at - 1] as number) < 0) {
-        top[at] = top[at - 1] as number;
-        at--;
-      }
-      top[at] = slot;
-    }
-    return top;
-  }
-
-  /** Adds the slots whose lower-case name contains `lowered`. */
-  private searchNames(lowered: string, add: (slot: number) => void): void {
+    const lowered = text.toLowerCase();
     // Names are newline-separated: a text with a newline is in none of them.
-    if (lowered.length === 0 || lowered.includes("\n")) return;
-    const needle = Buffer.from(lowered);
-    const starts = this.image.nameStarts;
-    let at = this.names.indexOf(needle);
-    while (at >= 0) {
-      const slot = slotAt(starts, at);
-      add(slot);
-      // On to the next name: one match a name is enough.
-      at = this.names.indexOf(needle, starts[slot + 1] as number);
+    if (lowered.length > 0 && !lowered.includes("\n")) {
+      const needle = Buffer.from(lowered);
+      const starts = this.image.nameStarts;
+      let at = this.names.indexOf(needle);
+      while (at >= 0 && top.length < SEARCH_LIMIT) {
+        const rank = rankAt(starts, at);
+        if (wanted(ranked[rank] as number)) top.push(rank);
+        // On to the next name: one match a name is enough.
+        at = this.names.indexOf(needle, starts[rank + 1] as number);
+      }
     }
+    const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
+    if (digits !== undefined) {
+      this.searchNumbers(digits, (slot) => {
+        const rank = rankOf[slot] as number;
+        if (top.length === SEARCH_LIMIT && rank > (top[SEARCH_LIMIT - 1] as number)) return;
+        const at = lowerBound(top, rank);
+        if (top[at] === rank || !wanted(slot)) return;
+        top.splice(at, 0, rank);
+        if (top.length > SEARCH_LIMIT) top.pop();
+      });
+    }
+    return top.map((rank) => ranked[rank] as number);
   }
 
   /** Adds the slots whose number, in decimal, starts with `digits`. */
@@ -262,8 +253,8 @@ function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: nu
   if (first >= 0) run(first, previous);
 }
 
-/** The slot whose name holds byte `at`: the last name start at or below it. */
-function slotAt(starts: Uint32Array, at: number): number {
+/** The rank whose name holds byte `at`: the last name start at or below it. */
+function rankAt(starts: Uint32Array, at: number): number {
   let low = 0;
   let high = starts.length - 2;
   while (low < high) {
@@ -275,7 +266,7 @@ function slotAt(starts: Uint32Array, at: number): number {
 }
 
 /** The first index whose value is at least `value`. */
-function lowerBound(values: Uint32Array, value: number): number {
+function lowerBound(values: ArrayLike<number>, value: number): number {
   let low = 0;
   let high = values.length;
   while (low < high) {

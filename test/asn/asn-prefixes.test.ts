@@ -198,4 +198,39 @@ describe("properties over random ASes of the default data", () => {
       { numRuns: 150 },
     );
   });
+
+  test("a search answers exactly what a walk over every AS answers: the matches by name or number, not special-purpose, in order, the first 50", () => {
+    const { asns: numbers, v4Addresses, v6Addresses } = asns.image;
+    const all = Array.from({ length: asns.size }, (_, slot) => {
+      const summary = asns.summary(slot);
+      return { slot, summary, lowered: summary.name?.toLowerCase().replaceAll("\n", " ") ?? null, special: classifyAsn(summary.asn) !== null };
+    });
+    all.sort(
+      (a, b) =>
+        (v4Addresses[b.slot] as number) - (v4Addresses[a.slot] as number) ||
+        (v6Addresses[b.slot] as number) - (v6Addresses[a.slot] as number) ||
+        (numbers[a.slot] as number) - (numbers[b.slot] as number),
+    );
+    const walk = (text: string) => {
+      const lowered = text.toLowerCase();
+      const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
+      const byNumber = (asn: number) => digits !== undefined && (digits.startsWith("0") ? digits === "0" && asn === 0 : String(asn).startsWith(digits));
+      const names = lowered !== "" && !lowered.includes("\n");
+      const found = [];
+      for (const entry of all) {
+        if (entry.special || !((names && entry.lowered?.includes(lowered)) || byNumber(entry.summary.asn))) continue;
+        found.push(entry.summary);
+        if (found.length === 50) break;
+      }
+      return found;
+    };
+    const texts = ["a", "e", "net", "NET", "co", "1", "2", "0", "00", "AS1", "as13", "64", "4200", "cloudflare", "google llc", "é", "ü", "-", ".", " ", "zzzzqqqq", "telecom", "8", "42"];
+    for (const text of texts) expect({ text, results: asns.search(text) }).toEqual({ text, results: walk(text) });
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(..."aeinorst .-0123456789AS"), minLength: 1, maxLength: 4 }), (text) => {
+        expect({ text, results: asns.search(text) }).toEqual({ text, results: walk(text) });
+      }),
+      { numRuns: 100 },
+    );
+  });
 });
