@@ -19,14 +19,19 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function startWithAdmin(state: string) {
+/** A server of one thread (the admin listener and the public port share it), its admin URL and an admin token. */
+async function oneThreadServer(state: string) {
   const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
   expect(created.code).toBe(0);
   const token = (JSON.parse(created.stdout) as { token: string }).token;
-  // One thread: the admin listener and the public port share it.
   const server = await startServerProcess(["--state", state, "--workers", "1", "--admin-port", "0", "--log-level", "warn"]);
   servers.push(server);
   const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
+  return { server, admin, token };
+}
+
+async function startWithAdmin(state: string) {
+  const { server, admin, token } = await oneThreadServer(state);
   const createKey = () =>
     fetch(`${admin}/admin/v1/keys`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "while locked" }) });
   const putPlan = () =>
@@ -84,11 +89,7 @@ test("SQLite: a write lock held by another connection", async () => {
 
 test("SQLite: webhooks added, removed or tested while another connection holds the write lock", async () => {
   const state = join(dir, "webhooks.db");
-  const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
-  const token = (JSON.parse(created.stdout) as { token: string }).token;
-  const server = await startServerProcess(["--state", state, "--workers", "1", "--admin-port", "0", "--log-level", "warn"]);
-  servers.push(server);
-  const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
+  const { server, admin, token } = await oneThreadServer(state);
   const call = (method: string, path: string, body?: unknown) =>
     fetch(`${admin}/admin/v1/webhooks${path}`, {
       method,
@@ -112,11 +113,7 @@ test("SQLite: webhooks added, removed or tested while another connection holds t
 
 test("SQLite: corrections set or removed while another connection holds the write lock wait for it, as every admin write does", async () => {
   const state = join(dir, "corrections.db");
-  const created = cli(["admin", "create", "--name", "ops", "--json"], { IPLOOKUP_STATE: state });
-  const token = (JSON.parse(created.stdout) as { token: string }).token;
-  const server = await startServerProcess(["--state", state, "--workers", "1", "--admin-port", "0", "--log-level", "warn"]);
-  servers.push(server);
-  const admin = /"admin":"([^"]+)"/.exec(server.stderr())![1]!.replace(/\/$/, "");
+  const { server, admin, token } = await oneThreadServer(state);
   const call = (method: string, cidr: string, body?: unknown) =>
     fetch(`${admin}/admin/v1/corrections/${cidr}`, {
       method,
