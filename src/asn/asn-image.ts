@@ -97,13 +97,17 @@ export function buildAsnImage(image: IndexImage): AsnImage {
   const [v4Offsets, v4Segments] = segmentsBySlot(image, 4, recordSlot, slots, scratch);
   const [v6Offsets, v6Segments] = segmentsBySlot(image, 6, recordSlot, slots, scratch);
   const v4Addresses = new Float64Array(new SharedArrayBuffer(slots * 8));
-  const v6Addresses = new Float32Array(new SharedArrayBuffer(slots * 4));
+  // Summed as doubles and rounded to a float32 once a slot: summed in the float32 array,
+  // every addition rounded, and two ASes of one IPv6 count (2^99) came out unequal.
+  const v6Sums = scratch.f64(slots);
   for (let id = 1; id <= records; id++) {
     const slot = recordSlot[id] as number;
     if (slot < 0) continue;
     v4Addresses[slot] = (v4Addresses[slot] as number) + (v4PerRecord[id] as number);
-    v6Addresses[slot] = (v6Addresses[slot] as number) + (v6PerRecord[id] as number);
+    v6Sums[slot] = (v6Sums[slot] as number) + (v6PerRecord[id] as number);
   }
+  const v6Addresses = new Float32Array(new SharedArrayBuffer(slots * 4));
+  v6Addresses.set(v6Sums);
 
   // Each slot's records, for the majorities.
   const recordOffsets = scratch.u32(slots + 1);

@@ -152,7 +152,9 @@ export class CorrectedAsns {
     const names = new Tally<null>();
     // A country's name: that of a record answering its code, or the name a correction's code has.
     const countries = new Tally<number | string | null>();
-    const addresses = { 4: 0, 6: 0 };
+    // Counted exactly: an IPv6 count past 2^53 as a double would lose the addresses that
+    // decide a majority (2^80 + 1 against 2^80).
+    const addresses = { 4: 0n, 6: 0n };
     const runs = { 4: [] as Span[], 6: [] as Span[] };
     for (const family of FAMILIES) {
       const bits = family === 4 ? 32 : 128;
@@ -166,7 +168,7 @@ export class CorrectedAsns {
         const code = corrected?.country_code !== undefined ? JSON.stringify(corrected.country_code) : textOf(id, codeField);
         const label = corrected?.country_code !== undefined ? (corrected.country_code === null ? null : countryName(corrected.country_code)) : id;
         const add = (from: bigint, to: bigint) => {
-          const count = Number(to - from + 1n);
+          const count = to - from + 1n;
           addresses[family] += count;
           names.add(name, null, family, count);
           countries.add(code, label, family, count);
@@ -186,7 +188,7 @@ export class CorrectedAsns {
       }
       runs[family] = mergeSpans(kept, movedIn);
     }
-    if (addresses[4] === 0 && addresses[6] === 0) return { head: notFoundHead(asn), runs: { 4: [], 6: [] }, v6Addresses: 0 };
+    if (addresses[4] === 0n && addresses[6] === 0n) return { head: notFoundHead(asn), runs: { 4: [], 6: [] }, v6Addresses: 0 };
     const name = names.winner();
     const country = countries.winner();
     const countryLabel = country === null ? null : typeof country.label === "number" ? (JSON.parse(textOf(country.label, countryField)) as string | null) : country.label;
@@ -197,10 +199,11 @@ export class CorrectedAsns {
       country_code: country === null ? null : (JSON.parse(country.text) as string),
       country: countryLabel,
       hosting: this.asns.index.hostingOfAsn(asn),
-      num_ips: addresses[4],
+      num_ips: Number(addresses[4]),
     };
-    // Rounded as the AS index keeps its IPv6 counts, so the two order searches alike.
-    return { head, runs, v6Addresses: Math.fround(addresses[6]) };
+    // Rounded as the AS index keeps its IPv6 counts (each slot's sum rounded once to a
+    // float32), so the two order searches alike.
+    return { head, runs, v6Addresses: Math.fround(Number(addresses[6])) };
   }
 
   /**
@@ -301,24 +304,24 @@ function recordAsnsOf(asns: AsnIndex): Float64Array {
 
 /**
  * The addresses of each value of a field, and the winner by the AS index's rule (see
- * majorityRecords in asn-image.ts): most IPv4 addresses, then most IPv6 ones, then the
- * value whose JSON text sorts first; null never wins. Values are counted by their JSON
- * text, the data's as it stores them and a correction's as JSON.stringify writes it, so
- * one name counts once whichever gave it. `label` says how to name the winner (a record
+ * majorityRecords in asn-image.ts): most IPv4 addresses, then most IPv6 ones (counted
+ * exactly), then the value whose JSON text sorts first; null never wins. Values are
+ * counted by their JSON text, the data's as it stores them and a correction's as
+ * JSON.stringify writes it, so one name counts once whichever gave it. `label` says how to name the winner (a record
  * whose field names it, or the name itself), asked only of the winner.
  */
 class Tally<Label> {
-  private readonly counts = new Map<string, { text: string; label: Label; 4: number; 6: number }>();
+  private readonly counts = new Map<string, { text: string; label: Label; 4: bigint; 6: bigint }>();
 
-  add(text: string, label: Label, family: 4 | 6, addresses: number): void {
+  add(text: string, label: Label, family: 4 | 6, addresses: bigint): void {
     if (text === "null") return;
     let entry = this.counts.get(text);
-    if (entry === undefined) this.counts.set(text, (entry = { text, label, 4: 0, 6: 0 }));
+    if (entry === undefined) this.counts.set(text, (entry = { text, label, 4: 0n, 6: 0n }));
     entry[family] += addresses;
   }
 
   winner(): { text: string; label: Label } | null {
-    let best: { text: string; label: Label; 4: number; 6: number } | null = null;
+    let best: { text: string; label: Label; 4: bigint; 6: bigint } | null = null;
     for (const entry of this.counts.values()) {
       if (best === null || entry[4] > best[4] || (entry[4] === best[4] && (entry[6] > best[6] || (entry[6] === best[6] && entry.text < best.text)))) best = entry;
     }

@@ -241,6 +241,18 @@ describe("names and countries follow the corrections, by the AS index's majority
     expect(tied.result(UNKNOWN_ASN)).toMatchObject({ name: "Alpha", country_code: "DE", num_ips: 512 });
   });
 
+  test("an IPv6-only majority is counted exactly: 2^80 + 1 addresses in one country beat 2^80 in another", () => {
+    // AS210329 without its IPv4 blocks: IL on 2a06:c5c0:600::/128 and 2a07:3b80::/48, GB on 2a07:3b80:2::/48.
+    const data = asns.result(210329);
+    const { corrected, table } = correctedBy(...data.prefixes.map((cidr) => correction(cidr, { asn: null })));
+    const result = corrected.result(210329);
+    expect(result).toMatchObject({ found: true, num_ips: 0, prefixes: [], prefixes6: ["2a06:c5c0:600::/128", "2a07:3b80::/48", "2a07:3b80:2::/48"] });
+    const lookups = new LookupService(() => index, () => table);
+    const countryAt = (ip: string) => lookups.lookup(lookups.resolve([ip]))[0]?.country_code;
+    expect([countryAt("2a06:c5c0:600::"), countryAt("2a07:3b80::1"), countryAt("2a07:3b80:2::1")]).toEqual(["IL", "IL", "GB"]);
+    expect(result.country_code).toBe("IL");
+  });
+
   test("corrections that name no AS field (city, privacy) leave the AS answers to the data", () => {
     const table = CorrectionTable.build([correction("1.1.1.0/24", { city: "Sydney", privacy: { vpn: true } })]);
     expect(CorrectedAsns.over(asns, table)).toBeNull();
@@ -260,6 +272,14 @@ describe("search over the corrected answers", () => {
     // The rest of a search is the data's, in the data's order.
     const google = asns.search("google");
     expect(corrected.search("google")).toEqual(google);
+  });
+
+  test("a correction that changes no answer changes no search: ASes of equal counts (AS5405 and AS49895: 3,584 and 2^99) stay in number order", () => {
+    const { corrected } = correctedBy(correction("5.183.211.0/24", { asn: 5405 }));
+    expect(corrected.result(5405)).toEqual(asns.result(5405));
+    const order = asns.search("nter.").map((entry) => entry.asn);
+    expect(order.indexOf(5405)).toBe(order.indexOf(49895) - 1);
+    expect(corrected.search("nter.")).toEqual(asns.search("nter."));
   });
 
   test("a search's order counts the corrected addresses", () => {
