@@ -17,7 +17,7 @@ export function checkWebhookRecords(webhooks: readonly WebhookRecord[]): void {
     if (!WEBHOOK_ID.test(webhook.id)) throw new StoreError(`"${webhook.id}" is not a webhook id`);
     if (ids.has(webhook.id)) throw new StoreError(`the webhook ${webhook.id} appears twice`);
     ids.add(webhook.id);
-    const badUrl = webhookUrlError(webhook.url);
+    const badUrl = webhookUrlError(webhook.url, "stored");
     if (badUrl) throw new StoreError(`the webhook ${webhook.id}: ${badUrl}`);
     if (webhook.events.length === 0 || !webhook.events.every(isEventType) || new Set(webhook.events).size !== webhook.events.length) {
       throw new StoreError(`the webhook ${webhook.id} has events that are not known, repeated or none`);

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { eventBody } from "../../src/events/event-types.ts";
+import { webhookUrlError } from "../../src/events/webhook-url.ts";
 import { Database } from "bun:sqlite";
 import { downgradeSqlite } from "./downgrade.ts";
 import { openStore } from "../../src/store/open-store.ts";
@@ -202,6 +203,24 @@ describe("webhooks on SQLite", () => {
     expect(await reopened.webhooks.listWebhooks()).toEqual([]);
     await reopened.webhooks.createWebhook("https://example.com/hook", ["key.created"]);
     await reopened.close();
+  });
+
+  test("a webhook URL a state holds from before C1 characters were refused in new URLs still copies; a new one with them is refused", async () => {
+    const path = freshPath();
+    const store = SqliteStore.open(path);
+    const { webhook } = await store.webhooks.createWebhook("http://127.0.0.1:9/hook", ["key.created"]);
+    await store.close();
+    const db = new Database(path);
+    db.run("UPDATE webhooks SET url = ?1 WHERE id = ?2", ["http://127.0.0.1:9/hook\u0085x", webhook.id]);
+    db.close();
+    const source = SqliteStore.open(path);
+    const snapshot = await source.exportState();
+    await source.close();
+    const copy = SqliteStore.open(freshPath());
+    await copy.importState(snapshot);
+    expect((await copy.webhooks.listWebhooks()).map((copied) => copied.url)).toEqual(["http://127.0.0.1:9/hook\u0085x"]);
+    expect(webhookUrlError("http://127.0.0.1:9/new\u0085x")).toBe("the URL holds spaces or control characters");
+    await copy.close();
   });
 });
 describe.skipIf(!postgresAvailable)("webhooks on PostgreSQL", () => webhookSuite(states.fresh));
