@@ -37,8 +37,10 @@ export class CorrectedAsns {
   readonly affected: ReadonlySet<number>;
   /** Per family, the touched segments in address order. */
   private readonly touched: { readonly 4: readonly Touched[]; readonly 6: readonly Touched[] };
-  /** What the search needs of each affected AS put together so far (its prefixes are put together again when asked for). */
-  private readonly heads = new Map<number, { head: AsnHead; v6Addresses: number }>();
+  /** Per AS number, the touched segments of each family that name it (`asn`), in address order. */
+  private readonly naming = new Map<number, { 4: Touched[]; 6: Touched[] }>();
+  /** What the search lists of the affected ASes, in its order, once a search has asked (their prefixes are put together again when asked for). */
+  private heads: (Ranked & { lowered: string | null })[] | undefined;
 
   private constructor(
     readonly asns: AsnIndex,
@@ -49,7 +51,12 @@ export class CorrectedAsns {
     const recordAsns = recordAsnsOf(asns);
     for (const family of FAMILIES) {
       for (const { first, last, fields } of touched[family]) {
-        if (fields.asn !== undefined && fields.asn !== null) affected.add(fields.asn);
+        if (fields.asn !== undefined && fields.asn !== null) {
+          affected.add(fields.asn);
+          let named = this.naming.get(fields.asn);
+          if (named === undefined) this.naming.set(fields.asn, (named = { 4: [], 6: [] }));
+          named[family].push({ first, last, fields });
+        }
         this.forEachDataSegment(family, first, last, (_from, _to, id) => {
           const asn = recordAsns[id] as number;
           if (!Number.isNaN(asn)) affected.add(asn);
@@ -61,19 +68,16 @@ export class CorrectedAsns {
 
   /** The corrected answers over an AS index, or null when no correction names a field AS answers are made of. */
   static over(asns: AsnIndex, table: CorrectionTable): CorrectedAsns | null {
-    let perTable = built.get(table);
-    if (perTable === undefined) built.set(table, (perTable = new WeakMap()));
-    let corrected = perTable.get(asns);
-    if (corrected === undefined) {
-      const touched = { 4: [] as Touched[], 6: [] as Touched[] };
-      for (const family of FAMILIES) {
-        table.forEachCorrected(family, (first, last, fields) => {
-          if (AS_FIELDS.some((field) => fields[field] !== undefined)) touched[family].push({ first, last, fields });
-        });
-      }
-      corrected = touched[4].length + touched[6].length === 0 ? null : new CorrectedAsns(asns, touched);
-      perTable.set(asns, corrected);
+    const last = built.get(asns);
+    if (last?.content === table.content) return last.corrected;
+    const touched = { 4: [] as Touched[], 6: [] as Touched[] };
+    for (const family of FAMILIES) {
+      table.forEachCorrected(family, (first, last, fields) => {
+        if (AS_FIELDS.some((field) => fields[field] !== undefined)) touched[family].push({ first, last, fields });
+      });
     }
+    const corrected = touched[4].length + touched[6].length === 0 ? null : new CorrectedAsns(asns, touched);
+    built.set(asns, { content: table.content, corrected });
     return corrected;
   }
 
@@ -104,26 +108,43 @@ export class CorrectedAsns {
     );
   }
 
-  /** The search of AsnIndex.search, over the corrected answers: the data's matches that are not affected, and the affected ASes that match as corrected. */
+  /**
+   * The search of AsnIndex.search, over the corrected answers: the data's matches that
+   * are not affected, and the affected ASes that match as corrected. The affected ASes
+   * are put together at the first search and kept in the search's order, so a search
+   * stops at the first that could no longer reach the fifty.
+   */
   search(text: string): AsnSummary[] {
     const image = this.asns.image;
-    const ranked: { summary: AsnSummary; v6: number }[] = this.asns
+    const ranked: Ranked[] = this.asns
       .searchSlots(text, (slot) => this.affected.has(image.asns[slot] as number))
       .map((slot) => ({ summary: this.asns.summary(slot), v6: image.v6Addresses[slot] as number }));
-    for (const asn of this.affected) {
-      if (classifyAsn(asn) !== null) continue;
-      let known = this.heads.get(asn);
-      if (known === undefined) {
-        const { head, v6Addresses } = this.assemble(asn);
-        this.heads.set(asn, (known = { head, v6Addresses }));
-      }
-      const { head, v6Addresses } = known;
-      if (!head.found || !matchesSearch(text, asn, head.name)) continue;
-      ranked.push({ summary: { asn, name: head.name, country_code: head.country_code, num_ips: head.num_ips }, v6: v6Addresses });
+    const fiftieth = ranked.length === SEARCH_LIMIT ? ranked[SEARCH_LIMIT - 1] : undefined;
+    const matches = searchMatcher(text);
+    let found = 0;
+    for (const head of (this.heads ??= this.rankHeads())) {
+      if (fiftieth !== undefined && inSearchOrder(fiftieth, head) < 0) break;
+      if (!matches(head.summary.asn, head.lowered)) continue;
+      ranked.push(head);
+      if (++found === SEARCH_LIMIT) break;
     }
-    ranked.sort((a, b) => b.summary.num_ips - a.summary.num_ips || b.v6 - a.v6 || a.summary.asn - b.summary.asn);
+    ranked.sort(inSearchOrder);
     return ranked.slice(0, SEARCH_LIMIT).map(({ summary }) => summary);
   }
+
+  /** Every affected AS that is found and not special-purpose, as the search lists it, in the search's order. */
+  private rankHeads(): (Ranked & { lowered: string | null })[] {
+    const heads: (Ranked & { lowered: string | null })[] = [];
+    for (const asn of this.affected) {
+      if (classifyAsn(asn) !== null) continue;
+      const { head, v6Addresses } = this.assemble(asn);
+      if (!head.found) continue;
+      const summary = { asn, name: head.name, country_code: head.country_code, num_ips: head.num_ips };
+      heads.push({ summary, v6: v6Addresses, lowered: head.name?.toLowerCase().replaceAll("\n", " ") ?? null });
+    }
+    return heads.sort(inSearchOrder);
+  }
+
 
   /**
    * An affected AS put together: per family, its data segments outside the touched
@@ -182,8 +203,7 @@ export class CorrectedAsns {
       if (slot >= 0) this.forEachKeptPart(slot, family, (first, last, id, fields) => take(kept, keptPublic4, first, last, id, fields));
       const movedIn: Span[] = [];
       const movedPublic4 = publicSpans4();
-      for (const touched of this.touched[family]) {
-        if (touched.fields.asn !== asn) continue;
+      for (const touched of this.naming.get(asn)?.[family] ?? []) {
         this.forEachDataSegment(family, touched.first, touched.last, (first, last, id) => take(movedIn, movedPublic4, first, last, id, touched.fields));
       }
       runs[family] = mergeSpans(kept, movedIn);
@@ -223,7 +243,9 @@ export class CorrectedAsns {
       const first = startOf(starts, words, segment);
       const last = (segment + 1 < records.length ? startOf(starts, words, segment + 1) : end) - 1n;
       const id = records[segment] as number;
-      while (t < touched.length && (touched[t] as Touched).last < first) t++;
+      // The first touched segment not wholly before this one: a search from where the
+      // last one left off (an AS's segments come in address order).
+      t = firstEndingAtOrAfter(touched, first, t);
       let from = first;
       for (let k = t; k < touched.length && from <= last; k++) {
         const { first: touchFirst, last: touchLast, fields } = touched[k] as Touched;
@@ -272,6 +294,18 @@ const AS_FIELDS = ["asn", "as_name", "country_code"] as const satisfies readonly
 /** The first address of segment `i` of a family's starts (`words` a start: 1 or 4). */
 function startOf(starts: Uint32Array, words: 1 | 4, i: number): bigint {
   return words === 1 ? BigInt(starts[i] as number) : readAddress(starts, 4, i * 4);
+}
+
+/** The first index from `from` on whose segment ends at or after `address` (`touched.length` when none does). */
+function firstEndingAtOrAfter(touched: readonly Touched[], address: bigint, from: number): number {
+  let low = from;
+  let high = touched.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((touched[middle] as Touched).last < address) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** Appends a span to a list in address order, joining it to the last one when they touch. */
@@ -329,18 +363,33 @@ class Tally<Label> {
   }
 }
 
-/**
- * Whether an AS matches a search text as AsnIndex.search matches the data's: its name
- * contains the text in lower case (a text with a newline matches none), or the text, with
- * or without `AS` before it, is the start of its number in decimal (a leading zero: 0 alone).
- */
-function matchesSearch(text: string, asn: number, name: string | null): boolean {
-  const lowered = text.toLowerCase();
-  if (name !== null && lowered.length > 0 && !lowered.includes("\n") && name.toLowerCase().replaceAll("\n", " ").includes(lowered)) return true;
-  const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
-  if (digits === undefined) return false;
-  if (digits.startsWith("0")) return digits === "0" && asn === 0;
-  return String(asn).startsWith(digits);
+/** An AS as the search lists it, with its IPv6 count for the order. */
+interface Ranked {
+  readonly summary: AsnSummary;
+  readonly v6: number;
 }
 
-const built = new WeakMap<CorrectionTable, WeakMap<AsnIndex, CorrectedAsns | null>>();
+/** The search's order: most IPv4 addresses, then most IPv6 addresses, then the lower number. */
+function inSearchOrder(a: Ranked, b: Ranked): number {
+  return b.summary.num_ips - a.summary.num_ips || b.v6 - a.v6 || a.summary.asn - b.summary.asn;
+}
+
+/**
+ * Whether an AS matches a search text as AsnIndex.search matches the data's: its name,
+ * in lower case, contains the text in lower case (a text with a newline matches none), or
+ * the text, with or without `AS` before it, is the start of its number in decimal (a
+ * leading zero: 0 alone).
+ */
+function searchMatcher(text: string): (asn: number, loweredName: string | null) => boolean {
+  const lowered = text.toLowerCase();
+  const byName = lowered.length > 0 && !lowered.includes("\n");
+  const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
+  return (asn, loweredName) => {
+    if (byName && loweredName !== null && loweredName.includes(lowered)) return true;
+    if (digits === undefined) return false;
+    return digits.startsWith("0") ? digits === "0" && asn === 0 : String(asn).startsWith(digits);
+  };
+}
+
+/** Per AS index, the corrected answers over the last corrections asked for, by their content (see CorrectionTable.content). */
+const built = new WeakMap<AsnIndex, { content: string; corrected: CorrectedAsns | null }>();

@@ -34,6 +34,13 @@ export class CorrectionTable {
     private readonly v6Fields: readonly (CorrectionFields | null)[],
     /** How many corrections were built in. */
     readonly size: number,
+    /**
+     * The blocks and fields built in, as text: two tables of equal content answer alike.
+     * A server rebuilds its table whenever the store's change counter moves, which keys
+     * and plans move too; what is derived from a table (the corrected AS answers) is kept
+     * by content, so it lasts until the corrections themselves change.
+     */
+    readonly content: string,
   ) {}
 
   static build(corrections: readonly Correction[]): CorrectionTable {
@@ -46,6 +53,7 @@ export class CorrectionTable {
       Uint32Array.from(v6.starts.flatMap(wordsOf)),
       v6.fields,
       corrections.length,
+      JSON.stringify(corrections.map((correction) => [correction.cidr, correction.fields])),
     );
   }
 
