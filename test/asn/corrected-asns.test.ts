@@ -296,6 +296,17 @@ describe("search over the corrected answers", () => {
   });
 });
 
+test("what is put together lasts while the corrections' content does: a table rebuilt with equal corrections (a key or plan changed) reuses it; a changed one does not", () => {
+  const corrections = [correction("1.1.1.0/24", { asn: UNKNOWN_ASN })];
+  const first = CorrectedAsns.over(asns, CorrectionTable.build(corrections));
+  // Notes and times change no answer.
+  const again = CorrectedAsns.over(asns, CorrectionTable.build(corrections.map((c) => ({ ...c, note: "ticket 1", updatedAt: "2026-11-06T10:00:00.000Z" }))));
+  expect(again).toBe(first);
+  const changed = CorrectedAsns.over(asns, CorrectionTable.build([correction("1.1.1.0/24", { asn: 15169 })]));
+  expect(changed).not.toBe(first);
+  expect(changed?.result(15169).prefixes).toContain("1.1.1.0/24");
+});
+
 test("AsnService follows the corrections it is given: a change is answered at once, the answers of no correction are the data's", async () => {
   let table: CorrectionTable | null = null;
   const service = new AsnService(() => index, () => table);

@@ -261,7 +261,7 @@ describe("webhooks on a SQLite state file, two worker threads", async () => {
   });
 });
 
-test("key.expiring: a key created with an expiry within 7 days is announced once (at its creation; serve's sweep does not tell it again); webhooks are in the audit log without their secret", async () => {
+test("key.expiring: a key created with an expiry within 7 days is announced once, signed (test/access/key-service-expiring.test.ts shows it is recorded at creation); webhooks are in the audit log without their secret", async () => {
   const state = join(dir, `state-${++files}.db`);
   let secret = "";
   const receiver = new WebhookReceiver(() => secret).start();
