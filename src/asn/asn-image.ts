@@ -126,7 +126,7 @@ export function buildAsnImage(image: IndexImage): AsnImage {
     slotRecords[at] = id;
     fill[slot] = at + 1;
   }
-  const bySlot: RecordsBySlot = { offsets: recordOffsets, records: slotRecords, v4: v4PerRecord, v6: v6PerRecord };
+  const bySlot: RecordsBySlot = { offsets: recordOffsets, records: slotRecords, v4: v4PerRecord, v6: exactV6PerRecord(image, scratch) };
   const nameField = fields.indexOf("as_name");
   const nameRecords = majorityRecords(image, nameField, bySlot);
   const countryRecords = majorityRecords(image, fields.indexOf("country_code"), bySlot);
@@ -393,7 +393,10 @@ function varintLength(value: number): number {
   return value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x200000 ? 3 : value < 0x10000000 ? 4 : 5;
 }
 
-/** Each slot's records (`records[offsets[s] … offsets[s + 1])`), with every record's IPv4 and IPv6 addresses. */
+/**
+ * Each slot's records (`records[offsets[s] … offsets[s + 1])`), with every record's IPv4
+ * addresses and its IPv6 addresses as four limbs (see exactV6PerRecord).
+ */
 interface RecordsBySlot {
   readonly offsets: Uint32Array;
   readonly records: Uint32Array;
@@ -402,9 +405,56 @@ interface RecordsBySlot {
 }
 
 /**
+ * Every record's public IPv6 addresses, counted exactly, as four limbs a record
+ * (`limbs[id * 4 + w]`, worth 2^(96 - 32w) each): sums of the 32-bit word differences of
+ * its segments' bounds. Each limb stays a whole number under 2^53, so a double holds it
+ * exactly, where one double for the count would lose the addresses that decide a
+ * majority (2^80 + 1 against 2^80); compare them with compareLimbs. The corrected AS
+ * answers count in BigInt, and the two must agree.
+ */
+function exactV6PerRecord(image: IndexImage, scratch: Scratch): Float64Array {
+  const limbs = scratch.f64((image.info.records + 1) * 4);
+  const starts = image.v6Starts;
+  const records = image.v6Records;
+  const isPublicSpan6 = publicSpans6();
+  for (let i = 0; i < records.length; i++) {
+    const id = records[i] as number;
+    if (id === 0) continue;
+    const hasNext = i + 1 < records.length;
+    const at = id * 4;
+    if (isPublicSpan6(starts, i * 4, hasNext ? i * 4 + 4 : -1)) {
+      const end: ArrayLike<number> = hasNext ? starts : PAST_LAST;
+      const endAt = hasNext ? i * 4 + 4 : 0;
+      for (let w = 0; w < 4; w++) limbs[at + w] = (limbs[at + w] as number) + (end[endAt + w] as number) - (starts[i * 4 + w] as number);
+    } else {
+      const first = readAddress(starts, 4, i * 4);
+      let count = 0n;
+      for (const [from, to] of publicParts(128, first, hasNext ? readAddress(starts, 4, i * 4 + 4) - 1n : (1n << 128n) - 1n)) count += to - from + 1n;
+      for (let w = 0; w < 4; w++) limbs[at + w] = (limbs[at + w] as number) + Number((count >> BigInt(96 - 32 * w)) & 0xffffffffn);
+    }
+  }
+  return limbs;
+}
+
+/** Carries a count's four limbs (see exactV6PerRecord) so that the low three lie in 0…2^32 - 1, in place. */
+function carryLimbs(limbs: Float64Array): void {
+  for (let w = 3; w > 0; w--) {
+    const carry = Math.floor((limbs[w] as number) / 2 ** 32);
+    limbs[w] = (limbs[w] as number) - carry * 2 ** 32;
+    limbs[w - 1] = (limbs[w - 1] as number) + carry;
+  }
+}
+
+/** How two carried counts compare: negative, zero or positive. */
+function compareLimbs(a: Float64Array, b: Float64Array): number {
+  for (let w = 0; w < 4; w++) if (a[w] !== b[w]) return (a[w] as number) - (b[w] as number);
+  return 0;
+}
+
+/**
  * Per slot, a record holding the value of `field` that most of the AS's IPv4 addresses
  * answer (IPv6 when none of its IPv4 addresses has a value), 0 when none has one. A tie
- * goes to the value with more IPv6 addresses, then to the one whose text sorts first, so
+ * goes to the value with more IPv6 addresses (counted exactly), then to the one whose text sorts first, so
  * the answer never depends on the order of the data file. An AS has few records (one per name and country it answers), so each
  * value's addresses are summed over the slot's records directly.
  */
@@ -414,12 +464,13 @@ function majorityRecords(image: IndexImage, field: number, bySlot: RecordsBySlot
   if (field < 0) return chosen;
   const fieldCount = image.info.fields.length;
   const valueOf = (id: number) => image.recordValues[(id - 1) * fieldCount + field] as number;
+  const v6 = new Float64Array(4);
   for (let slot = 0; slot < slots; slot++) {
     const from = bySlot.offsets[slot] as number;
     const to = bySlot.offsets[slot + 1] as number;
     let best = 0;
     let bestV4 = 0;
-    let bestV6 = 0;
+    const bestV6 = new Float64Array(4);
     for (let i = from; i < to; i++) {
       const id = bySlot.records[i] as number;
       const value = valueOf(id);
@@ -429,18 +480,20 @@ function majorityRecords(image: IndexImage, field: number, bySlot: RecordsBySlot
       for (let j = from; j < i && first; j++) if (valueOf(bySlot.records[j] as number) === value) first = false;
       if (!first) continue;
       let v4 = 0;
-      let v6 = 0;
+      v6.fill(0);
       for (let j = i; j < to; j++) {
         const other = bySlot.records[j] as number;
         if (valueOf(other) !== value) continue;
         v4 += bySlot.v4[other] as number;
-        v6 += bySlot.v6[other] as number;
+        for (let w = 0; w < 4; w++) v6[w] = (v6[w] as number) + (bySlot.v6[other * 4 + w] as number);
       }
-      const wins = best === 0 || (v4 !== bestV4 ? v4 > bestV4 : v6 !== bestV6 ? v6 > bestV6 : valueText(image, field, value) < valueText(image, field, valueOf(best)));
+      carryLimbs(v6);
+      const byV6 = compareLimbs(v6, bestV6);
+      const wins = best === 0 || (v4 !== bestV4 ? v4 > bestV4 : byV6 !== 0 ? byV6 > 0 : valueText(image, field, value) < valueText(image, field, valueOf(best)));
       if (wins) {
         best = id;
         bestV4 = v4;
-        bestV6 = v6;
+        bestV6.set(v6);
       }
     }
     chosen[slot] = best;

@@ -1,4 +1,7 @@
 import { beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import fc from "fast-check";
 import { publicParts } from "../../src/address/classify.ts";
 import { parseAddress } from "../../src/address/parse.ts";
@@ -9,9 +12,12 @@ import { CorrectedAsns } from "../../src/asn/corrected-asns.ts";
 import type { Correction, CorrectionFields } from "../../src/corrections/correction.ts";
 import { parseCorrectionBlock } from "../../src/corrections/correction-rules.ts";
 import { CorrectionTable } from "../../src/corrections/correction-table.ts";
-import type { RangeIndex } from "../../src/index/range-index.ts";
+import { buildDataSet } from "../../src/importer/build.ts";
+import { writeDataFile } from "../../src/importer/data-file.ts";
+import { RangeIndex } from "../../src/index/range-index.ts";
 import { LookupService } from "../../src/lookup/lookup-service.ts";
 import { defaultIndex } from "../support/default-data.ts";
+import { writeSmallSources } from "../support/small-dataset.ts";
 import { cidrCover, text } from "./asn-oracle.ts";
 
 /**
@@ -251,6 +257,29 @@ describe("names and countries follow the corrections, by the AS index's majority
     const countryAt = (ip: string) => lookups.lookup(lookups.resolve([ip]))[0]?.country_code;
     expect([countryAt("2a06:c5c0:600::"), countryAt("2a07:3b80::1"), countryAt("2a07:3b80:2::1")]).toEqual(["IL", "IL", "GB"]);
     expect(result.country_code).toBe("IL");
+  });
+
+  test("the AS index counts an IPv6-only majority exactly too: a data set of 2^80 + 1 addresses in IL and 2^80 in GB answers IL, and a correction that changes nothing keeps it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "iplookup-v6-majority-"));
+    try {
+      const row = (cidr: string, rest: string) => {
+        const block = parseCorrectionBlock(cidr);
+        return `${block.first},${block.last},${rest}`;
+      };
+      const blocks = ["2a06:c5c0:600::/128", "2a07:3b80::/48", "2a07:3b80:2::/48"];
+      const specs = writeSmallSources(dir, {
+        "asn-6.csv": blocks.map((cidr) => row(cidr, "200000,Tie Net")).join("\n"),
+        "country-6.csv": [row(blocks[0]!, "IL"), row(blocks[1]!, "IL"), row(blocks[2]!, "GB")].join("\n"),
+      });
+      const path = join(dir, "data.db");
+      writeDataFile(path, await buildDataSet(specs, new Date("2026-01-01T00:00:00Z")));
+      const small = asnIndexOf(RangeIndex.open(path));
+      expect(small.result(200000)).toMatchObject({ country_code: "IL", prefixes6: blocks });
+      const corrected = CorrectedAsns.over(small, CorrectionTable.build([correction("2a07:3b80:2::/48", { asn: 200000 })]));
+      expect(corrected?.result(200000)).toEqual(small.result(200000));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("corrections that name no AS field (city, privacy) leave the AS answers to the data", () => {
