@@ -97,17 +97,20 @@ export function buildAsnImage(image: IndexImage): AsnImage {
   const [v4Offsets, v4Segments] = segmentsBySlot(image, 4, recordSlot, slots, scratch);
   const [v6Offsets, v6Segments] = segmentsBySlot(image, 6, recordSlot, slots, scratch);
   const v4Addresses = new Float64Array(new SharedArrayBuffer(slots * 8));
-  // Summed as doubles and rounded to a float32 once a slot: summed in the float32 array,
-  // every addition rounded, and two ASes of one IPv6 count (2^99) came out unequal.
-  const v6Sums = scratch.f64(slots);
+  const v6Exact = exactV6PerRecord(image, scratch);
+  const v6Limbs = scratch.f64(slots * 4);
   for (let id = 1; id <= records; id++) {
     const slot = recordSlot[id] as number;
     if (slot < 0) continue;
     v4Addresses[slot] = (v4Addresses[slot] as number) + (v4PerRecord[id] as number);
-    v6Sums[slot] = (v6Sums[slot] as number) + (v6PerRecord[id] as number);
+    for (let w = 0; w < 4; w++) v6Limbs[slot * 4 + w] = (v6Limbs[slot * 4 + w] as number) + (v6Exact[id * 4 + w] as number);
   }
+  // Each slot's exact count rounded to a double and then to a float32, as the corrected
+  // answers round theirs (corrected-asns.ts): the two order a search alike, so a
+  // correction that changes nothing moves no AS in it. (Summed in the float32 array,
+  // every addition rounded, two ASes of one count, 2^99, came out unequal.)
   const v6Addresses = new Float32Array(new SharedArrayBuffer(slots * 4));
-  v6Addresses.set(v6Sums);
+  for (let slot = 0; slot < slots; slot++) v6Addresses[slot] = Number(limbsValue(v6Limbs.subarray(slot * 4, slot * 4 + 4)));
 
   // Each slot's records, for the majorities.
   const recordOffsets = scratch.u32(slots + 1);
@@ -126,7 +129,7 @@ export function buildAsnImage(image: IndexImage): AsnImage {
     slotRecords[at] = id;
     fill[slot] = at + 1;
   }
-  const bySlot: RecordsBySlot = { offsets: recordOffsets, records: slotRecords, v4: v4PerRecord, v6: exactV6PerRecord(image, scratch) };
+  const bySlot: RecordsBySlot = { offsets: recordOffsets, records: slotRecords, v4: v4PerRecord, v6: v6Exact };
   const nameField = fields.indexOf("as_name");
   const nameRecords = majorityRecords(image, nameField, bySlot);
   const countryRecords = majorityRecords(image, fields.indexOf("country_code"), bySlot);
@@ -445,6 +448,13 @@ function carryLimbs(limbs: Float64Array): void {
   }
 }
 
+/** A count's four limbs (see exactV6PerRecord) as one number, carried in place first. */
+function limbsValue(limbs: Float64Array): bigint {
+  if (limbs[0] === 0 && limbs[1] === 0 && limbs[2] === 0 && limbs[3] === 0) return 0n;
+  carryLimbs(limbs);
+  return (BigInt(limbs[0] as number) << 96n) + (BigInt(limbs[1] as number) << 64n) + (BigInt(limbs[2] as number) << 32n) + BigInt(limbs[3] as number);
+}
+
 /** How two carried counts compare: negative, zero or positive. */
 function compareLimbs(a: Float64Array, b: Float64Array): number {
   for (let w = 0; w < 4; w++) if (a[w] !== b[w]) return (a[w] as number) - (b[w] as number);
@@ -488,6 +498,8 @@ function majorityRecords(image: IndexImage, field: number, bySlot: RecordsBySlot
         for (let w = 0; w < 4; w++) v6[w] = (v6[w] as number) + (bySlot.v6[other * 4 + w] as number);
       }
       carryLimbs(v6);
+      // A value whose records hold no address lookups answer (a block lookups refuse) is no one's majority.
+      if (v4 === 0 && v6[0] === 0 && v6[1] === 0 && v6[2] === 0 && v6[3] === 0) continue;
       const byV6 = compareLimbs(v6, bestV6);
       const wins = best === 0 || (v4 !== bestV4 ? v4 > bestV4 : byV6 !== 0 ? byV6 > 0 : valueText(image, field, value) < valueText(image, field, valueOf(best)));
       if (wins) {

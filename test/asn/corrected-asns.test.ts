@@ -126,6 +126,24 @@ function checkCorrected(asn: number, corrections: readonly Correction[], correct
   return result;
 }
 
+/** A row of a numeric source CSV for a block: its first and last address, then `rest`. */
+function row(cidr: string, rest: string): string {
+  const block = parseCorrectionBlock(cidr);
+  return `${block.first},${block.last},${rest}`;
+}
+
+/** Runs `check` on the AS index of a small data set built from these source files (see writeSmallSources). */
+async function withSmallIndex(files: Record<string, string>, check: (small: AsnIndex) => void): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "iplookup-small-asn-"));
+  try {
+    const path = join(dir, "data.db");
+    writeDataFile(path, await buildDataSet(writeSmallSources(dir, files), new Date("2026-01-01T00:00:00Z")));
+    check(asnIndexOf(RangeIndex.open(path)));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** An AS number the default data does not know (checked), public. */
 const UNKNOWN_ASN = 4242420;
 
@@ -260,26 +278,42 @@ describe("names and countries follow the corrections, by the AS index's majority
   });
 
   test("the AS index counts an IPv6-only majority exactly too: a data set of 2^80 + 1 addresses in IL and 2^80 in GB answers IL, and a correction that changes nothing keeps it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "iplookup-v6-majority-"));
-    try {
-      const row = (cidr: string, rest: string) => {
-        const block = parseCorrectionBlock(cidr);
-        return `${block.first},${block.last},${rest}`;
-      };
-      const blocks = ["2a06:c5c0:600::/128", "2a07:3b80::/48", "2a07:3b80:2::/48"];
-      const specs = writeSmallSources(dir, {
+    const blocks = ["2a06:c5c0:600::/128", "2a07:3b80::/48", "2a07:3b80:2::/48"];
+    await withSmallIndex(
+      {
         "asn-6.csv": blocks.map((cidr) => row(cidr, "200000,Tie Net")).join("\n"),
         "country-6.csv": [row(blocks[0]!, "IL"), row(blocks[1]!, "IL"), row(blocks[2]!, "GB")].join("\n"),
-      });
-      const path = join(dir, "data.db");
-      writeDataFile(path, await buildDataSet(specs, new Date("2026-01-01T00:00:00Z")));
-      const small = asnIndexOf(RangeIndex.open(path));
-      expect(small.result(200000)).toMatchObject({ country_code: "IL", prefixes6: blocks });
-      const corrected = CorrectedAsns.over(small, CorrectionTable.build([correction("2a07:3b80:2::/48", { asn: 200000 })]));
+      },
+      (small) => {
+        expect(small.result(200000)).toMatchObject({ country_code: "IL", prefixes6: blocks });
+        const corrected = CorrectedAsns.over(small, CorrectionTable.build([correction("2a07:3b80:2::/48", { asn: 200000 })]));
+        expect(corrected?.result(200000)).toEqual(small.result(200000));
+      },
+    );
+  });
+
+  test("a country only a block lookups refuse has (2001:db8::/32) is no AS's country, in the AS index as in the corrected answers", async () => {
+    await withSmallIndex(
+      { "asn-6.csv": [row("2001:db8::/32", "200000,Doc Net"), row("2a07:3b80::/48", "200000,Doc Net")].join("\n"), "country-6.csv": row("2001:db8::/32", "GB") },
+      (small) => {
+        expect(small.result(200000)).toMatchObject({ found: true, country_code: null, country: null, prefixes6: ["2a07:3b80::/48"] });
+        const corrected = CorrectedAsns.over(small, CorrectionTable.build([correction("2a07:3b80::/48", { asn: 200000 })]));
+        expect(corrected?.result(200000)).toEqual(small.result(200000));
+      },
+    );
+  });
+
+  test("IPv6 counts past 2^53 order a search alike with and without a correction that changes nothing", async () => {
+    const a = 0x2a073b80n << 96n;
+    const b = 0x2a0a0000n << 96n;
+    const big = (1n << 54n) + (1n << 30n);
+    const rows = [`${a},${a + big - 1n},200000,Tie Net`, ...[10n, 20n, 30n].map((gap) => `${a + big + gap},${a + big + gap},200000,Tie Net`), `${b},${b + (1n << 54n) + (1n << 31n) - 1n},200001,Tie Net`];
+    await withSmallIndex({ "asn-4.csv": "", "country-4.csv": "", "asn-6.csv": rows.join("\n"), "country-6.csv": "" }, (small) => {
+      const single = (a + big + 10n).toString(16).padStart(32, "0").match(/.{4}/g)!.join(":");
+      const corrected = CorrectedAsns.over(small, CorrectionTable.build([correction(`${single}/128`, { asn: 200000 })]));
       expect(corrected?.result(200000)).toEqual(small.result(200000));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+      expect(corrected?.search("tie")).toEqual(small.search("tie"));
+    });
   });
 
   test("corrections that name no AS field (city, privacy) leave the AS answers to the data", () => {
