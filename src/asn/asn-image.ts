@@ -65,9 +65,10 @@ export function buildAsnImage(image: IndexImage): AsnImage {
 
   // Addresses per record and family: what the AS's numbers and majorities are summed from.
   const v4PerRecord = scratch.f64(records + 1);
-  const v6PerRecord = scratch.f64(records + 1);
-  forEachSegment(image, 4, (_, id, size) => (v4PerRecord[id] = (v4PerRecord[id] as number) + size));
-  forEachSegment(image, 6, (_, id, size) => (v6PerRecord[id] = (v6PerRecord[id] as number) + size));
+  forEachSegment4(image, (id, size) => (v4PerRecord[id] = (v4PerRecord[id] as number) + size));
+  const v6Exact = exactV6PerRecord(image, scratch);
+  /** Whether record `id` holds IPv6 addresses lookups answer (a count of them is never all-zero limbs). */
+  const hasV6 = (id: number) => v6Exact[id * 4] !== 0 || v6Exact[id * 4 + 1] !== 0 || v6Exact[id * 4 + 2] !== 0 || v6Exact[id * 4 + 3] !== 0;
 
   // The slots: the AS numbers of records that some segment answers with, ascending.
   const asnOfValue = asnField >= 0 ? numberValues(image, asnField, scratch) : scratch.f64(0);
@@ -75,7 +76,7 @@ export function buildAsnImage(image: IndexImage): AsnImage {
   if (asnField >= 0) {
     for (let id = 1; id <= records; id++) {
       const value = valueOf(id, asnField);
-      if (((v4PerRecord[id] as number) > 0 || (v6PerRecord[id] as number) > 0) && !Number.isNaN(asnOfValue[value] as number)) answered[value] = 1;
+      if (((v4PerRecord[id] as number) > 0 || hasV6(id)) && !Number.isNaN(asnOfValue[value] as number)) answered[value] = 1;
     }
   }
   let count = 0;
@@ -97,7 +98,6 @@ export function buildAsnImage(image: IndexImage): AsnImage {
   const [v4Offsets, v4Segments] = segmentsBySlot(image, 4, recordSlot, slots, scratch);
   const [v6Offsets, v6Segments] = segmentsBySlot(image, 6, recordSlot, slots, scratch);
   const v4Addresses = new Float64Array(new SharedArrayBuffer(slots * 8));
-  const v6Exact = exactV6PerRecord(image, scratch);
   const v6Limbs = scratch.f64(slots * 4);
   for (let id = 1; id <= records; id++) {
     const slot = recordSlot[id] as number;
@@ -292,64 +292,33 @@ function indexOf(values: Uint32Array, value: number): number {
 }
 
 /**
- * Calls `visit(segment, record, addresses)` for each segment of a family that some
- * record answers for, with the addresses of it that lookups answer: the public ones
- * (CONTRACT §2; a segment of the data may hold a block that lookups refuse, 2001::/32
- * in one of AS6939's). An IPv6 size is a double: exact up to 2^53, close beyond.
+ * Calls `visit(record, addresses)` for each IPv4 segment that some record answers for,
+ * with the addresses of it that lookups answer: the public ones (CONTRACT §2; a segment
+ * of the data may hold a block that lookups refuse, 192.88.99.2 in one of AS6939's).
+ * IPv6 segments are counted by exactV6PerRecord.
  */
-export function forEachSegment(image: IndexImage, family: 4 | 6, visit: (segment: number, record: number, addresses: number) => void): void {
-  if (family === 4) {
-    const starts = image.v4Starts;
-    const records = image.v4Records;
-    const isPublicSpan4 = publicSpans4();
-    for (let i = 0; i < records.length; i++) {
-      const id = records[i] as number;
-      if (id === 0) continue;
-      const start = starts[i] as number;
-      const end = i + 1 < starts.length ? (starts[i + 1] as number) : 2 ** 32;
-      visit(i, id, isPublicSpan4(start, end) ? end - start : publicCount(32, BigInt(start), BigInt(end - 1)));
-    }
-    return;
-  }
-  const starts = image.v6Starts;
-  const records = image.v6Records;
-  const isPublicSpan6 = publicSpans6();
+function forEachSegment4(image: IndexImage, visit: (record: number, addresses: number) => void): void {
+  const starts = image.v4Starts;
+  const records = image.v4Records;
+  const isPublicSpan4 = publicSpans4();
   for (let i = 0; i < records.length; i++) {
     const id = records[i] as number;
     if (id === 0) continue;
-    const hasNext = i + 1 < records.length;
-    if (isPublicSpan6(starts, i * 4, hasNext ? i * 4 + 4 : -1)) {
-      visit(i, id, hasNext ? wordsDifference(starts, i * 4 + 4, starts, i * 4) : wordsDifference(PAST_LAST, 0, starts, i * 4));
-    } else {
-      const first = readAddress(starts, 4, i * 4);
-      visit(i, id, publicCount(128, first, hasNext ? readAddress(starts, 4, i * 4 + 4) - 1n : (1n << 128n) - 1n));
-    }
+    const start = starts[i] as number;
+    const end = i + 1 < starts.length ? (starts[i + 1] as number) : 2 ** 32;
+    visit(id, isPublicSpan4(start, end) ? end - start : Number(publicCount(32, BigInt(start), BigInt(end - 1))));
   }
 }
 
 /** How many addresses of `first`…`last` are public. */
-function publicCount(bits: 32 | 128, first: bigint, last: bigint): number {
+function publicCount(bits: 32 | 128, first: bigint, last: bigint): bigint {
   let count = 0n;
   for (const [start, end] of publicParts(bits, first, last)) count += end - start + 1n;
-  return Number(count);
+  return count;
 }
 
 /** 2^128 as words (the first one past 32 bits): where the last IPv6 segment ends. */
 const PAST_LAST = new Float64Array([2 ** 32, 0, 0, 0]);
-
-/**
- * `a - b` for two 128-bit addresses as four words each, as a double. Word by word, so a
- * small difference between two large addresses stays exact (subtracting the two
- * addresses as doubles would lose it).
- */
-function wordsDifference(a: ArrayLike<number>, atA: number, b: Uint32Array, atB: number): number {
-  return (
-    ((a[atA] as number) - (b[atB] as number)) * 2 ** 96 +
-    ((a[atA + 1] as number) - (b[atB + 1] as number)) * 2 ** 64 +
-    ((a[atA + 2] as number) - (b[atB + 2] as number)) * 2 ** 32 +
-    ((a[atA + 3] as number) - (b[atB + 3] as number))
-  );
-}
 
 /**
  * Each slot's segments of a family in address order, as [offsets, bytes]: slot s's
@@ -430,9 +399,7 @@ function exactV6PerRecord(image: IndexImage, scratch: Scratch): Float64Array {
       const endAt = hasNext ? i * 4 + 4 : 0;
       for (let w = 0; w < 4; w++) limbs[at + w] = (limbs[at + w] as number) + (end[endAt + w] as number) - (starts[i * 4 + w] as number);
     } else {
-      const first = readAddress(starts, 4, i * 4);
-      let count = 0n;
-      for (const [from, to] of publicParts(128, first, hasNext ? readAddress(starts, 4, i * 4 + 4) - 1n : (1n << 128n) - 1n)) count += to - from + 1n;
+      const count = publicCount(128, readAddress(starts, 4, i * 4), hasNext ? readAddress(starts, 4, i * 4 + 4) - 1n : (1n << 128n) - 1n);
       for (let w = 0; w < 4; w++) limbs[at + w] = (limbs[at + w] as number) + Number((count >> BigInt(96 - 32 * w)) & 0xffffffffn);
     }
   }
