@@ -5,6 +5,7 @@
  * PostgreSQL store U+FFFD in its place, so an answer and the stored value would differ).
  */
 const UNSAFE = /[\p{Cc}\p{Cs}]/u;
+const EVERY_UNSAFE = new RegExp(UNSAFE.source, "gu");
 
 /** Whether `text` holds a control character or a lone surrogate. */
 export function hasUnsafeCharacter(text: string): boolean {
@@ -13,5 +14,5 @@ export function hasUnsafeCharacter(text: string): boolean {
 
 /** `text` with each control character and lone surrogate shown as `?`, for a message that quotes it. */
 export function printable(text: string): string {
-  return text.replace(/[\p{Cc}\p{Cs}]/gu, "?");
+  return text.replace(EVERY_UNSAFE, "?");
 }

@@ -179,7 +179,7 @@ export class AsnIndex {
         at = this.names.indexOf(needle, starts[rank + 1] as number);
       }
     }
-    const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
+    const digits = searchDigits(text);
     if (digits !== undefined) {
       this.searchNumbers(digits, (slot) => {
         const rank = rankOf[slot] as number;
@@ -319,6 +319,11 @@ export function asnResultJson(
   });
   out.ascii("]}");
   return out.finish();
+}
+
+/** The digits a search text names a number's start by (`13`, `AS13`), or undefined for a text that is no number. */
+export function searchDigits(text: string): string | undefined {
+  return /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
 }
 
 const built = new WeakMap<RangeIndex, AsnIndex>();

@@ -6,7 +6,7 @@ import type { CorrectionFields } from "../corrections/correction.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { countryName } from "../importer/country-names.ts";
-import { asnResultJson, notFoundHead, SEARCH_LIMIT, type AsnHead, type AsnIndex } from "./asn-index.ts";
+import { asnResultJson, notFoundHead, SEARCH_LIMIT, searchDigits, type AsnHead, type AsnIndex } from "./asn-index.ts";
 import type { AsnResult, AsnSummary } from "./asn-json.ts";
 import { recordAsnNumbers, valueText } from "./asn-image.ts";
 import { classifyAsn } from "./asn-number.ts";
@@ -383,7 +383,7 @@ function inSearchOrder(a: Ranked, b: Ranked): number {
 function searchMatcher(text: string): (asn: number, loweredName: string | null) => boolean {
   const lowered = text.toLowerCase();
   const byName = lowered.length > 0 && !lowered.includes("\n");
-  const digits = /^(?:[Aa][Ss])?([0-9]{1,10})$/.exec(text)?.[1];
+  const digits = searchDigits(text);
   return (asn, loweredName) => {
     if (byName && loweredName !== null && loweredName.includes(lowered)) return true;
     if (digits === undefined) return false;
