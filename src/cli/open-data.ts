@@ -16,7 +16,7 @@ export function openLiveIndex(path: string, onReload: ConstructorParameters<type
 }
 
 function asConfigError<T>(path: string, load: () => T): T {
-  checkExists(path);
+  checkDataFile(path);
   try {
     return load();
   } catch (error) {
@@ -28,9 +28,9 @@ function asConfigError<T>(path: string, load: () => T): T {
  * A missing file is named before SQLite's "unable to open database file". The default
  * data of a checkout is missing until it is built, which is no bad value but a step not
  * taken yet (exit 1): the message says how to take it. The compiled binary's default
- * is embedded and always there.
+ * is embedded and always there. `config check` makes the same check.
  */
-function checkExists(path: string): void {
+export function checkDataFile(path: string): void {
   if (existsSync(path)) return;
   if (path === defaultDataPath()) {
     const checkout = dirname(dirname(path));

@@ -1,7 +1,6 @@
 import { sharedStoreMarks } from "../access/store-health.ts";
 import { startAdminListener, type AdminListener } from "../admin/admin-listener.ts";
 import type { ServeConfig } from "../config/serve-config.ts";
-import { ConfigError } from "../config/config-error.ts";
 import { LiveIndex } from "../index/live-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
 import { LogOutput } from "../log/log-output.ts";
@@ -11,7 +10,7 @@ import { isPostgresUrl } from "../store/open-store.ts";
 import { PUBLIC_ROUTES } from "../http/routes.ts";
 import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
 import { bindError, claimPort, listenableHost } from "./port.ts";
-import { loadTlsPair, type TlsPair } from "./tls.ts";
+import { loadTlsAtStart, loadTlsPair, type TlsPair } from "./tls.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
 import { startServeEvents, type ServeEvents } from "./events.ts";
 
@@ -98,7 +97,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   // Loading read the data file whole and built the index from it: give that memory back
   // before serving rather than carry it as resident size.
   Bun.gc(true);
-  let tls = config.tls && loadTls(config.tls);
+  let tls = config.tls && loadTlsAtStart(config.tls);
   const setup: ThreadSetup = {
     config,
     // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
@@ -220,15 +219,6 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       logLines.flush();
     },
   };
-}
-
-/** The certificate at start: one that cannot be used is a bad value (exit 2). */
-function loadTls(paths: NonNullable<ServeConfig["tls"]>): TlsPair {
-  try {
-    return loadTlsPair(paths);
-  } catch (error) {
-    throw new ConfigError(`--tls-cert/--tls-key: ${(error as Error).message}`);
-  }
 }
 
 /** Whether a --state location is a SQLite file (not a PostgreSQL URL, not `:memory:`). */

@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { ConfigError } from "../config/config-error.ts";
 
 /** A certificate (chain) and its private key, as PEM text. */
 export interface TlsPair {
@@ -26,4 +27,13 @@ export function loadTlsPair(paths: { readonly certPath: string; readonly keyPath
     throw new Error(`the TLS certificate ${paths.certPath} and key ${paths.keyPath} are not a usable pair: ${(error as Error).message}`);
   }
   return pair;
+}
+
+/** The certificate at start (serve's, and `config check`'s): one that cannot be used is a bad value (exit 2). */
+export function loadTlsAtStart(paths: { readonly certPath: string; readonly keyPath: string }): TlsPair {
+  try {
+    return loadTlsPair(paths);
+  } catch (error) {
+    throw new ConfigError(`--tls-cert/--tls-key: ${(error as Error).message}`);
+  }
 }
