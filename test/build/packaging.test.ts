@@ -59,7 +59,7 @@ describe("the default configuration file", () => {
     const path = join(dir, "uncommented.toml");
     writeFileSync(path, commented.map((line) => line.slice(2)).join("\n"));
     const config = readServeConfig({ config: path }, {});
-    expect(config).toMatchObject({ port: 8080, host: "::", adminPort: 8081, updateEvery: 24 * 3_600_000, tls: { certPath: "/etc/iplookup/cert.pem" } });
+    expect(config).toMatchObject({ port: 8080, host: "::", adminPort: 8081, updateEvery: 24 * 3_600_000, tls: { certPath: "/run/credentials/iplookup.service/cert.pem" } });
   });
 
   test("shows every setting of serve, set or commented out", () => {
