@@ -20,8 +20,12 @@ ls -l --block-size=K $(cut -d' ' -f3 SHA256SUMS)
 
 echo "--- tarballs"
 for target in linux-x64 linux-arm64; do
-  listed=$(tar -tzf "iplookup-$version-$target.tar.gz" | sort | tr '\n' ' ')
-  expected="iplookup-$version-$target/ iplookup-$version-$target/DATA-LICENSES.md iplookup-$version-$target/LICENSE iplookup-$version-$target/README.md iplookup-$version-$target/iplookup "
+  folder="iplookup-$version-$target"
+  listed=$(tar -tzf "$folder.tar.gz" | sort | tr '\n' ' ')
+  # The README's links find the guides and the hosting list beside it (src/build/shipped-docs.ts).
+  expected=$({ printf '%s\n' "$folder/" "$folder/DATA-LICENSES.md" "$folder/LICENSE" "$folder/README.md" "$folder/iplookup" \
+                 "$folder/data/" "$folder/data/hosting-asns.csv" "$folder/docs/"
+               (cd "$root" && find docs -maxdepth 1 -type f) | sed "s|^|$folder/|"; } | sort | tr '\n' ' ')
   [ "$listed" = "$expected" ] || { echo "iplookup-$version-$target.tar.gz holds: $listed"; exit 1; }
 done
 
@@ -32,7 +36,8 @@ for arch in amd64 arm64; do
   [ "$(dpkg-deb --field "$deb" Architecture)" = "$arch" ]
   dpkg-deb --contents "$deb" | awk '{print $6}' > "$work/contents"
   for path in ./usr/bin/iplookup ./lib/systemd/system/iplookup.service ./etc/iplookup/iplookup.toml \
-              ./usr/share/doc/iplookup/copyright ./usr/share/doc/iplookup/README.md ./usr/share/lintian/overrides/iplookup; do
+              ./usr/share/doc/iplookup/copyright ./usr/share/doc/iplookup/README.md ./usr/share/doc/iplookup/docs/install.md \
+              ./usr/share/doc/iplookup/data/hosting-asns.csv ./usr/share/lintian/overrides/iplookup; do
     grep -qx "$path" "$work/contents" || { echo "$deb lacks $path"; exit 1; }
   done
   dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles | grep -qx /etc/iplookup/iplookup.toml

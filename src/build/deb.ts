@@ -2,8 +2,8 @@
  * The release's .deb, built with dpkg-deb from packaging/: /usr/bin/iplookup, the
  * systemd unit (/lib/systemd/system, where Debian 12's systemd and lintian look), the
  * configuration /etc/iplookup/iplookup.toml (a conffile: dpkg keeps an operator's edits
- * on upgrade), the docs and the copyright file in /usr/share/doc/iplookup, and
- * lintian's overrides. The maintainer scripts reload systemd and restart the service on
+ * on upgrade), the docs (shipped-docs.ts) and the copyright file in
+ * /usr/share/doc/iplookup, and lintian's overrides. The maintainer scripts reload systemd and restart the service on
  * upgrade only if it runs; nothing is enabled or started. Files are owned by root, their
  * times set to the release's epoch, so the same inputs give the same bytes.
  */
@@ -11,6 +11,7 @@ import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { createHash } from "node:crypto";
 import { dirname, join, relative } from "node:path";
 import { clampTimes, runTool } from "./run-tool.ts";
+import { shippedDocs } from "./shipped-docs.ts";
 
 export interface DebOptions {
   readonly root: string;
@@ -59,10 +60,7 @@ export function writeDeb(options: DebOptions): void {
   place(join(pkg, "iplookup.toml"), join(stage, "etc/iplookup/iplookup.toml"), 0o644);
   place(join(pkg, "debian/copyright"), join(doc, "copyright"), 0o644);
   place(join(pkg, "debian/lintian-overrides"), join(stage, "usr/share/lintian/overrides/iplookup"), 0o644);
-  place(join(options.root, "README.md"), join(doc, "README.md"), 0o644);
-  for (const file of readdirSync(join(options.root, "docs")).sort()) {
-    if (statSync(join(options.root, "docs", file)).isFile()) place(join(options.root, "docs", file), join(doc, "docs", file), 0o644);
-  }
+  for (const file of shippedDocs(options.root)) place(join(options.root, file), join(doc, file), 0o644);
   mkdirSync(join(stage, "usr/share/man/man1"), { recursive: true });
   writeFileSync(join(stage, "usr/share/man/man1/iplookup.1"), fill(readFileSync(join(pkg, "iplookup.1"), "utf8"), { VERSION: options.version }));
   runTool(["gzip", "-9", "-n", join(stage, "usr/share/man/man1/iplookup.1")]);

@@ -1,12 +1,14 @@
 /**
  * The release's .tar.gz: one folder, iplookup-VERSION-TARGET/, holding the binary, the
- * README, the licence and the data's attribution. Written with GNU tar in name order,
+ * licence, the data's attribution, and the README with the guides and the hosting list
+ * it links to (shipped-docs.ts), where the links find them. Written with GNU tar in name order,
  * owned by 0:0, every time set to the release's epoch, and gzip without a name or time,
  * so the same inputs give the same bytes.
  */
-import { chmodSync, copyFileSync, mkdirSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { clampTimes, runTool } from "./run-tool.ts";
+import { shippedDocs } from "./shipped-docs.ts";
 
 export function writeTarball(options: {
   root: string;
@@ -21,10 +23,15 @@ export function writeTarball(options: {
   mkdirSync(stage, { recursive: true });
   copyFileSync(options.binary, join(stage, "iplookup"));
   chmodSync(join(stage, "iplookup"), 0o755);
-  copyFileSync(join(options.root, "README.md"), join(stage, "README.md"));
-  copyFileSync(join(options.root, "packaging", "LICENSE"), join(stage, "LICENSE"));
-  copyFileSync(join(options.root, "packaging", "DATA-LICENSES.md"), join(stage, "DATA-LICENSES.md"));
-  for (const file of ["README.md", "LICENSE", "DATA-LICENSES.md"]) chmodSync(join(stage, file), 0o644);
+  const place = (from: string, to: string) => {
+    mkdirSync(dirname(join(stage, to)), { recursive: true });
+    copyFileSync(from, join(stage, to));
+    chmodSync(join(stage, to), 0o644);
+  };
+  place(join(options.root, "packaging", "LICENSE"), "LICENSE");
+  place(join(options.root, "packaging", "DATA-LICENSES.md"), "DATA-LICENSES.md");
+  for (const file of shippedDocs(options.root)) place(join(options.root, file), file);
+  for (const entry of readdirSync(stage, { recursive: true, withFileTypes: true })) if (entry.isDirectory()) chmodSync(join(entry.parentPath, entry.name), 0o755);
   chmodSync(stage, 0o755);
   clampTimes(stage, options.epoch);
   const tar = join(options.workDir, `${options.folderName}.tar`);

@@ -1,10 +1,14 @@
 // What the release ships besides the binary: the SBOM's list of packages, the default
-// configuration file, and the systemd unit (checked with systemd-analyze where it is
-// installed; CI installs it).
+// configuration file, the systemd unit (checked with systemd-analyze where it is
+// installed; CI installs it), and the docs of the tarball and the .deb, whose links
+// must find what they link to.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, normalize } from "node:path";
+import { writeDeb } from "../../src/build/deb.ts";
+import { runTool } from "../../src/build/run-tool.ts";
+import { writeTarball } from "../../src/build/tarball.ts";
 import { bundledPackages, cycloneDx, DATA_PACKAGE_LICENSES, describePackage } from "../../src/build/sbom.ts";
 import { parseConfigText } from "../../src/config/config-file.ts";
 import { readServeConfig, SERVE_SETTING_NAMES } from "../../src/config/serve-config.ts";
@@ -117,5 +121,53 @@ describe("the systemd unit", () => {
     const result = Bun.spawnSync(["systemd-analyze", "verify", "--man=no", path], { stdout: "pipe", stderr: "pipe" });
     expect(result.stderr.toString() + result.stdout.toString()).toBe("");
     expect(result.exitCode).toBe(0);
+  });
+});
+
+describe("the docs the tarball and the .deb ship", () => {
+  // A stand-in for the binary: the archives are about what ships beside it.
+  const binary = join(dir, "stand-in-binary");
+  writeFileSync(binary, "#!/bin/sh\n", { mode: 0o755 });
+
+  /** The regular files under `base`, relative to it. */
+  function filesUnder(base: string): string[] {
+    return runTool(["find", base, "-type", "f", "-printf", "%P\n"]).split("\n").filter((line) => line !== "").sort();
+  }
+
+  /** Each relative link of each Markdown file under `base` that names no file there, as FILE: TARGET. */
+  function brokenLinks(base: string, files: readonly string[]): string[] {
+    const held = new Set(files);
+    return files
+      .filter((file) => file.endsWith(".md"))
+      .flatMap((file) =>
+        [...readFileSync(join(base, file), "utf8").matchAll(/\]\(([^)\s]+)\)/g)]
+          .map((match) => (match[1] as string).split("#")[0] as string)
+          .filter((target) => target !== "" && !/^[a-z][a-z0-9+.-]*:/i.test(target))
+          .filter((target) => !held.has(normalize(join(dirname(file), target))))
+          .map((target) => `${file}: ${target}`),
+      );
+  }
+
+  test("the tarball: the README with the guides and the hosting list it links to, every link finding its file", () => {
+    const tarball = join(dir, "iplookup-test.tar.gz");
+    writeTarball({ root, binary, folderName: "iplookup-test", outfile: tarball, workDir: join(dir, "tar-work"), epoch: 1_700_000_000 });
+    const out = join(dir, "from-tarball");
+    mkdirSync(out);
+    runTool(["tar", "-xzf", tarball, "-C", out]);
+    const base = join(out, "iplookup-test");
+    const files = filesUnder(base);
+    expect(files).toEqual(expect.arrayContaining(["iplookup", "README.md", "LICENSE", "DATA-LICENSES.md", "docs/README.md", "docs/install.md", "data/hosting-asns.csv"]));
+    expect(brokenLinks(base, files)).toEqual([]);
+  });
+
+  test.skipIf(!Bun.which("dpkg-deb"))("the .deb: the same in /usr/share/doc/iplookup, every link finding its file", () => {
+    const deb = join(dir, "iplookup-test.deb");
+    writeDeb({ root, binary, version: "0.0.1", arch: "amd64", outfile: deb, workDir: join(dir, "deb-work"), epoch: 1_700_000_000, level: 1 });
+    const out = join(dir, "from-deb");
+    runTool(["dpkg-deb", "-x", deb, out]);
+    const base = join(out, "usr/share/doc/iplookup");
+    const files = filesUnder(base);
+    expect(files).toEqual(expect.arrayContaining(["README.md", "copyright", "docs/README.md", "docs/install.md", "data/hosting-asns.csv"]));
+    expect(brokenLinks(base, files)).toEqual([]);
   });
 });
