@@ -51,8 +51,10 @@ Usage: iplookup COMMAND [flags]
 
 ${rows.map(([name, summary]) => `  ${name!.padEnd(width)}${summary}`).join("\n")}
 
-'${howToRun(context, "COMMAND --help")}' tells more. Every flag also has an environment variable
-(IPLOOKUP_PORT, IPLOOKUP_STATE, ...); serve's settings can be in a TOML file too (--config).`;
+'${howToRun(context, "COMMAND --help")}' tells more. Each of serve's settings has an environment variable
+too (IPLOOKUP_PORT, IPLOOKUP_STATE, ...), read by every command that takes the setting (--state,
+--data, ...); other flags (--json, --name, --grace, ...) have none. serve's settings can be in a
+TOML file too (--config).`;
 }
 
 function groupHelp(group: Group): string {
