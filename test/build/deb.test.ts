@@ -4,7 +4,7 @@
 // conffile, removal keeps it and purge deletes it. Needs dpkg and root (CI runs as root);
 // skipped, saying so, where either is missing.
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compile } from "../../src/build/compile.ts";
@@ -29,6 +29,15 @@ function dpkg(...args: string[]) {
     env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
   });
   return { code: result.exitCode, out: result.stdout.toString() + result.stderr.toString() };
+}
+
+/** A path's own status (a dangling link is there too), or null when nothing is. */
+function lstatOrNull(path: string) {
+  try {
+    return lstatSync(path);
+  } catch {
+    return null;
+  }
 }
 
 function installedVersion(): string | null {
@@ -129,7 +138,11 @@ describe.skipIf(!hasDpkg || !isRoot)("the .deb", () => {
     expect(cli(["config", "check", "--config", conffile], {}, [join(target, "usr/bin/iplookup")]).stdout).toMatch(/^log-level\s+warn\s+file /m);
   });
 
-  test("remove keeps the configuration; purge deletes it", () => {
+  test("remove keeps the configuration; purge deletes it, and the link that enabling the service made", () => {
+    // What `systemctl enable iplookup` makes, from the unit's WantedBy=.
+    const wants = join(target, "etc/systemd/system/multi-user.target.wants/iplookup.service");
+    mkdirSync(join(wants, ".."), { recursive: true });
+    symlinkSync("/lib/systemd/system/iplookup.service", wants);
     const removed = dpkg("--remove", "iplookup");
     expect(removed.code, removed.out).toBe(0);
     expect(existsSync(join(target, "usr/bin/iplookup"))).toBe(false);
@@ -138,5 +151,8 @@ describe.skipIf(!hasDpkg || !isRoot)("the .deb", () => {
     const purged = dpkg("--purge", "iplookup");
     expect(purged.code, purged.out).toBe(0);
     expect(existsSync(conffile)).toBe(false);
+    // The postrm leaves it to deb-systemd-helper (init-system-helpers, in every Debian
+    // with systemd), as dh_installsystemd's scripts do.
+    if (existsSync("/usr/bin/deb-systemd-helper")) expect(lstatOrNull(wants)).toBeNull();
   });
 });
