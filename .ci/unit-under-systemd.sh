@@ -6,8 +6,9 @@
 # (the port answers when it returns: Type=notify), a key and an admin token made by
 # systemd-run as the guides make them, a lookup, the admin API, reload (SIGHUP), a
 # restart after kill -9, an upgrade that restarts it, remove (stops it, keeps the
-# state and the environment file) and purge (deletes both). Skipped, saying why, where
-# the namespaces cannot be made or the package for this architecture is not built.
+# state and the environment file) and purge (deletes both, and the link that enable
+# made). Skipped, saying why, where the namespaces cannot be made or the package for
+# this architecture is not built.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 arch=$(dpkg --print-architecture)
@@ -99,4 +100,5 @@ echo "--- purge: state and configuration deleted"
 inside dpkg --purge iplookup > /dev/null
 inside test ! -e /var/lib/private/iplookup || fail "the state is still there after purge"
 inside test ! -e /etc/iplookup || fail "/etc/iplookup is still there after purge: $(inside ls -A /etc/iplookup)"
-echo "state and /etc/iplookup deleted"
+inside test ! -L /etc/systemd/system/multi-user.target.wants/iplookup.service || fail "the link of enable --now is still there after purge"
+echo "state, /etc/iplookup and the enabled service's link deleted"
