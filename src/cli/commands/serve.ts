@@ -64,7 +64,7 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
 export const serveCommand: Command = {
   name: "serve",
   summary: "run the HTTP API",
-  help: `Usage: iplookup serve [--host ::] [--port 8080] [--state PATH] [--data PATH]
+  help: `Usage: iplookup serve [--host ::] [--port 8080] [--state PATH|URL] [--data PATH]
                       [--trust-proxy CIDR,...] [--max-body SIZE] [--log-level info] [--workers N]
                       [--admin-host 127.0.0.1] [--admin-port 8081|off]
                       [--tls-cert PATH --tls-key PATH] [--update-every DURATION]
@@ -80,8 +80,9 @@ the file, which wins over the default.
   --host ADDR          address to listen on (env IPLOOKUP_HOST; default :: , every IPv6
                        and IPv4 address; 0.0.0.0 for IPv4 only)
   --port N             TCP port (env IPLOOKUP_PORT; default 8080; 0 picks a free one)
-  --state PATH         keys, plans and usage (env IPLOOKUP_STATE;
-                       default $XDG_STATE_HOME/iplookup/state.db or ~/.local/state/iplookup/state.db)
+  --state PATH|URL     keys, plans and usage: a SQLite file, or a postgres:// URL (env
+                       IPLOOKUP_STATE; default $XDG_STATE_HOME/iplookup/state.db or
+                       ~/.local/state/iplookup/state.db)
   --data PATH          IP range data file (env IPLOOKUP_DATA; default: the shipped data set)
   --trust-proxy LIST   proxies whose X-Forwarded-For /v1/me believes (env IPLOOKUP_TRUST_PROXY)
   --max-body SIZE      largest request body (env IPLOOKUP_MAX_BODY; default 2MiB)
