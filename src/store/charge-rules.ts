@@ -19,8 +19,9 @@ export function chargeError({ units, limit, period }: Charge): RangeError | null
 
 /** Why a (trimmed) key name is refused, or null. */
 export function keyNameError(name: string): string | null {
-  if (name === "" || name.length > MAX_KEY_NAME || hasUnsafeCharacter(name)) {
-    return `a key name must be 1 to ${MAX_KEY_NAME} characters, without control characters`;
-  }
+  const rule = `a key name must be 1 to ${MAX_KEY_NAME} characters, without control characters`;
+  if (name === "") return `${rule}: this one is empty or only spaces`;
+  if (name.length > MAX_KEY_NAME) return `${rule}: this one has ${name.length}`;
+  if (hasUnsafeCharacter(name)) return `${rule}: this one holds a control character or a lone surrogate`;
   return null;
 }

@@ -215,6 +215,15 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       expect([large.status, ((await large.json()) as { code: string }).code]).toEqual([413, "payload_too_large"]);
     });
 
+    test("a key name of spaces alone, or too long: 400 saying which", async () => {
+      const blank = await adminJson("POST", "/admin/v1/keys", { name: "   " });
+      expect(blank.status).toBe(400);
+      expect((blank.body as { detail: string }).detail).toContain("this one is empty or only spaces");
+      const long = await adminJson("POST", "/admin/v1/keys", { name: "y".repeat(201) });
+      expect(long.status).toBe(400);
+      expect((long.body as { detail: string }).detail).toContain("less or equal to 200");
+    });
+
     test("routes: 404 for an unknown path, 405 with Allow for a wrong method", async () => {
       const unknown = await adminRequest("GET", "/admin/v1/nothing");
       expect([unknown.status, ((await unknown.json()) as { code: string }).code]).toEqual([404, "not_found"]);
