@@ -99,7 +99,7 @@ describe("the console's key controls and audit log", () => {
     await page.screenshot({ path: join(SCREENSHOTS, "console-key-editor-refused.png") });
     await page.fill("#key-editor-cidrs", "127.0.0.0/8\n::1");
     await page.click("#key-editor-save");
-    await page.locator("#message", { hasText: "Key web-app saved" }).waitFor();
+    await page.locator("#keys tr[data-key-id] + tr.note-row", { hasText: "Key web-app saved" }).waitFor();
     await withinASecond(async () => (await lookup(secret)).status === 200);
     await row.locator(".key-controls", { hasText: "2 address blocks" }).waitFor();
 
@@ -145,7 +145,7 @@ describe("the console's key controls and audit log", () => {
     await row.locator("button", { hasText: "Edit" }).click();
     await page.fill("#key-editor-metadata", '{"note": "lapsed on purpose"}');
     await page.click("#key-editor-save");
-    await page.locator("#message", { hasText: "Key lapsed saved" }).waitFor();
+    await page.locator("#keys tr[data-key-id] + tr.note-row", { hasText: "Key lapsed saved" }).waitFor();
     const listed = (await (await fetch(`${admin}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })).json()) as { keys: { id: string; expires_at: string; metadata: unknown }[] };
     expect(listed.keys.find((entry) => entry.id === key.id)).toMatchObject({ expires_at: expired, metadata: { note: "lapsed on purpose" } });
     expect(errors).toEqual([]);

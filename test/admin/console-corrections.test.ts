@@ -57,7 +57,8 @@ describe("the console's corrections", () => {
     expect(row).toContain("city Berlin");
     expect(row).toContain("privacy.hosting true");
     expect(row).toContain("moved in 2026");
-    expect(await page.locator("#message").textContent()).toContain("1.1.1.0/25 is corrected");
+    // Said under the form, where the action was.
+    expect(await page.locator("#correction-form + p.note").textContent()).toContain("1.1.1.0/25 is corrected");
     // The form is cleared for the next one.
     expect(await page.inputValue("#correction-cidr")).toBe("");
 
@@ -73,8 +74,8 @@ describe("the console's corrections", () => {
     await page.fill("#correction-cidr", "1.1.1.1/24");
     await page.fill("#correction-asn", "64500");
     await page.click("#correction-form button[type=submit]");
-    await page.locator("#message.error-message").waitFor();
-    expect(await page.locator("#message").textContent()).toContain("host bits set: the block of that prefix is 1.1.1.0/24 (invalid_request)");
+    await page.locator("#correction-form + p.note.note-error").waitFor();
+    expect(await page.locator("#correction-form + p.note").textContent()).toContain("host bits set: the block of that prefix is 1.1.1.0/24 (invalid_request)");
     expect(await rows.count()).toBe(1);
     await page.screenshot({ path: join(SCREENSHOTS, "console-corrections.png"), fullPage: true });
 

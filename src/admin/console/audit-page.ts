@@ -5,25 +5,43 @@
  */
 import type { AuditEntry } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
+import { labelCells } from "./dom.ts";
 
 const DAY_MS = 86_400_000;
+/** The most entries shown (the admin API's default); a span with more says so. */
+const LIMIT = 1000;
 let hooks: ConsoleHooks | null = null;
+/** The span last filled in by the page (the last 30 UTC days), not chosen by the operator. */
+let defaultSpan = { from: "", to: "" };
 
 /** Wires the span's form; called once, when the page starts. */
 export function initAuditPage(consoleHooks: ConsoleHooks): void {
   hooks = consoleHooks;
-  const today = new Date();
-  byId<HTMLInputElement>("audit-to").value = today.toISOString().slice(0, 10);
-  byId<HTMLInputElement>("audit-from").value = new Date(today.getTime() - 29 * DAY_MS).toISOString().slice(0, 10);
+  followToday();
   byId("audit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     void loadAudit();
   });
 }
 
-/** Loads and shows the entries of the chosen span; a refusal is shown in the section. */
+/**
+ * Sets the span to the last 30 UTC days as of now, unless the operator chose another:
+ * a page left open past midnight UTC still shows the changes made today.
+ */
+function followToday(): void {
+  const fromInput = byId<HTMLInputElement>("audit-from");
+  const toInput = byId<HTMLInputElement>("audit-to");
+  if (fromInput.value !== defaultSpan.from || toInput.value !== defaultSpan.to) return;
+  const today = new Date();
+  defaultSpan = { from: new Date(today.getTime() - 29 * DAY_MS).toISOString().slice(0, 10), to: today.toISOString().slice(0, 10) };
+  fromInput.value = defaultSpan.from;
+  toInput.value = defaultSpan.to;
+}
+
+/** Loads and shows the entries of the chosen span; a refusal is shown in the section, the rows of another span taken away. */
 export async function loadAudit(): Promise<void> {
   if (!hooks) return;
+  followToday();
   const from = byId<HTMLInputElement>("audit-from").value;
   const to = byId<HTMLInputElement>("audit-to").value;
   const error = byId("audit-error");
@@ -31,6 +49,7 @@ export async function loadAudit(): Promise<void> {
     const query = new URLSearchParams();
     if (from) query.set("from", from);
     if (to) query.set("to", to);
+    query.set("limit", String(LIMIT));
     const { entries } = await hooks.api<{ entries: AuditEntry[] }>("GET", `/admin/v1/audit?${query}`);
     error.hidden = true;
     render(entries);
@@ -38,6 +57,8 @@ export async function loadAudit(): Promise<void> {
     if ((failure as { problem?: { status: number } }).problem?.status === 401) return;
     error.textContent = describeError(failure);
     error.hidden = false;
+    byId("audit-entries").querySelector("tbody")!.replaceChildren();
+    byId("audit-count").textContent = "";
   }
 }
 
@@ -61,7 +82,9 @@ function render(entries: readonly AuditEntry[]): void {
     rows.push(empty);
   }
   byId("audit-entries").querySelector("tbody")!.replaceChildren(...rows);
-  byId("audit-count").textContent = entries.length === 1 ? "1 change" : `${entries.length} changes`;
+  labelCells();
+  byId("audit-count").textContent =
+    entries.length >= LIMIT ? `the newest ${LIMIT.toLocaleString("en-US")} changes; there are more: choose fewer days` : entries.length === 1 ? "1 change" : `${entries.length} changes`;
 }
 
 /** `plan: free → standard`, one line a field. */

@@ -3,7 +3,7 @@
  * the audit log, read-only tokens), so that they need nothing else from it: the admin
  * API with the signed-in token, the page's message line, and a reload of what it shows.
  */
-import { byId, make } from "./dom.ts";
+import { byId, make, type Message } from "./dom.ts";
 
 export { byId, make };
 export interface ConsoleHooks {
@@ -11,12 +11,17 @@ export interface ConsoleHooks {
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
   /** Reloads the keys, plans and usage. */
   refresh(): Promise<void>;
-  /** Runs an action, showing a refusal instead of throwing. */
-  attempt(action: () => Promise<void>): Promise<void>;
-  /** Shows a message on the page. */
-  say(text: string, isError?: boolean): void;
-  /** Shows a secret once (after a creation or a rotation). */
+  /** Runs an action, showing a refusal beside `place` (see say) instead of throwing. */
+  attempt(action: () => Promise<void>, place?: string): Promise<void>;
+  /**
+   * Shows a message beside the element whose data-place is `place` (a key's row is
+   * `key:ID`, a form its own name), or at the top of the page when there is none.
+   */
+  say(text: Message, isError?: boolean, place?: string): void;
+  /** Shows a secret once (after a creation or a rotation), under its key's row once the keys are drawn again. */
   showSecret(issued: { readonly id: string; readonly key: string; readonly name: string; readonly plan: string }, title: string): void;
+  /** Brings the secret just shown into view, its Copy button focused. */
+  focusSecret(): void;
   /** The plans' names, as last loaded. */
   planNames(): readonly string[];
 }

@@ -12,12 +12,12 @@ import uPlot from "uplot";
 import { correctionsSection } from "./corrections.ts";
 import { initAuditPage, loadAudit } from "./audit-page.ts";
 import type { ConsoleHooks } from "./console-hooks.ts";
-import { askGrace, decorateKeyRow, initKeyControls } from "./key-controls-panel.ts";
+import { askGrace, closeEditor, decorateKeyRow, initKeyControls } from "./key-controls-panel.ts";
 import { applyTokenAccess } from "./token-access.ts";
 import { startAsnLookup } from "./asn-lookup.ts";
 import { startWebhooks, type ConsoleKit } from "./webhooks.ts";
 import { dataSetTime, firstShownDay, isStale as isStaleAt, STALE_AFTER_DAYS, WHOLE_STEPS } from "./rules.ts";
-import { byId as element, make } from "./dom.ts";
+import { byId as element, isolate, labelCells, make, named, type Message } from "./dom.ts";
 import type { IssuedKey, Key, Plan, Status, Usage } from "./api-types.ts";
 
 interface Problem {
@@ -47,7 +47,17 @@ const webhooks = startWebhooks(kit);
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${token ?? ""}` };
   if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  } catch {
+    // The browser says only "Failed to fetch": the server is down, restarting or out of reach.
+    throw new ApiFailure({
+      status: 0,
+      code: "unreachable",
+      detail: `The admin API did not answer ${method} ${path.split("?")[0]}: the server may be down or restarting. Try again when it is back; what this page shows may be out of date`,
+    });
+  }
   const text = await response.text();
   const data: unknown = text === "" ? null : JSON.parse(text);
   if (!response.ok) {
@@ -97,24 +107,11 @@ function formatDuration(seconds: number): string {
  * (`data-place`: a key's or a plan's row, a form), so the message shows beside it, not in
  * a banner the operator may have scrolled away from. A row drawn again keeps it.
  */
-let note: { place: string; text: string; isError: boolean } | null = null;
+let note: { place: string; text: Message; isError: boolean } | null = null;
 
-function say(text: string, isError = false, place = "top"): void {
+function say(text: Message, isError = false, place = "top"): void {
   note = { place, text, isError };
   placeNote(true);
-}
-
-/**
- * Names each cell of the tables that stack on a phone (`table.stack`) by its column's
- * heading (data-label), which the narrow layout shows beside the value.
- */
-function labelCells(): void {
-  for (const table of document.querySelectorAll<HTMLTableElement>("table.stack")) {
-    const headings = [...table.querySelectorAll("thead th")].map((heading) => heading.textContent ?? "");
-    for (const row of table.querySelectorAll<HTMLTableRowElement>("tbody tr:not(.note-row)")) {
-      [...row.cells].forEach((cell, index) => cell.setAttribute("data-label", cell.colSpan > 1 ? "" : (headings[index] ?? "")));
-    }
-  }
 }
 
 /** Shows the latest message beside its place (again, after a table was drawn anew). */
@@ -126,18 +123,22 @@ function placeNote(scroll = false): void {
   if (!note) return;
   const anchor = note.place === "top" ? null : document.querySelector<HTMLElement>(`[data-place="${CSS.escape(note.place)}"]`);
   const attributes = { class: `note ${note.isError ? "note-error" : "note-ok"}`, role: note.isError ? "alert" : "status" };
+  const parts = typeof note.text === "string" ? [note.text] : note.text;
   let shown: HTMLElement;
   if (!anchor) {
-    banner.textContent = note.text;
+    banner.replaceChildren(...parts);
     banner.classList.toggle("error-message", note.isError);
     banner.hidden = false;
     shown = banner;
   } else if (anchor instanceof HTMLTableRowElement) {
     shown = make("tr", undefined, { ...attributes, class: `${attributes.class} note-row` });
-    shown.append(make("td", note.text, { colspan: String(anchor.cells.length) }));
+    const cell = make("td", undefined, { colspan: String(anchor.cells.length) });
+    cell.append(...parts);
+    shown.append(cell);
     anchor.after(shown);
   } else {
-    shown = make("p", note.text, attributes);
+    shown = make("p", undefined, attributes);
+    shown.append(...parts);
     anchor.after(shown);
   }
   if (!scroll) return;
@@ -171,12 +172,22 @@ async function attempt(action: () => Promise<void>, place = "top"): Promise<void
 
 // ---- signing in -----------------------------------------------------------------------
 
+/**
+ * Shows the sign-in form and forgets everything of the session: the token, and the
+ * secrets still on the page (a key's or a webhook's, shown once), the open editor and
+ * the messages, so that whoever signs in next on this tab sees none of them.
+ */
 function showSignIn(reason?: string): void {
   token = null;
   note = null;
   sessionStorage.removeItem(TOKEN_STORAGE);
+  dismissSecret(false);
+  webhooks.forget();
+  closeEditor(false);
+  element("message").hidden = true;
   element("signed-in").hidden = true;
   element("sign-out").hidden = true;
+  element("stale-data").hidden = true;
   element("server-info").textContent = "";
   element("sign-in").hidden = false;
   const error = element("sign-in-error");
@@ -212,9 +223,15 @@ function tokenFromFragment(): string | null {
 // ---- loading and rendering ----------------------------------------------------------
 
 async function refresh(): Promise<void> {
-  const [keyList, planList] = await Promise.all([api<{ keys: Key[] }>("GET", "/admin/v1/keys"), api<{ plans: Plan[] }>("GET", "/admin/v1/plans")]);
+  const [keyList, planList, status] = await Promise.all([
+    api<{ keys: Key[] }>("GET", "/admin/v1/keys"),
+    api<{ plans: Plan[] }>("GET", "/admin/v1/plans"),
+    api<Status>("GET", "/admin/v1/status"),
+  ]);
   keys = keyList.keys;
   plans = planList.plans;
+  // The header's uptime and the data set's age as of now (a data update may have come in).
+  renderStatus(status);
   renderKeys();
   renderPlans();
   renderUsageKeyChoice();
@@ -283,9 +300,15 @@ function renderKeys(): void {
     plan.disabled = key.revoked_at !== null;
     plan.addEventListener("change", () =>
       attempt(async () => {
-        const moved = await api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, { plan: plan.value });
-        await refresh();
-        say(`Key ${moved.name} is now on plan ${moved.plan}; its secret is unchanged.`, false, `key:${key.id}`);
+        try {
+          const moved = await api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, { plan: plan.value });
+          await refresh();
+          say(["Key ", named(moved.name), ` is now on plan ${moved.plan}; its secret is unchanged.`], false, `key:${key.id}`);
+        } catch (error) {
+          // Refused or unanswered: the row shows the plan the key is on, not the one picked.
+          plan.value = key.plan;
+          throw error;
+        }
       }, `key:${key.id}`),
     );
     const planCell = make("td");
@@ -293,23 +316,26 @@ function renderKeys(): void {
     const status = make("td", key.revoked_at ? `revoked ${key.revoked_at.slice(0, 10)}` : "active", { class: key.revoked_at ? "status-revoked" : "status-active" });
     const actions = make("td", undefined, { class: "actions" });
     if (!key.revoked_at) {
-      const rotate = make("button", "Rotate", { type: "button", class: "quiet" });
+      const rotate = make("button", "Rotate", { type: "button", class: "quiet write" });
       rotate.addEventListener("click", () =>
         attempt(async () => {
           const grace = askGrace(key.name);
           if (grace === null) return;
           showSecret(await api<IssuedKey>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/rotate`, grace === "" ? undefined : { grace }), "Rotated key");
           await refresh();
-          say(`Key ${key.name} has a new secret (shown above, once); the old one stops working ${grace === "" ? "within a second" : `after ${grace}`}.`, false, `key:${key.id}`);
+          say(["Key ", named(key.name), ` has a new secret (below, shown once); the old one stops working ${grace === "" ? "within a second" : `after ${grace}`}.`], false, `key:${key.id}`);
+          focusSecret();
         }, `key:${key.id}`),
       );
-      const revoke = make("button", "Revoke", { type: "button", class: "danger" });
+      const revoke = make("button", "Revoke", { type: "button", class: "danger write" });
       revoke.addEventListener("click", () =>
         attempt(async () => {
-          if (!confirm(`Revoke ${key.name} (${key.id}) for good?`)) return;
+          if (!confirm(`Revoke ${isolate(key.name)} (${key.id}) for good?`)) return;
           const revoked = await api<Key>("POST", `/admin/v1/keys/${encodeURIComponent(key.id)}/revoke`);
+          // A secret still shown for it works no more.
+          if (secretOf === key.id) dismissSecret(false);
           await refresh();
-          say(`Key ${revoked.name} is revoked.`, false, `key:${key.id}`);
+          say(["Key ", named(revoked.name), ` is revoked.`], false, `key:${key.id}`);
         }, `key:${key.id}`),
       );
       actions.append(rotate, revoke);
@@ -325,31 +351,67 @@ function renderKeys(): void {
     empty.append(make("td", "No keys yet: create one above.", { colspan: "8", class: "muted" }));
     rows.push(empty);
   }
+  const shownFor = secretOf === null ? undefined : rows.find((row) => row.dataset.keyId === secretOf);
+  if (shownFor) rows.splice(rows.indexOf(shownFor) + 1, 0, secretHolder);
   element("keys").querySelector("tbody")!.replaceChildren(...rows);
   placeNote();
 }
 
+/**
+ * The key whose new secret is shown, or null. The secret panel is shown under that key's
+ * row (in `secretHolder`, which renderKeys places), beside the action that made it and
+ * the message that answers it, however long the list of keys is.
+ */
+let secretOf: string | null = null;
+const secretHolder = make("tr", undefined, { class: "secret-holder" });
+/** The secret panel's parts, found once: the panel is out of the document while no key's row holds it. */
+const secretParts = { panel: element("secret-panel"), title: element("secret-title"), value: element("secret-value"), copy: element("copy-secret") };
+
 function showSecret(issued: IssuedKey, title: string): void {
-  element("secret-title").textContent = `${title} ${issued.name} (${issued.id}, plan ${issued.plan})`;
-  element("secret-value").textContent = issued.key;
-  element("secret-panel").hidden = false;
-  element("copy-secret").textContent = "Copy";
+  secretParts.title.replaceChildren(`${title} `, named(issued.name), ` (${issued.id}, plan ${issued.plan})`);
+  secretParts.value.textContent = issued.key;
+  secretParts.panel.hidden = false;
+  secretParts.copy.textContent = "Copy";
+  secretOf = issued.id;
+}
+
+/** Brings the secret just shown into view, its Copy button focused. */
+function focusSecret(): void {
+  if (secretOf === null) return;
+  secretParts.panel.scrollIntoView({ block: "nearest" });
+  secretParts.copy.focus({ preventScroll: true });
+}
+
+/**
+ * Forgets the secret shown (Done, a sign-out, the key revoked). `refocus`: the operator
+ * pressed Done; focus goes back to the key's row.
+ */
+function dismissSecret(refocus: boolean): void {
+  const of = secretOf;
+  secretOf = null;
+  secretParts.value.textContent = "";
+  secretParts.title.textContent = "";
+  secretParts.panel.hidden = true;
+  secretHolder.remove();
+  if (!refocus || of === null) return;
+  const row = document.querySelector<HTMLElement>(`#keys tr[data-key-id="${CSS.escape(of)}"]`);
+  (row?.querySelector<HTMLElement>("button:not(:disabled), select:not(:disabled)") ?? element("new-key-name")).focus();
 }
 
 async function copySecret(): Promise<void> {
-  const text = element("secret-value").textContent ?? "";
+  const text = secretParts.value.textContent ?? "";
   try {
     await navigator.clipboard.writeText(text);
   } catch {
     // No clipboard API (a page not served from localhost or HTTPS): select the text instead.
     const range = document.createRange();
-    range.selectNodeContents(element("secret-value"));
+    range.selectNodeContents(secretParts.value);
     getSelection()?.removeAllRanges();
     getSelection()?.addRange(range);
-    element("copy-secret").textContent = "Press Ctrl+C";
+    secretParts.copy.textContent = "Press Ctrl+C";
     return;
   }
-  element("copy-secret").textContent = "Copied";
+  secretParts.copy.textContent = "Copied";
 }
 
 /**
@@ -359,12 +421,13 @@ async function copySecret(): Promise<void> {
 function limitField(value: number | null, label: string, name: string, canBeUnlimited: boolean, isNew: boolean): { cell: HTMLTableCellElement; read(): number | null } {
   const cell = make("td", undefined, { class: "limit" });
   const input = make("input", undefined, { type: "number", min: "1", step: "1", "aria-label": label });
-  input.value = value === null ? "" : String(value);
+  // The saved value is the default: a value typed since is an edit (see renderPlans).
+  input.defaultValue = value === null ? "" : String(value);
   cell.append(input);
   let unlimited: HTMLInputElement | null = null;
   if (canBeUnlimited) {
     unlimited = make("input", undefined, { type: "checkbox", "aria-label": `${label}: unlimited` });
-    unlimited.checked = value === null && !isNew;
+    unlimited.defaultChecked = value === null && !isNew;
     const sync = () => {
       input.disabled = unlimited!.checked;
       if (unlimited!.checked) input.value = "";
@@ -406,6 +469,7 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
       if (planName === "") throw new FieldError("Give the new plan a name; nothing was saved", nameInput);
       const body = { max_batch_size: batch.read(), monthly_units: units.read(), rate_limit: rate.read() };
       const saved = await api<Plan>("PUT", `/admin/v1/plans/${encodeURIComponent(planName)}`, body);
+      savedPlanRow = place;
       await refresh();
       say(`Plan ${saved.name} saved: ${formatCount(saved.max_batch_size)} a batch, ${formatCount(saved.monthly_units)} units a month, ${formatCount(saved.rate_limit)} requests a second.`, false, `plan:${saved.name}`);
     }, place),
@@ -413,18 +477,49 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
   const actions = make("td", undefined, { class: "actions" });
   actions.append(save);
   row.append(name, batch.cell, units.cell, rate.cell, actions);
+  // Enter in a field saves its row, as in a form.
+  row.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || !(event.target instanceof HTMLInputElement)) return;
+    event.preventDefault();
+    save.click();
+  });
   return row;
 }
 
+/** The plan row (its data-place) whose edits were just saved, so drawing the plans again shows what was saved there. */
+let savedPlanRow: string | null = null;
+
+/**
+ * Draws the plans again, from what was last loaded. Whatever the operator typed in
+ * another row and has not saved yet is kept (the page draws the plans again after any
+ * change: a key's plan, another plan saved), except in the row just saved.
+ */
 function renderPlans(): void {
-  element("plans").querySelector("tbody")!.replaceChildren(...plans.map(planRow), planRow(null));
+  const body = element("plans").querySelector("tbody")!;
+  const edits = new Map<string, { value: string; checked: boolean }>();
+  const fieldsOf = (root: ParentNode) =>
+    [...root.querySelectorAll<HTMLInputElement>("tr[data-place] input")].map((input) => ({ input, id: `${input.closest("tr")!.dataset.place}|${input.getAttribute("aria-label")}` }));
+  for (const { input, id } of fieldsOf(body)) {
+    if (input.value !== input.defaultValue || input.checked !== input.defaultChecked) edits.set(id, { value: input.value, checked: input.checked });
+  }
+  body.replaceChildren(...plans.map(planRow), planRow(null));
+  for (const { input, id } of fieldsOf(body)) {
+    const edit = edits.get(id);
+    if (!edit || id.startsWith(`${savedPlanRow}|`)) continue;
+    input.value = edit.value;
+    if (input.type === "checkbox" && input.checked !== edit.checked) {
+      input.checked = edit.checked;
+      input.dispatchEvent(new Event("change"));
+    }
+  }
+  savedPlanRow = null;
   placeNote();
 }
 
 function renderUsageKeyChoice(): void {
   const select = element<HTMLSelectElement>("usage-key");
   const chosen = select.value;
-  select.replaceChildren(make("option", "All keys", { value: "" }), ...keys.map((key) => make("option", `${key.name} (${key.id})`, { value: key.id })));
+  select.replaceChildren(make("option", "All keys", { value: "" }), ...keys.map((key) => make("option", `${isolate(key.name)} (${key.id})`, { value: key.id })));
   select.value = keys.some((key) => key.id === chosen) ? chosen : "";
 }
 
@@ -536,7 +631,7 @@ function renderTopKeys(usage: Usage): void {
 // ---- wiring ---------------------------------------------------------------------------
 
 function start(): void {
-  corrections = correctionsSection({ api, attempt, say: (text) => say(text) });
+  corrections = correctionsSection({ api, attempt, say });
   element("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = element<HTMLInputElement>("token-input");
@@ -553,14 +648,15 @@ function start(): void {
       name.value = "";
       showSecret(issued, "Created key");
       await refresh();
-      say(`Key ${issued.name} created on plan ${issued.plan}; copy its secret above now.`, false, `key:${issued.id}`);
+      say(["Key ", named(issued.name), ` created on plan ${issued.plan}; copy its secret below now.`], false, `key:${issued.id}`);
+      focusSecret();
     }, "create-key");
   });
   element("copy-secret").addEventListener("click", () => void copySecret());
-  element("dismiss-secret").addEventListener("click", () => {
-    element("secret-value").textContent = "";
-    element("secret-panel").hidden = true;
-  });
+  element("dismiss-secret").addEventListener("click", () => dismissSecret(true));
+  const secretCell = make("td", undefined, { colspan: "8" });
+  secretCell.append(secretParts.panel);
+  secretHolder.append(secretCell);
   element("usage-key").addEventListener("change", () => void attempt(loadUsage, "usage"));
   startAsnLookup({ get: (path) => api("GET", path) });
   // The legend of the chart, under it (uPlot's own reads "Day: · Units:" until hovered).
@@ -573,7 +669,7 @@ function start(): void {
   });
   window.addEventListener("resize", () => chart?.setSize({ width: chartWidth(element("usage-chart")), height: 240 }));
   // The key controls' editor and the audit log (key-controls-panel.ts, audit-page.ts).
-  const hooks: ConsoleHooks = { api, refresh, attempt, say, showSecret, planNames: () => plans.map((plan) => plan.name) };
+  const hooks: ConsoleHooks = { api, refresh, attempt, say, showSecret, focusSecret, planNames: () => plans.map((plan) => plan.name) };
   initKeyControls(hooks);
   initAuditPage(hooks);
 

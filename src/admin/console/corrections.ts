@@ -5,14 +5,17 @@
  * helpers and loads it with the rest.
  */
 import type { CorrectionJson } from "../../corrections/correction-json.ts";
-import { byId as element, make } from "./dom.ts";
+import { byId as element, labelCells, make } from "./dom.ts";
 
 export interface CorrectionsDeps {
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
-  /** Runs an action, showing a refusal's detail instead of throwing. */
-  attempt(action: () => Promise<void>): Promise<void>;
-  say(text: string): void;
+  /** Runs an action, showing a refusal's detail beside `place` instead of throwing. */
+  attempt(action: () => Promise<void>, place: string): Promise<void>;
+  say(text: string, isError: boolean, place: string): void;
 }
+
+/** Where the section's messages are shown: under its form, above the list (data-place of #correction-form). */
+const PLACE = "correction-form";
 
 const SIGNALS = ["hosting", "tor", "vpn", "relay", "proxy"] as const;
 
@@ -46,14 +49,14 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
     const { corrections } = await deps.api<{ corrections: CorrectionJson[] }>("GET", "/admin/v1/corrections");
     const rows = corrections.map((correction) => {
       const row = make("tr", undefined, { "data-cidr": correction.cidr });
-      const remove = make("button", "Remove", { type: "button", class: "danger" });
+      const remove = make("button", "Remove", { type: "button", class: "danger write" });
       remove.addEventListener("click", () =>
         deps.attempt(async () => {
           if (!confirm(`Remove the correction of ${correction.cidr}? Lookups answer what the data says there again.`)) return;
           await deps.api("DELETE", pathOf(correction.cidr));
           await load();
-          deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`);
-        }),
+          deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`, false, PLACE);
+        }, PLACE),
       );
       const actions = make("td", undefined, { class: "actions" });
       actions.append(remove);
@@ -66,6 +69,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       rows.push(empty);
     }
     element("corrections").querySelector("tbody")!.replaceChildren(...rows);
+    labelCells();
   };
 
   element("correction-form").addEventListener("submit", (event) => {
@@ -90,8 +94,8 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       const saved = await deps.api<CorrectionJson>("PUT", pathOf(cidr), body);
       element<HTMLFormElement>("correction-form").reset();
       await load();
-      deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`);
-    });
+      deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`, false, PLACE);
+    }, PLACE);
   });
 
   return { load };

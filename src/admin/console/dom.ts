@@ -14,3 +14,35 @@ export function make<K extends keyof HTMLElementTagNameMap>(tag: K, text?: strin
   for (const [name, value] of Object.entries(attributes)) created.setAttribute(name, value);
   return created;
 }
+
+/**
+ * Text an operator chose (a key's name) in a sentence: isolated for the bidirectional
+ * algorithm, so that right-to-left text or an override character in it cannot turn
+ * around the sentence or the id it is set in. `isolate` for a plain string (a prompt,
+ * an option; between U+2068 and U+2069), `named` for the page (a <bdi>, which leaves the
+ * text as it is for whoever copies it).
+ */
+export function isolate(text: string): string {
+  return `\u2068${text}\u2069`;
+}
+
+export function named(text: string): HTMLElement {
+  return make("bdi", text);
+}
+
+/** A message: text, or text with parts such as `named` ones. */
+export type Message = string | readonly (string | Node)[];
+
+/**
+ * Names each cell of the tables that stack on a phone (`table.stack`) by its column's
+ * heading (data-label), which the narrow layout shows beside the value. Call it after a
+ * table's rows are drawn.
+ */
+export function labelCells(): void {
+  for (const table of document.querySelectorAll<HTMLTableElement>("table.stack")) {
+    const headings = [...table.querySelectorAll("thead th")].map((heading) => heading.textContent ?? "");
+    for (const row of table.querySelectorAll<HTMLTableRowElement>("tbody tr:not(.note-row)")) {
+      [...row.cells].forEach((cell, index) => cell.setAttribute("data-label", cell.colSpan > 1 ? "" : (headings[index] ?? "")));
+    }
+  }
+}

@@ -6,6 +6,7 @@
  */
 import type { Key } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
+import { isolate, named } from "./dom.ts";
 
 let hooks: ConsoleHooks | null = null;
 /** The key being edited, or null while creating one. */
@@ -32,7 +33,10 @@ export function initKeyControls(consoleHooks: ConsoleHooks): void {
     event.preventDefault();
     void save();
   });
-  byId("key-editor-cancel").addEventListener("click", closeEditor);
+  byId("key-editor-cancel").addEventListener("click", () => closeEditor(true));
+  byId("key-editor").addEventListener("keydown", (event) => {
+    if (event.key === "Escape") closeEditor(true);
+  });
 }
 
 /** Adds the key's controls under its name and an Edit button among its actions. */
@@ -54,7 +58,7 @@ export function decorateKeyRow(key: Key, nameCell: HTMLElement, actions: HTMLEle
  * "" for none, or null when the operator cancels.
  */
 export function askGrace(name: string): string | null {
-  const answer = prompt(`Give ${name} a new secret.\n\nHow long may the old secret keep working? (e.g. 24h, 90m, 7d; empty: it stops within a second)`, "");
+  const answer = prompt(`Give ${isolate(name)} a new secret.\n\nHow long may the old secret keep working? (e.g. 24h, 90m, 7d; empty: it stops within a second)`, "");
   if (answer === null) return null;
   return answer.trim();
 }
@@ -85,7 +89,7 @@ function details(key: Key): string {
 
 function openEditor(key: Key | null, name = "", plan = "free"): void {
   editing = key;
-  byId("key-editor-title").textContent = key ? `Edit key ${key.name}` : "New key";
+  byId("key-editor-title").replaceChildren(...(key ? ["Edit key ", named(key.name)] : ["New key"]));
   byId("key-editor-id").textContent = key ? key.id : "";
   const nameInput = byId<HTMLInputElement>("key-editor-name");
   nameInput.value = key ? key.name : name;
@@ -108,10 +112,25 @@ function openEditor(key: Key | null, name = "", plan = "free"): void {
   (key ? select : nameInput).focus();
 }
 
-function closeEditor(): void {
+/**
+ * Closes the editor, its fields left for the next opening to fill. `refocus`: the
+ * operator cancelled; the page goes back to where the editor was opened from (the key's
+ * row, or the form to create one), focus with it.
+ */
+export function closeEditor(refocus: boolean): void {
+  const was = editing;
   editing = null;
   byId("key-editor").hidden = true;
   showError(null);
+  if (refocus) backTo(was?.id ?? null);
+}
+
+/** Focus on the Edit button of a key's row (null: the name of a new key), scrolled into view. */
+function backTo(keyId: string | null): void {
+  const target = keyId === null ? null : document.querySelector<HTMLElement>(`#keys [data-edit-key="${CSS.escape(keyId)}"]`);
+  const focused = target ?? byId("new-key-name");
+  focused.focus({ preventScroll: true });
+  (focused.closest("tr") ?? focused).scrollIntoView({ block: "nearest" });
 }
 
 function showError(text: string | null): void {
@@ -163,19 +182,25 @@ async function save(): Promise<void> {
   const api = hooks;
   try {
     const fields = body();
+    // The message is said beside the key's row, where the editor was opened from or
+    // where the new key is listed, once the keys are drawn again.
     if (editing) {
       const key = editing;
       const saved = await api.api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, fields);
-      closeEditor();
-      api.say(`Key ${saved.name} saved: plan ${saved.plan}${controlsSummary(saved).length ? `, ${controlsSummary(saved).join(", ")}` : ", no controls"}.`);
+      closeEditor(false);
+      await api.refresh();
+      api.say(["Key ", named(saved.name), ` saved: plan ${saved.plan}${controlsSummary(saved).length ? `, ${controlsSummary(saved).join(", ")}` : ", no controls"}.`], false, `key:${saved.id}`);
+      backTo(saved.id);
     } else {
       const name = byId<HTMLInputElement>("key-editor-name").value;
       const created = await api.api<{ id: string; key: string; name: string; plan: string }>("POST", "/admin/v1/keys", { name, ...fields });
-      closeEditor();
+      closeEditor(false);
       byId<HTMLInputElement>("new-key-name").value = "";
       api.showSecret(created, "Created key");
+      await api.refresh();
+      api.say(["Key ", named(created.name), ` created on plan ${created.plan}; copy its secret below now.`], false, `key:${created.id}`);
+      api.focusSecret();
     }
-    await api.refresh();
   } catch (error) {
     if ((error as { problem?: { status: number } }).problem?.status === 401) return;
     showError(describeError(error));

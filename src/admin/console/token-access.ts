@@ -7,8 +7,23 @@
  */
 import { byId, make, type ConsoleHooks } from "./console-hooks.ts";
 
-/** The parts of the page where something can be changed. */
-const WRITE_AREAS = ["keys", "plans", "create-key-form", "key-editor", "secret-panel"];
+/**
+ * The parts of the page where something can be changed, and their controls that change
+ * it: every control of an area, or only its buttons marked `write` where the area also
+ * has buttons that only read (a webhook's Deliveries).
+ */
+const WRITE_AREAS: readonly (readonly [id: string, controls: string])[] = [
+  ["keys", "input, select, button, textarea"],
+  ["plans", "input, select, button, textarea"],
+  ["create-key-form", "input, select, button, textarea"],
+  ["key-editor", "input, select, button, textarea"],
+  ["secret-panel", "input, select, button, textarea"],
+  ["correction-form", "input, select, button, textarea"],
+  ["corrections", "button"],
+  ["add-webhook-form", "input, select, button, textarea"],
+  ["webhook-secret-panel", "button"],
+  ["webhooks", "button.write"],
+];
 
 let observer: MutationObserver | null = null;
 /** The controls this module disabled, enabled again when a token that may write signs in. */
@@ -39,15 +54,15 @@ function setReadOnly(readOnly: boolean, name: string): void {
   disableWrites();
   // The tables are drawn again after every load: disable what they draw, too.
   observer = new MutationObserver(disableWrites);
-  for (const id of WRITE_AREAS) {
+  for (const [id] of WRITE_AREAS) {
     const area = document.getElementById(id);
     if (area) observer.observe(area, { childList: true, subtree: true });
   }
 }
 
 function disableWrites(): void {
-  for (const id of WRITE_AREAS) {
-    for (const control of document.getElementById(id)?.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLButtonElement | HTMLTextAreaElement>("input, select, button, textarea") ?? []) {
+  for (const [id, controls] of WRITE_AREAS) {
+    for (const control of document.getElementById(id)?.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLButtonElement | HTMLTextAreaElement>(controls) ?? []) {
       if (!control.disabled) {
         control.disabled = true;
         disabled.add(control);

@@ -19,7 +19,7 @@ export interface ConsoleKit {
   ago(iso: string): string;
 }
 
-export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
+export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forget(): void } {
   const { make } = kit;
   const byId = <T extends HTMLElement = HTMLElement>(id: string) => document.getElementById(id) as T;
   let webhooks: Webhook[] = [];
@@ -64,10 +64,13 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
       byId("webhook-copy-secret").textContent = "Press Ctrl+C";
     }
   });
-  byId("webhook-dismiss-secret").addEventListener("click", () => {
+  /** Forgets the signing secret shown (Done, or a sign-out). */
+  function forget(): void {
     byId("webhook-secret-value").textContent = "";
+    byId("webhook-secret-title").textContent = "";
     byId("webhook-secret-panel").hidden = true;
-  });
+  }
+  byId("webhook-dismiss-secret").addEventListener("click", forget);
 
   function row(webhook: Webhook): HTMLTableRowElement {
     const place = `webhook:${webhook.id}`;
@@ -75,10 +78,12 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
     if (webhook.id === selected) tr.classList.add("selected");
     const url = make("td", undefined, { class: "url" });
     url.append(make("span", webhook.url, { class: "mono" }), make("br"), make("span", webhook.id, { class: "muted mono" }));
-    const test = make("button", "Send test", { type: "button", class: "quiet" });
+    const test = make("button", "Send test", { type: "button", class: "quiet write" });
     test.addEventListener("click", () =>
       kit.attempt(async () => {
         test.disabled = true;
+        // A slow receiver holds the answer up to the delivery's timeout: say it is under way.
+        test.textContent = "Sending…";
         try {
           const result = await kit.api<WebhookTestResult>("POST", `/admin/v1/webhooks/${encodeURIComponent(webhook.id)}/test`);
           const attempt = result.attempt;
@@ -90,6 +95,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
           else kit.say(`Test event not delivered: ${attempt.status === null ? attempt.error : `HTTP ${attempt.status}`}. It will be retried with backoff.`, true, place);
         } finally {
           test.disabled = false;
+          test.textContent = "Send test";
         }
       }, place),
     );
@@ -101,7 +107,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
         byId("deliveries").scrollIntoView({ block: "nearest" });
       }, place),
     );
-    const remove = make("button", "Remove", { type: "button", class: "danger" });
+    const remove = make("button", "Remove", { type: "button", class: "danger write" });
     remove.addEventListener("click", () =>
       kit.attempt(async () => {
         if (!confirm(`Remove the webhook to ${webhook.url}? Nothing more is sent to it, pending deliveries included.`)) return;
@@ -165,5 +171,5 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void> } {
     kit.placeNote();
   }
 
-  return { refresh };
+  return { refresh, forget };
 }

@@ -1,0 +1,308 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type Browser, type Page } from "playwright-core";
+import { join } from "node:path";
+import { openContext, SCREENSHOTS } from "../support/chromium.ts";
+import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+
+/**
+ * What an operator meets using the console day to day, in a real browser against a real
+ * server: secrets that must not outlive a session, a secret and a message beside the
+ * action however long the list of keys, a read-only token's page, edits not lost to a
+ * redraw, a refusal that leaves the row as it was, long and right-to-left names, phone
+ * widths, the audit log's span and limit, a server that goes away, and the keyboard.
+ */
+
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 390, height: 844 };
+let setup: ConsoleServer | undefined;
+let browser: Browser;
+let admin: string;
+let token: string;
+let reader: string;
+let state: string;
+/** Keys made before the page opens, so that a new key's row is far below the form. */
+const MANY_KEYS = 40;
+const LONG_NAME = "x".repeat(200);
+const RTL_NAME = "acme\u202Eexe.txt";
+
+beforeAll(async () => {
+  setup = await startConsoleServer("console-operator", [], (run) => {
+    reader = (JSON.parse(run(["admin", "create", "--name", "auditor", "--read-only", "--json"]).stdout) as { token: string }).token;
+  });
+  ({ browser, admin, token, state } = setup);
+  const store = SqliteStore.open(state);
+  for (let i = 0; i < MANY_KEYS; i++) await store.createKey(`customer-${String(i).padStart(2, "0")}`, "free");
+  await store.createKey(LONG_NAME, "free");
+  await store.createKey(RTL_NAME, "free");
+  await store.close();
+  const added = await fetch(`${admin}/admin/v1/webhooks`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+    body: JSON.stringify({ url: "http://127.0.0.1:9/a-long-path/that/goes/on/and/on/and/on/for/a/while/hook", events: ["key.revoked"] }),
+  });
+  expect(added.status).toBe(201);
+}, 120_000);
+
+afterAll(() => setup?.close());
+
+async function signedIn(with_: string, viewport = DESKTOP): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
+  const context = await openContext(browser, { viewport });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
+  await page.goto(`${admin}/console#token=${with_}`);
+  await page.locator("#signed-in").waitFor({ state: "visible" });
+  await page.locator("#keys tbody tr[data-key-id]").first().waitFor();
+  return { page, errors, close: () => context.close() };
+}
+
+/** Whether an element is wholly inside the screen. */
+async function inView(page: Page, selector: string): Promise<boolean> {
+  const box = await page.locator(selector).first().boundingBox();
+  return box !== null && box.y >= 0 && box.y + box.height <= page.viewportSize()!.height;
+}
+
+/** How much wider than the screen the page is, in CSS pixels (0: it fits). */
+function pageOverflow(page: Page): Promise<number> {
+  return page.evaluate("Math.max(0, document.documentElement.scrollWidth - innerWidth)") as Promise<number>;
+}
+
+const focusedId = (page: Page) => page.evaluate("document.activeElement?.id ?? ''") as Promise<string>;
+
+describe("the console, as an operator uses it", () => {
+  test("a new key's secret shows under its row with the message, in view, Copy focused; Done forgets it", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#new-key-name", "far-below");
+    await page.click("#create-key-form button[type=submit]");
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "far-below" });
+    await row.waitFor();
+    // Row, message, secret: together, however far down the list the new key is.
+    await page.locator("#keys tr[data-key-id] + tr.note-row + tr.secret-holder #secret-panel").waitFor({ state: "visible" });
+    expect(await page.locator("#keys tr.note-row").textContent()).toContain("Key far-below created on plan free; copy its secret below now.");
+    expect(await inView(page, "#secret-panel")).toBe(true);
+    expect(await inView(page, "#keys tr.note-row")).toBe(true);
+    expect(await focusedId(page)).toBe("copy-secret");
+    const secret = (await page.locator("#secret-value").textContent())!;
+    expect(secret).toMatch(/^ipl_/);
+    await page.screenshot({ path: join(SCREENSHOTS, "console-operator-secret-under-row.png") });
+    await page.click("#dismiss-secret");
+    expect(await page.content()).not.toContain(secret);
+    // Focus goes back to the key's row.
+    expect(await page.evaluate("document.activeElement?.closest('tr')?.textContent ?? ''")).toContain("far-below");
+
+    // Created through the editor: the same, with a message.
+    await page.fill("#new-key-name", "with-options");
+    await page.click("#new-key-options");
+    await page.fill("#key-editor-metadata", '{"team": "maps"}');
+    await page.click("#key-editor-save");
+    await page.locator("#keys tr.note-row", { hasText: "Key with-options created" }).waitFor();
+    expect(await inView(page, "#secret-panel")).toBe(true);
+    expect(await focusedId(page)).toBe("copy-secret");
+
+    // Rotated, then revoked: the secret shown is taken away with the key.
+    const rotated = page.locator("#keys tr[data-key-id]", { hasText: "with-options" });
+    page.once("dialog", (dialog) => void dialog.accept(""));
+    await rotated.locator("button", { hasText: "Rotate" }).click();
+    await page.locator("#secret-title", { hasText: "Rotated key" }).waitFor();
+    page.once("dialog", (dialog) => void dialog.accept());
+    await rotated.locator("button", { hasText: "Revoke" }).click();
+    await page.locator("#keys tr.note-row", { hasText: "is revoked" }).waitFor();
+    expect(await page.locator("#secret-panel").count()).toBe(0);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("signing out forgets the secrets still shown: whoever signs in next on the tab sees none", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#new-key-name", "left-open");
+    await page.click("#create-key-form button[type=submit]");
+    await page.locator("#secret-panel").waitFor({ state: "visible" });
+    const keySecret = (await page.locator("#secret-value").textContent())!;
+    await page.fill("#webhook-url", "http://127.0.0.1:9/hook");
+    await page.locator("#webhook-events input[value='key.created']").check();
+    await page.click("#add-webhook-form button[type=submit]");
+    await page.locator("#webhook-secret-panel").waitFor({ state: "visible" });
+    const webhookSecret = (await page.locator("#webhook-secret-value").textContent())!;
+    // And an editor left open.
+    await page.locator("#keys tr[data-key-id]", { hasText: "customer-00" }).locator("button", { hasText: "Edit" }).click();
+    await page.locator("#key-editor").waitFor({ state: "visible" });
+
+    await page.click("#sign-out");
+    await page.locator("#sign-in").waitFor({ state: "visible" });
+    const signedOut = await page.content();
+    expect(signedOut).not.toContain(keySecret);
+    expect(signedOut).not.toContain(webhookSecret);
+    expect(await page.locator("#stale-data").isHidden()).toBe(true);
+
+    await page.fill("#token-input", reader);
+    await page.click("#sign-in-form button[type=submit]");
+    await page.locator("#read-only-note").waitFor({ state: "visible" });
+    await page.locator("#keys tbody tr[data-key-id]").first().waitFor();
+    const next = await page.content();
+    expect(next).not.toContain(keySecret);
+    expect(next).not.toContain(webhookSecret);
+    expect(await page.locator("#secret-panel").count()).toBe(0);
+    expect(await page.locator("#webhook-secret-panel").isHidden()).toBe(true);
+    expect(await page.locator("#key-editor").isHidden()).toBe(true);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  for (const [width, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
+    test(`a read-only token (${width}): no form that changes something, the Deliveries still there`, async () => {
+      const { page, errors, close } = await signedIn(reader, viewport);
+      await page.locator("#read-only-note").waitFor({ state: "visible" });
+      await page.locator("#webhooks tbody tr[data-webhook-id]").first().waitFor();
+      expect(await page.locator("#correction-form").isHidden()).toBe(true);
+      expect(await page.locator("#add-webhook-form").isHidden()).toBe(true);
+      const webhook = page.locator("#webhooks tbody tr[data-webhook-id]").first();
+      for (const label of ["Send test", "Remove"]) expect(await webhook.locator("button", { hasText: label }).isVisible()).toBe(false);
+      const deliveries = webhook.locator("button", { hasText: "Deliveries" });
+      expect(await deliveries.isVisible()).toBe(true);
+      expect(await deliveries.isEnabled()).toBe(true);
+      await page.screenshot({ path: join(SCREENSHOTS, `console-operator-read-only-${width}.png`), fullPage: true });
+      expect(errors).toEqual([]);
+      await close();
+    });
+  }
+
+  test("a plan typed into and not saved survives the page drawing the plans again; Enter saves a row", async () => {
+    const { page, errors, close } = await signedIn(token);
+    const standardBatch = page.locator("#plans tr[data-plan='standard'] input[aria-label='Max batch of standard']");
+    await standardBatch.fill("2222");
+    await page.fill("#plans tr[data-plan=''] input[aria-label=\"New plan's name\"]", "gold");
+    // Another action draws the plans again.
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-01" });
+    await row.locator("select.key-plan").selectOption("standard");
+    await page.locator("#keys tr.note-row", { hasText: "is now on plan standard" }).waitFor();
+    expect(await standardBatch.inputValue()).toBe("2222");
+    expect(await page.inputValue("#plans tr[data-plan=''] input[aria-label=\"New plan's name\"]")).toBe("gold");
+
+    // Enter in a field saves its row; what was saved is what the row shows after.
+    await page.fill("#plans tr[data-plan=''] input[aria-label='Max batch of the new plan']", "5");
+    await page.fill("#plans tr[data-plan=''] input[aria-label='Units a month of the new plan']", "100");
+    await page.fill("#plans tr[data-plan=''] input[aria-label='Requests a second of the new plan']", "3");
+    await page.press("#plans tr[data-plan=''] input[aria-label='Requests a second of the new plan']", "Enter");
+    await page.locator("#plans tr[data-plan='gold'] + tr.note-row", { hasText: "Plan gold saved" }).waitFor();
+    expect(await page.inputValue("#plans tr[data-plan=''] input[aria-label=\"New plan's name\"]")).toBe("");
+    // The other row's edit is still there, not saved.
+    expect(await standardBatch.inputValue()).toBe("2222");
+    const plans = (await (await fetch(`${admin}/admin/v1/plans`, { headers: { authorization: `Bearer ${token}` } })).json()) as { plans: { name: string; max_batch_size: number }[] };
+    expect(plans.plans.find((plan) => plan.name === "standard")?.max_batch_size).not.toBe(2222);
+    expect(plans.plans.find((plan) => plan.name === "gold")?.max_batch_size).toBe(5);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("a refused plan change leaves the key's row showing the plan it is on", async () => {
+    const { page, close } = await signedIn(token);
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-02" });
+    const id = (await row.getAttribute("data-key-id"))!;
+    // Revoked behind the page's back: the change is refused.
+    await fetch(`${admin}/admin/v1/keys/${id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    await row.locator("select.key-plan").selectOption("unlimited");
+    await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row.note-error`).waitFor();
+    expect(await row.locator("select.key-plan").inputValue()).toBe("free");
+    await close();
+  });
+
+  test("a server that does not answer is named as such, and the row keeps its plan", async () => {
+    const { page, close } = await signedIn(token);
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-03" });
+    await page.route("**/admin/v1/keys/**", (route) => route.abort("connectionrefused"));
+    await row.locator("select.key-plan").selectOption("unlimited");
+    const note = page.locator("#keys tr[data-key-id] + tr.note-row.note-error");
+    await note.waitFor();
+    expect(await note.textContent()).toContain("the server may be down or restarting");
+    expect(await note.textContent()).not.toContain("Failed to fetch");
+    expect(await row.locator("select.key-plan").inputValue()).toBe("free");
+    await close();
+  });
+
+  for (const [width, viewport] of [["desktop", DESKTOP], ["phone", PHONE], ["phone-420", { width: 420, height: 844 }]] as const) {
+    test(`${width}: a 200-letter name, long URLs, the corrections and the audit log fit the screen`, async () => {
+      const { page, errors, close } = await signedIn(token, viewport);
+      await fetch(`${admin}/admin/v1/corrections/198.51.100.0_24`, {
+        method: "PUT",
+        headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+        body: JSON.stringify({ country_code: "DE", as_name: "A very long name of a network operator that goes on and on", note: "moved" }),
+      });
+      await page.reload();
+      await page.locator("#corrections tbody tr[data-cidr]").first().waitFor();
+      await page.locator("#audit-entries tbody tr[data-action]").first().waitFor();
+      expect(await pageOverflow(page)).toBe(0);
+      // Every action of a key's row can be reached.
+      const long = page.locator("#keys tr[data-key-id]", { hasText: LONG_NAME });
+      const revoke = (await long.locator("button", { hasText: "Revoke" }).boundingBox())!;
+      expect(revoke.x + revoke.width).toBeLessThanOrEqual(viewport.width);
+      await page.screenshot({ path: join(SCREENSHOTS, `console-operator-long-names-${width}.png`), fullPage: true });
+      expect(errors).toEqual([]);
+      await close();
+    });
+  }
+
+  test("a right-to-left override in a key's name stays inside the name", async () => {
+    const { page, close } = await signedIn(token);
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "acme" });
+    await row.locator("select.key-plan").selectOption("standard");
+    const note = page.locator("#keys tr.note-row", { hasText: "is now on plan standard" });
+    await note.waitFor();
+    // The name is isolated (<bdi>): the sentence around it reads in its own order.
+    expect(await note.locator("bdi").textContent()).toBe(RTL_NAME);
+    expect(await note.textContent()).toBe(`Key ${RTL_NAME} is now on plan standard; its secret is unchanged.`);
+    await close();
+  });
+
+  test("the key editor: Escape closes it and focus goes back to the row it was opened from", async () => {
+    const { page, close } = await signedIn(token);
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-30" });
+    await row.locator("button", { hasText: "Edit" }).click();
+    await page.locator("#key-editor").waitFor({ state: "visible" });
+    await page.keyboard.press("Escape");
+    await page.locator("#key-editor").waitFor({ state: "hidden" });
+    expect(await page.evaluate("document.activeElement?.dataset.editKey ?? ''")).toBe(await row.getAttribute("data-key-id"));
+    expect(await inView(page, `#keys tr[data-key-id="${await row.getAttribute("data-key-id")}"]`)).toBe(true);
+
+    // Saved: the message beside the row, focus on its Edit button.
+    await row.locator("button", { hasText: "Edit" }).click();
+    await page.fill("#key-editor-metadata", '{"tier": "b"}');
+    await page.click("#key-editor-save");
+    await page.locator("#keys tr[data-key-id] + tr.note-row", { hasText: "Key customer-30 saved" }).waitFor();
+    expect(await page.evaluate("document.activeElement?.dataset.editKey ?? ''")).toBe(await row.getAttribute("data-key-id"));
+    await close();
+  });
+
+  test("the audit log follows today when the page was opened the day before, and says when a span holds more than it shows", async () => {
+    const context = await openContext(browser, { viewport: DESKTOP });
+    const page = await context.newPage();
+    // Opened yesterday, late (UTC).
+    const now = Date.now();
+    await page.clock.install({ time: now - 86_400_000 });
+    await page.goto(`${admin}/console#token=${token}`);
+    await page.locator("#keys tbody tr[data-key-id]").first().waitFor();
+    await page.clock.setSystemTime(now);
+    await page.fill("#new-key-name", "made-today");
+    await page.click("#create-key-form button[type=submit]");
+    await page.locator("#keys tr.note-row", { hasText: "made-today created" }).waitFor();
+    await page.locator("#audit-entries tbody tr[data-action='key.created']", { hasText: "made-today" }).waitFor();
+    expect(await page.inputValue("#audit-to")).toBe(new Date(now).toISOString().slice(0, 10));
+    await context.close();
+
+    // More changes than the page shows: it says so.
+    const store = SqliteStore.open(state);
+    for (let i = 0; i < 1000; i++) await store.recordAudit({ at: new Date().toISOString(), actor: "cli", action: "plan.updated", target: `plan:p${i}`, changes: {} });
+    await store.close();
+    const { page: full, close } = await signedIn(token);
+    await full.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();
+    expect(await full.locator("#audit-entries tbody tr").count()).toBe(1000);
+    // A refused span takes the rows of the last one away.
+    await full.fill("#audit-from", "2026-02-01");
+    await full.fill("#audit-to", "2026-01-01");
+    await full.click("#audit-form button[type=submit]");
+    await full.locator("#audit-error").waitFor({ state: "visible" });
+    expect(await full.locator("#audit-entries tbody tr").count()).toBe(0);
+    expect(await full.locator("#audit-count").textContent()).toBe("");
+    await close();
+  });
+});
