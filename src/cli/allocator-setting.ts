@@ -37,9 +37,26 @@ export function runServeWithAllocatorSetting(command: readonly string[], argv: r
   execve(command[0]!, [...command, ...argv.slice(2)], environment);
 }
 
-/** execve(2) through libc; returns only when it fails. */
+const SIGHUP = 1;
+const SIG_IGN = 1;
+
+/**
+ * execve(2) through libc; returns only when it fails.
+ *
+ * SIGHUP is ignored across it: an ignored signal stays ignored in the new program (an
+ * ignored disposition is kept by execve, and is the whole process's, its runtime's
+ * threads included) until it listens for the signal itself (startup-signals.ts), as
+ * CONTRACT §12 asks of a SIGHUP before the data is loaded; without this, one that
+ * arrived while the new runtime was starting would end the process. SIGTERM and SIGINT
+ * cannot be treated so (ignored, they would be lost, and blocking does not hold: the
+ * runtime starts threads that unblock every signal), so one of those in that window
+ * ends the process as it would before the first program starts.
+ */
 function execve(path: string, args: readonly string[], environment: readonly string[]): void {
-  const libc = openLibc({ execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 } });
+  const libc = openLibc({
+    execve: { args: [FFIType.ptr, FFIType.ptr, FFIType.ptr], returns: FFIType.i32 },
+    signal: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.ptr },
+  });
   if (!libc) return;
   // NUL-terminated strings, and NULL-terminated arrays of pointers to them; every buffer
   // stays referenced here until the call.
@@ -50,6 +67,8 @@ function execve(path: string, args: readonly string[], environment: readonly str
   const envStrings = environment.map(text);
   const argPointers = pointers(argStrings);
   const envPointers = pointers(envStrings);
+  const previous = libc.symbols.signal(SIGHUP, SIG_IGN);
   libc.symbols.execve(ptr(file), ptr(argPointers), ptr(envPointers));
+  libc.symbols.signal(SIGHUP, previous);
   libc.close();
 }

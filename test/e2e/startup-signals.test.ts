@@ -68,3 +68,53 @@ test("a SIGHUP during start-up is ignored: the server starts and answers", async
   child.kill("SIGTERM");
   expect(await child.exited).toBe(0);
 });
+
+/**
+ * Resolves once the process has run itself again with its allocator setting (its
+ * environment names MIMALLOC_PURGE_DELAY), that is, while the new program is starting.
+ */
+async function reExecuted(pid: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while (!readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes("MIMALLOC_PURGE_DELAY=1000")) {
+    if (Date.now() > deadline) throw new Error("serve never ran itself again with its allocator setting");
+    await Bun.sleep(0);
+  }
+}
+
+test("a SIGHUP while serve runs itself again with its allocator setting is ignored: the new program starts and answers", async () => {
+  const { MIMALLOC_PURGE_DELAY: _, ...env } = process.env;
+  const child = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", "0", "--admin-port", "off", "--workers", "1", "--state", join(dir, "exec-hangup.db")], {
+    stdout: "ignore",
+    stderr: "pipe",
+    env,
+  });
+  await reExecuted(child.pid);
+  child.kill("SIGHUP");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  const log = logReader(child.stderr as ReadableStream<Uint8Array>);
+  const url = /"listen":"([^"]+)"/.exec(await log.until(/"listen":"[^"]+"/))?.[1];
+  expect(url).toBeDefined();
+  expect((await fetch(`${url}healthz`)).status).toBe(200);
+  // Listening, it reloads on SIGHUP (the signal is not left ignored).
+  child.kill("SIGHUP");
+  expect(await log.until(/"data reloaded"/)).toContain('"data reloaded"');
+  child.kill("SIGTERM");
+  expect(await child.exited).toBe(0);
+  clearTimeout(timer);
+});
+
+/** The log read as it comes: `until` resolves with all of it so far once it matches (or the log ends). */
+function logReader(stream: ReadableStream<Uint8Array>) {
+  const reader = stream.getReader();
+  let text = "";
+  return {
+    async until(pattern: RegExp): Promise<string> {
+      while (!pattern.test(text)) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        text += new TextDecoder().decode(chunk.value);
+      }
+      return text;
+    },
+  };
+}
