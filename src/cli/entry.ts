@@ -1,5 +1,12 @@
-import { processIo } from "./io.ts";
+import { processIo, stderrLog } from "./io.ts";
 import { runCli } from "./run.ts";
+
+/**
+ * How long a finished command waits for its log lines: while the reader takes none for
+ * LOG_IDLE_MS, it is stalled; LOG_MAX_MS bounds a reader that takes them slowly.
+ */
+const LOG_IDLE_MS = 200;
+const LOG_MAX_MS = 2000;
 
 /** Runs the command line of this process and sets its exit code. */
 export async function main(defaults: { dataPath: string; selfCommand: string[]; workerEntry?: string }): Promise<void> {
@@ -9,7 +16,7 @@ export async function main(defaults: { dataPath: string; selfCommand: string[]; 
     if (error.code !== "EPIPE") throw error;
     process.exit(process.exitCode ?? 0);
   });
-  process.exitCode = await runCli(process.argv.slice(2), {
+  const code = await runCli(process.argv.slice(2), {
     env: process.env,
     io: processIo,
     now: () => new Date(),
@@ -17,4 +24,8 @@ export async function main(defaults: { dataPath: string; selfCommand: string[]; 
     selfCommand: defaults.selfCommand,
     workerEntry: defaults.workerEntry,
   });
+  process.exitCode = code;
+  // A stopped server's last log lines, which a stalled reader may never take: they are
+  // dropped (CONTRACT §12) rather than keep the process from exiting (§8).
+  if (!(await stderrLog.settled(LOG_IDLE_MS, LOG_MAX_MS))) process.exit(code);
 }

@@ -1,3 +1,5 @@
+import { logWrites } from "./log-writes.ts";
+
 /** Where a command writes; tests pass their own to read what a command printed. */
 export interface Io {
   out(text: string): void;
@@ -12,10 +14,13 @@ export interface Io {
   readonly terminal?: { write(text: string): unknown; readonly isTTY?: boolean };
 }
 
+/** This process's log writes to standard error (see log-writes.ts). */
+export const stderrLog = logWrites((text, taken) => process.stderr.write(`${text}\n`, () => taken()));
+
 export const processIo: Io = {
   out: (text) => process.stdout.write(`${text}\n`),
   err: (text) => process.stderr.write(`${text}\n`),
-  errWhenTaken: (text, written) => process.stderr.write(`${text}\n`, () => written()),
+  errWhenTaken: stderrLog.write,
   terminal: process.stderr,
 };
 

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { monotonicMs } from "../access/monotonic-clock.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { formatDuration } from "../config/duration.ts";
 import { isEmbedded } from "../config/paths.ts";
@@ -78,7 +79,13 @@ export interface DataUpdatesOptions {
   readonly dataBuiltAt: string;
   /** The server's --state: the child announces the outcome to the webhooks there (data.updated, data.update_failed). */
   readonly statePath?: string;
+  /** The wall clock: how old the loaded data is. */
   readonly now?: () => Date;
+  /**
+   * Milliseconds that only move forward, for the waits between updates (default:
+   * `monotonicMs`), so a step of the wall clock neither delays an update nor brings it early.
+   */
+  readonly monotonicMs?: () => number;
   readonly random?: () => number;
 }
 
@@ -89,6 +96,7 @@ export interface DataUpdates {
 
 export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
   const now = options.now ?? (() => new Date());
+  const monotonic = options.monotonicMs ?? monotonicMs;
   const random = options.random ?? Math.random;
   const jittered = (ms: number) => Math.max(0, Math.round(ms * (1 + JITTER * (2 * random() - 1))));
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -98,9 +106,9 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
 
   const schedule = (ms: number) => {
     if (stopped) return;
-    const dueAt = Date.now() + ms;
+    const dueAt = monotonic() + ms;
     const step = () => {
-      const left = dueAt - Date.now();
+      const left = dueAt - monotonic();
       if (left > 0) {
         timer = setTimeout(step, Math.min(left, LONGEST_TIMER_MS));
         timer.unref?.();
@@ -115,7 +123,7 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
   };
 
   const runOnce = async () => {
-    const began = performance.now();
+    const began = monotonic();
     // A `data update` run by hand (or a timer) holds the file: this round leaves it be.
     // (A lock that cannot be looked at, in a folder this user cannot write, is the
     // child's to report.)
@@ -147,7 +155,7 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
     clearTimeout(limit);
     child = undefined;
     if (stopped) return;
-    const seconds = Number(((performance.now() - began) / 1000).toFixed(1));
+    const seconds = Number(((monotonic() - began) / 1000).toFixed(1));
     if (code !== 0) {
       const reason = lastLine(stderr).replace(/^iplookup: /, "") || `exited with ${code ?? proc.signalCode}`;
       return failed(reason, code);

@@ -28,6 +28,8 @@ export type ToWorker =
   | { readonly type: "start"; readonly setup: ThreadSetup }
   /** Be the thread that checkpoints the SQLite state file at `path` (see wal-checkpoints.ts); say "listening" once it runs. */
   | { readonly type: "checkpoints"; readonly path: string; readonly intervalMs: number }
+  /** Be `backup`'s thread: copy the state file at `path` into the file `into` (see vacuum-into.ts); say "copied" once done. */
+  | { readonly type: "vacuum-into"; readonly path: string; readonly into: string }
   /** A reloaded data set: answer from it from now on. */
   | { readonly type: "index"; readonly image: IndexImage }
   /** A new certificate: listen with it from now on; connections open finish on the old one. */
@@ -44,4 +46,5 @@ export type FromWorker =
   | { readonly type: "failed"; readonly error: string; readonly code?: string }
   /** A checkpoint of the state file failed (said once until one succeeds again). */
   | { readonly type: "checkpoint-failed"; readonly error: string }
+  | { readonly type: "copied" }
   | { readonly type: "stopped" };

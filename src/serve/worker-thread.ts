@@ -3,7 +3,8 @@
  * one serves on the shared port until the main thread says stop. Its log lines go to the
  * main thread, which writes every thread's logs; the data index arrives as a shared
  * image and is swapped when the main thread reloads it. One, on a SQLite state file,
- * runs the WAL's checkpoints instead (see wal-checkpoints.ts), and loads nothing else.
+ * runs the WAL's checkpoints instead (see wal-checkpoints.ts), and loads nothing else;
+ * so does `backup`'s, which copies a state file (see vacuum-into.ts).
  */
 import type { RangeIndex } from "../index/range-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
@@ -49,6 +50,16 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         send({ type: "listening" });
       } catch (error) {
         send({ type: "failed", error: (error as Error)?.message ?? String(error) });
+      }
+      return;
+    }
+    case "vacuum-into": {
+      const { vacuumInto } = await import("../store/vacuum-into.ts");
+      try {
+        vacuumInto(message.path, message.into);
+        send({ type: "copied" });
+      } catch (error) {
+        send({ type: "failed", error: (error as Error)?.message ?? String(error), code: (error as { code?: string })?.code });
       }
       return;
     }

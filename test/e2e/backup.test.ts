@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
@@ -86,4 +86,71 @@ describe("backup FILE", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`iplookup: there is no directory ${join(dir, "no-such-folder")} to write copy.db in\n`);
   });
+});
+
+describe("backup FILE stopped part way", () => {
+  /** A state file of 200 MB, so that the copy takes a moment to stop it in. */
+  const big = join(dir, "big", "state.db");
+  beforeAll(async () => {
+    const store = SqliteStore.open(big);
+    await store.createKey("real", "free");
+    await store.close();
+    const db = new Database(big);
+    db.run("CREATE TABLE filler (b BLOB)");
+    db.run("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50000) INSERT INTO filler SELECT zeroblob(4096) FROM n");
+    db.close();
+  }, 30_000);
+
+  /** Starts a backup into `folder` (through `shell`, a command run with `sh -c`) and resolves once its copy is being written (SQLite's journal beside it). */
+  async function copying(folder: string, shell = 'exec "$0" "$@"') {
+    const before = new Set(readdirSync(folder));
+    const child = Bun.spawn(["sh", "-c", shell, process.execPath, MAIN, "backup", join(folder, "copy.db"), "--state", big], { stdout: "pipe", stderr: "pipe" });
+    const deadline = Date.now() + 10_000;
+    while (!readdirSync(folder).some((name) => name.endsWith("-journal") && !before.has(name))) {
+      if (Date.now() > deadline || child.exitCode !== null) {
+        child.kill("SIGKILL");
+        throw new Error("the backup was never seen copying");
+      }
+      await Bun.sleep(1);
+    }
+    return child;
+  }
+
+  test("SIGTERM, SIGINT or SIGHUP during the copy: nothing is left behind, and the exit is 128 + the signal's number", async () => {
+    for (const [signal, code] of [["SIGTERM", 143], ["SIGINT", 130], ["SIGHUP", 129]] as const) {
+      const folder = freshFolder(`stopped-${signal}`);
+      const child = await copying(folder);
+      child.kill(signal);
+      expect(await child.exited).toBe(code);
+      expect(readdirSync(folder)).toEqual([]);
+    }
+  }, 30_000);
+
+  test("a SIGHUP the backup was started ignoring (nohup) stays ignored: the copy completes", async () => {
+    const folder = freshFolder("nohup");
+    const child = await copying(folder, 'trap "" HUP; exec "$0" "$@"');
+    child.kill("SIGHUP");
+    expect(await child.exited).toBe(0);
+    expect(readdirSync(folder)).toEqual(["copy.db"]);
+  });
+
+  test("what a killed backup left is removed by a later backup of the same file once a day old; a newer one is left", async () => {
+    const folder = freshFolder("killed");
+    for (let killed = 0; killed < 2; killed++) {
+      const child = await copying(folder);
+      child.kill("SIGKILL");
+      await child.exited;
+    }
+    const copies = readdirSync(folder).filter((name) => /^\.copy\.db\.partial-[0-9a-f]+$/.test(name));
+    expect(copies).toHaveLength(2);
+    const [oldCopy, newCopy] = copies as [string, string];
+    expect(readdirSync(folder).sort()).toEqual([oldCopy, `${oldCopy}-journal`, newCopy, `${newCopy}-journal`].sort());
+    // A leftover beside another file's backup is not this backup's to remove.
+    writeFileSync(join(folder, ".other.db.partial-0123456789ab"), "");
+    const old = new Date(Date.now() - 2 * 86_400_000);
+    for (const name of [oldCopy, `${oldCopy}-journal`, ".other.db.partial-0123456789ab"]) utimesSync(join(folder, name), old, old);
+    const result = cli(["backup", join(folder, "copy.db"), "--state", state]);
+    expect(result.code).toBe(0);
+    expect(readdirSync(folder).sort()).toEqual([".other.db.partial-0123456789ab", newCopy, `${newCopy}-journal`, "copy.db"].sort());
+  }, 30_000);
 });

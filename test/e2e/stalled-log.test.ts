@@ -1,16 +1,22 @@
 /**
  * CONTRACT §12: a log reader that stops reading (a stuck journal or pipe) must not grow
- * the server's memory; lines that cannot be written are dropped and counted.
+ * the server's memory, nor keep a stopped server from exiting (§8); lines that cannot be
+ * written are dropped and counted.
  */
 import { afterAll, expect, test } from "bun:test";
 import { closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { startServerProcess } from "../support/server-process.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "iplookup-stalled-log-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function lookup(url: string, secret: string, ip: string): Promise<Response> {
+  return fetch(`${url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify({ ip }) });
+}
 
 function rssMiB(pid: number): number {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
@@ -69,5 +75,67 @@ test("with stderr never read, memory stays flat, the server answers, and dropped
     server.kill("SIGKILL");
     await server.exited;
     closeSync(pipe);
+  }
+}, 60_000);
+
+test("SIGTERM with stderr never read and its pipe full: the server exits 0 all the same, leaving the lines it cannot write", async () => {
+  const state = join(dir, "stop.db");
+  const store = SqliteStore.open(state);
+  const { secret } = await store.createKey("log", "unlimited");
+  await store.close();
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  const fifo = join(dir, "stop.fifo");
+  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
+  const pipe = openSync(fifo, constants.O_RDWR);
+  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--admin-port", "off", "--state", state, "--log-level", "info"], {
+    stdout: "ignore",
+    stderr: pipe,
+  });
+  try {
+    const url = `http://127.0.0.1:${port}`;
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && (await fetch(`${url}/healthz`).then((r) => r.status, () => 0)) !== 200) await Bun.sleep(50);
+    // 3,000 access lines, several times what the pipe holds.
+    for (let round = 0; round < 30; round++) {
+      await Promise.all(Array.from({ length: 100 }, (_, i) => lookup(url, secret, `8.8.${round}.${i}`).then((r) => r.text())));
+    }
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(Number(/iplookup_log_backlog_bytes (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
+    server.kill("SIGTERM");
+    // Generous: the fault this guards against is a process that never exits.
+    const code = await Promise.race([server.exited, Bun.sleep(3000).then(() => "still running")]);
+    expect(code).toBe(0);
+  } finally {
+    server.kill("SIGKILL");
+    await server.exited;
+    closeSync(pipe);
+  }
+}, 60_000);
+
+test("SIGTERM with stderr read: every access line is written, then the last line", async () => {
+  const state = join(dir, "read.db");
+  const store = SqliteStore.open(state);
+  const { secret } = await store.createKey("log", "unlimited");
+  await store.close();
+  const server = await startServerProcess(["--state", state, "--workers", "2", "--log-level", "info"]);
+  try {
+    for (let round = 0; round < 20; round++) {
+      const statuses = await Promise.all(Array.from({ length: 100 }, (_, i) => lookup(server.url, secret, `8.8.${round}.${i}`).then((r) => r.status)));
+      expect(new Set(statuses)).toEqual(new Set([200]));
+    }
+    expect(await server.stop("SIGTERM")).toBe(0);
+    // What the process wrote last may reach this reader just after it has exited.
+    const deadline = Date.now() + 5000;
+    while (!server.stderr().endsWith("\n") || !server.stderr().includes('"msg":"stopped"')) {
+      if (Date.now() > deadline) break;
+      await Bun.sleep(20);
+    }
+    const lines = server.stderr().trimEnd().split("\n").map((line) => JSON.parse(line) as { msg: string; route?: string });
+    expect(lines.filter((line) => line.msg === "request" && line.route === "/v1/lookup")).toHaveLength(2000);
+    expect(lines.at(-1)?.msg).toBe("stopped");
+  } finally {
+    await server.stop("SIGKILL");
   }
 }, 60_000);

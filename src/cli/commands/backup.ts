@@ -1,16 +1,21 @@
 import { Database } from "bun:sqlite";
-import { randomBytes } from "node:crypto";
-import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, rmSync, statSync } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, statSync } from "node:fs";
+import { basename, dirname } from "node:path";
 import { ConfigError } from "../../config/config-error.ts";
 import { absolutePath, isFilePath } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
 import { schemaVersion } from "../../store/schema.ts";
 import { StateNotFoundError, StoreError } from "../../store/store.ts";
+import { vacuumIntoOnThread } from "../../store/vacuum-into.ts";
 import { parseCommandArgs } from "../args.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
+import { cleaningUpOnStop } from "../stop-signals.ts";
+import { partialPath, removeLeftoverPartials, removePartial } from "./backup-partials.ts";
+
+/** The thread that copies, from source (the compiled binary names its own: CliContext.workerEntry). */
+const WORKER_ENTRY = new URL("../../serve/worker-thread.ts", import.meta.url).href;
 
 export const backupCommand: Command = {
   name: "backup",
@@ -20,7 +25,8 @@ export const backupCommand: Command = {
 Writes a consistent copy of the state file (keys, plans, usage) to FILE, which must not
 exist yet. Safe while servers are running: SQLite's VACUUM INTO reads one snapshot,
 and writers carry on meanwhile. The copy is readable by its owner only; it appears
-under its name only once it is complete, and a failed backup leaves nothing behind.
+under its name only once it is complete, and a failed backup leaves nothing behind: nor
+does one stopped by SIGTERM, SIGINT or SIGHUP (it exits 128 + the signal's number).
 
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
@@ -32,7 +38,7 @@ ${STATE_FLAG_HELP}`,
     if (!existsSync(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
     if (existsSync(target)) throw new ConfigError(`${target} exists already; choose a new file`);
     if (!isDirectory(dirname(target))) throw new ConfigError(`there is no directory ${dirname(target)} to write ${basename(target)} in`);
-    backUp(state, target);
+    await backUp(state, target, context.workerEntry ?? WORKER_ENTRY);
     context.io.out(`Backed up ${state} to ${target}.`);
     return EXIT_OK;
   },
@@ -43,31 +49,42 @@ ${STATE_FLAG_HELP}`,
  * and exclusively before the first byte is written, filled by VACUUM INTO (which accepts
  * an empty file and keeps its mode), flushed to disk, then linked to its name. So the
  * copy is never readable by others, `target` names only a complete copy (a backup cut
- * short by a crash or a full disk is never mistaken for one), and a failure removes the
- * partial copy.
+ * short by a crash or a full disk is never mistaken for one), and a failure or a stop
+ * signal removes the partial copy; what a killed backup left is removed by a later one.
  */
-function backUp(state: string, target: string): void {
-  const partial = join(dirname(target), `.${basename(target)}.partial-${randomBytes(6).toString("hex")}`);
-  closeSync(openSync(partial, "wx", 0o600));
+async function backUp(state: string, target: string, workerEntry: string): Promise<void> {
   try {
-    vacuumInto(state, partial);
-    const fd = openSync(partial, "r");
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    publish(partial, target);
+    checkStateFile(state);
+    removeLeftoverPartials(target);
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof StoreError) throw error;
-    throw new Error(`cannot back up ${state} to ${target}: ${(error as Error).message}; nothing was written`);
-  } finally {
-    for (const suffix of ["", "-journal", "-wal", "-shm"]) rmSync(partial + suffix, { force: true });
+    throw backupFailure(error, state, target);
   }
+  const partial = partialPath(target);
+  await cleaningUpOnStop(
+    () => removePartial(partial),
+    async () => {
+      closeSync(openSync(partial, "wx", 0o600));
+      try {
+        await vacuumIntoOnThread(workerEntry, state, partial);
+        const fd = openSync(partial, "r");
+        try {
+          fsyncSync(fd);
+        } finally {
+          closeSync(fd);
+        }
+        publish(partial, target);
+      } catch (error) {
+        throw backupFailure(error, state, target);
+      } finally {
+        removePartial(partial);
+      }
+    },
+  );
   syncDirectory(dirname(target));
 }
 
-function vacuumInto(state: string, into: string): void {
+/** Refuses, before anything is written, a file that is not a state file. */
+function checkStateFile(state: string): void {
   let db: Database;
   try {
     db = new Database(state, { readonly: true });
@@ -77,15 +94,17 @@ function vacuumInto(state: string, into: string): void {
   }
   try {
     db.run("PRAGMA busy_timeout = 10000");
-    // A file that is not a state file is refused before anything is copied.
     schemaVersion(db, state);
-    db.query("VACUUM INTO ?1").run(into);
-  } catch (error) {
-    if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${state} is not an iplookup state file (not a SQLite database)`);
-    throw error;
   } finally {
     db.close();
   }
+}
+
+/** What a backup that failed says: its own errors as they are, any other with the files and the reason. */
+function backupFailure(error: unknown, state: string, target: string): Error {
+  if (error instanceof ConfigError || error instanceof StoreError) return error;
+  if ((error as { code?: unknown }).code === "SQLITE_NOTADB") return new StoreError(`${state} is not an iplookup state file (not a SQLite database)`);
+  return new Error(`cannot back up ${state} to ${target}: ${(error as Error).message}; nothing was written`);
 }
 
 /**

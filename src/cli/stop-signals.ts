@@ -1,0 +1,48 @@
+import { readFileSync } from "node:fs";
+import { constants } from "node:os";
+
+/** The signals that stop a command: a kill, a Ctrl-C, the terminal closing. */
+const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
+
+/**
+ * Runs `work`; if SIGTERM, SIGINT or SIGHUP arrives meanwhile, calls `cleanUp` and ends
+ * the process at once with 128 + the signal's number, the code a shell reports for a
+ * command the signal ended. Unhandled, the signal would end the process with the files
+ * `work` leaves while it runs (backup's partial copy) still there. Before and after
+ * `work`, the signals do what they did; a signal the process was started ignoring
+ * (SIGHUP under nohup, SIGINT in a script's background job) stays ignored.
+ *
+ * A handler runs between turns of the event loop: what `work` does synchronously is
+ * never cut short, so `work` keeps the long waits (a copy on another thread) awaited.
+ */
+export async function cleaningUpOnStop<T>(cleanUp: () => void, work: () => Promise<T>): Promise<T> {
+  const ignored = ignoredSignals();
+  const handlers = STOP_SIGNALS.filter((signal) => !ignored.has(constants.signals[signal])).map((signal) => {
+    const handler = () => {
+      cleanUp();
+      process.exit(128 + constants.signals[signal]);
+    };
+    process.on(signal, handler);
+    return [signal, handler] as const;
+  });
+  try {
+    return await work();
+  } finally {
+    for (const [signal, handler] of handlers) process.off(signal, handler);
+  }
+}
+
+/** The numbers of the signals this process ignores (Linux's /proc); none where that cannot be read. */
+function ignoredSignals(): Set<number> {
+  let mask: bigint;
+  try {
+    const line = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync("/proc/self/status", "utf8"));
+    if (!line) return new Set();
+    mask = BigInt(`0x${line[1]}`);
+  } catch {
+    return new Set();
+  }
+  const ignored = new Set<number>();
+  for (let signal = 1; signal <= 64; signal++) if ((mask >> BigInt(signal - 1)) & 1n) ignored.add(signal);
+  return ignored;
+}
