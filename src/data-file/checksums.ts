@@ -71,7 +71,8 @@ function checkDataVersion(dataVersion: string, names: readonly string[], blobs: 
   if (!hash.hex().startsWith(recorded)) throw damaged(`its tables do not match the hash in its data version (${dataVersion})`);
 }
 
-function damaged(what: string): Error {
+/** The error that refuses a damaged data file, saying what is damaged. */
+export function damaged(what: string): Error {
   return new Error(`the data file is damaged: ${what}`);
 }
 
