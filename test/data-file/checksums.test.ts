@@ -192,8 +192,8 @@ function withValueLine(bytes: Uint8Array, field: string, from: string, to: strin
   }
 }
 
-describe("a hostile data file, its checksums recomputed, is refused: every stored value must be JSON of its field's type", () => {
-  test("a quote put into a name, which would make answers invalid JSON", () => {
+describe("a hostile data file, its checksums recomputed, is refused", () => {
+  test("a quote put into a name, which would make answers invalid JSON: every stored value must be JSON of its field's type", () => {
     const { bytes, line } = withValueLine(pristine, "as_name", '"Cloudflare, Inc."', '"Cloudf"lare, Inc."');
     refused(bytes, new RegExp(`^the data file is damaged: line ${line} of its values:as_name table is not a JSON string or null$`));
   });
@@ -208,6 +208,16 @@ describe("a hostile data file, its checksums recomputed, is refused: every store
     const privacy = new TextDecoder().decode(db.query<{ bytes: Uint8Array }, []>("SELECT bytes FROM blobs WHERE name = 'values:privacy'").get()!.bytes).split("\n")[0]!;
     db.close();
     refused(withValueLine(pristine, "privacy", privacy, privacy.slice(0, -1)).bytes, /values:privacy table is not a privacy object as iplookup writes it/);
+  });
+
+  test("a data version with a line break, which would fail every answer's X-Data-Version header", () => {
+    const db = Database.deserialize(pristine);
+    const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    db.run("UPDATE meta SET value = ?1 WHERE key = 'data_version'", ["20261101T000000Z-00000000\r\nSet-Cookie: a=b"]);
+    db.run("UPDATE meta SET value = ?1 WHERE key = ?2", [checksumsOf(db, blobs), CHECKSUMS_KEY]);
+    const bytes = db.serialize();
+    db.close();
+    refused(bytes, /^the data file is damaged: its data version "20261101T000000Z-00000000\\r\\nSet-Cookie: a=b" is not one iplookup writes$/);
   });
 
   test("the same file with its values as written loads", () => {
