@@ -173,7 +173,8 @@ function searchOrder(asns: Uint32Array, v4Addresses: Float64Array, v6Addresses: 
 /**
  * The AS names in lower case, newline-separated, in the search's order (see AsnImage). Most
  * names are ASCII JSON strings without escapes: their bytes are lowered as they are
- * copied. The others (non-ASCII, escapes) go through a string and toLowerCase. A string
+ * copied. The others (non-ASCII, escapes) go through a string and toLowerCase. Every name
+ * is a JSON string or null: loading the data file checked it (data-file/value-lines.ts). A string
  * (or several) for every name made the build's peak memory 40 MiB higher, which the
  * server kept as resident size.
  */

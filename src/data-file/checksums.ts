@@ -50,9 +50,14 @@ export function checkDataFile(db: Database, meta: ReadonlyMap<string, string>, b
   const expected = new Set(names);
   for (const name of blobs.keys()) if (!expected.has(name)) throw damaged(`it has a table ${JSON.stringify(name)} it was not built with`);
 
+  // Every answer carries the data version in a header (X-Data-Version), which a text of
+  // another form (a line break) could make fail: checksums recomputed over it would not.
+  const dataVersion = meta.get("data_version") ?? "";
+  const versionHash = tablesHashOf(dataVersion);
+  if (versionHash === null) throw damaged(`its data version ${JSON.stringify(dataVersion)} is not one iplookup writes`);
   const recorded = meta.get(CHECKSUMS_KEY);
   if (recorded === undefined) {
-    checkDataVersion(meta.get("data_version") ?? "", names, blobs);
+    checkDataVersion(dataVersion, versionHash, names, blobs);
     return;
   }
   const checksums = checksumsFrom(recorded);
@@ -63,15 +68,14 @@ export function checkDataFile(db: Database, meta: ReadonlyMap<string, string>, b
   if (checksums.sources !== sha256(sourcesText(db))) throw damaged("its sources table does not match the checksum recorded when it was built");
 }
 
-function checkDataVersion(dataVersion: string, names: readonly string[], blobs: ReadonlyMap<string, Uint8Array>): void {
-  const recorded = tablesHashOf(dataVersion);
-  if (recorded === null) throw damaged(`its data version ${JSON.stringify(dataVersion)} is not one iplookup writes`);
+function checkDataVersion(dataVersion: string, recorded: string, names: readonly string[], blobs: ReadonlyMap<string, Uint8Array>): void {
   const hash = new TablesHash();
   for (const name of names) hash.add(name, blobs.get(name) as Uint8Array);
   if (!hash.hex().startsWith(recorded)) throw damaged(`its tables do not match the hash in its data version (${dataVersion})`);
 }
 
-function damaged(what: string): Error {
+/** The error that refuses a damaged data file, saying what is damaged. */
+export function damaged(what: string): Error {
   return new Error(`the data file is damaged: ${what}`);
 }
 

@@ -27,9 +27,11 @@
  *     record_values   u32 × fields per record: record i (1-based) at (i-1) × fields, one
  *                     index per field (in `fields` order) into that field's values
  *     values:FIELD    UTF-8: the field's distinct values as JSON texts, one per line
- *                     (JSON text never holds a raw line break); `privacy`'s are objects
- *                     (index/privacy.ts). Files from before signals have no `privacy`
- *                     field: they are read as having no source of any signal.
+ *                     (JSON text never holds a raw line break), as JSON.stringify writes
+ *                     them; `privacy`'s are objects (index/privacy.ts). Loading checks
+ *                     that each is of its field's type (value-lines.ts). Files from before
+ *                     signals have no `privacy` field: they are read as having no source
+ *                     of any signal.
  *
  * The tables are blobs so that loading is a copy of a few megabytes, not a walk over a
  * million rows; a record's JSON is put together when a lookup first needs it. Segments

@@ -60,7 +60,8 @@ export function writeBeside(path: string, contents: DataFileContents, options: {
     }
   } catch (error) {
     rmSync(temporary, { force: true });
-    throw error;
+    // SQLite's "database or disk is full" says neither which file nor where: this does.
+    throw new Error(`cannot write the data file ${temporary}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
   }
 }
 

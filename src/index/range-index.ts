@@ -8,6 +8,7 @@ import { isEmbedded } from "../config/paths.ts";
 import { checkDataFile } from "../data-file/checksums.ts";
 import { DATA_FORMAT, HOSTING_ASNS_KEY } from "../data-file/layout.ts";
 import { readAddress } from "../data-file/packed-address.ts";
+import { checkValueLines } from "../data-file/value-lines.ts";
 import type { AsnImage } from "../asn/asn-image.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
 import { isSignal, NO_SIGNALS, uncoveredPrivacy, type Signal } from "./privacy.ts";
@@ -207,6 +208,7 @@ export class RangeIndex {
     const recordCount = recordValues.length / fields.length;
     const values = fields.map((field) => shared(bytesOf(`values:${field}`)));
     const valueOffsets = values.map(valueStarts);
+    fields.forEach((field, f) => checkValueLines(field, values[f] as Uint8Array, valueOffsets[f] as Uint32Array));
     if (!Number.isInteger(recordCount) || !allBelowOrEqual(v4Records, recordCount) || !allBelowOrEqual(v6Records, recordCount)) {
       throw new Error("the data file's records do not match its segments");
     }
@@ -443,9 +445,11 @@ function shared(bytes: Uint8Array): Uint8Array {
 /**
  * Where each value of a field's newline-separated values starts, and, last, the length
  * plus one: value i is `bytes[starts[i], starts[i + 1] - 1)`. JSON texts never hold a raw
- * newline, so every newline separates two values.
+ * newline, so every newline separates two values. An empty table is no values (a data
+ * set of no records), not one empty one.
  */
 function valueStarts(bytes: Uint8Array): Uint32Array {
+  if (bytes.length === 0) return new Uint32Array(new SharedArrayBuffer(4)).fill(1);
   let count = 1;
   for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) count++;
   const starts = new Uint32Array(new SharedArrayBuffer((count + 1) * 4));

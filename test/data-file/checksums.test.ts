@@ -1,13 +1,16 @@
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
+import { CHECKSUMS_KEY, checksumsOf } from "../../src/data-file/checksums.ts";
 import { buildDataSet } from "../../src/importer/build.ts";
 import { writeDataFile } from "../../src/importer/data-file.ts";
+import { LiveIndex } from "../../src/index/live-index.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
+import { cli } from "../support/server-process.ts";
 import { writeSmallSources } from "../support/small-dataset.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-damaged-"));
@@ -164,4 +167,81 @@ test("the default data: a stored value changed is refused", () => {
   const at = Buffer.from(bytes).indexOf('"Cloudflare, Inc."');
   expect(at).toBeGreaterThan(0);
   refused(withByte(bytes, at + 1, "X".charCodeAt(0)), /the data file is damaged: its (values:as_name table does not match|tables do not match the hash in its data version)/);
+});
+
+/**
+ * A copy of the file as someone who can write it would make it: line `from` of a
+ * values:FIELD table replaced by `to`, and the checksums recomputed, so that every table
+ * matches them. Gives the bytes and the line's number.
+ */
+function withValueLine(bytes: Uint8Array, field: string, from: string, to: string): { bytes: Uint8Array; line: number } {
+  const db = Database.deserialize(bytes);
+  try {
+    const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    const lines = new TextDecoder().decode(blobs.get(`values:${field}`)).split("\n");
+    const at = lines.indexOf(from);
+    expect(at).toBeGreaterThanOrEqual(0);
+    lines[at] = to;
+    const table = new TextEncoder().encode(lines.join("\n"));
+    blobs.set(`values:${field}`, table);
+    db.run("UPDATE blobs SET bytes = ?1 WHERE name = ?2", [table, `values:${field}`]);
+    db.run("UPDATE meta SET value = ?1 WHERE key = ?2", [checksumsOf(db, blobs), CHECKSUMS_KEY]);
+    return { bytes: db.serialize(), line: at + 1 };
+  } finally {
+    db.close();
+  }
+}
+
+describe("a hostile data file, its checksums recomputed, is refused", () => {
+  test("a quote put into a name, which would make answers invalid JSON: every stored value must be JSON of its field's type", () => {
+    const { bytes, line } = withValueLine(pristine, "as_name", '"Cloudflare, Inc."', '"Cloudf"lare, Inc."');
+    refused(bytes, new RegExp(`^the data file is damaged: line ${line} of its values:as_name table is not a JSON string or null$`));
+  });
+
+  test("a name that is not a string, an AS number that is not one, a broken privacy object", () => {
+    refused(withValueLine(pristine, "as_name", '"Google LLC"', "{}").bytes, /values:as_name table is not a JSON string or null/);
+    refused(withValueLine(pristine, "as_name", '"Google LLC"', '"Google \\q"').bytes, /values:as_name table is not a JSON string or null/);
+    refused(withValueLine(pristine, "country_code", '"AU"', '"A\u0000"').bytes, /values:country_code table is not a JSON string or null/);
+    refused(withValueLine(pristine, "asn", "15169", "15169}").bytes, /values:asn table is not an AS number \(an integer 0–4294967295\) or null/);
+    refused(withValueLine(pristine, "asn", "15169", '"15169"').bytes, /values:asn table is not an AS number/);
+    const db = Database.deserialize(pristine);
+    const privacy = new TextDecoder().decode(db.query<{ bytes: Uint8Array }, []>("SELECT bytes FROM blobs WHERE name = 'values:privacy'").get()!.bytes).split("\n")[0]!;
+    db.close();
+    refused(withValueLine(pristine, "privacy", privacy, privacy.slice(0, -1)).bytes, /values:privacy table is not a privacy object as iplookup writes it/);
+  });
+
+  test("a data version with a line break, which would fail every answer's X-Data-Version header", () => {
+    const db = Database.deserialize(pristine);
+    const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    db.run("UPDATE meta SET value = ?1 WHERE key = 'data_version'", ["20261101T000000Z-00000000\r\nSet-Cookie: a=b"]);
+    db.run("UPDATE meta SET value = ?1 WHERE key = ?2", [checksumsOf(db, blobs), CHECKSUMS_KEY]);
+    const bytes = db.serialize();
+    db.close();
+    refused(bytes, /^the data file is damaged: its data version "20261101T000000Z-00000000\\r\\nSet-Cookie: a=b" is not one iplookup writes$/);
+  });
+
+  test("the same file with its values as written loads", () => {
+    const { bytes } = withValueLine(pristine, "as_name", '"Google LLC"', '"Google LLC"');
+    expect(answersOf(load(bytes))).toEqual(answers);
+  });
+
+  test("a server reloading to it keeps the data it had; data info says it is damaged and exits 2", () => {
+    const live = join(dir, "live.db");
+    copyFileSync(path, live);
+    const outcomes: unknown[] = [];
+    const index = new LiveIndex(live, (outcome) => outcomes.push(outcome.ok ? "ok" : (outcome.error as Error).message));
+    const before = index.current();
+    const { bytes, line } = withValueLine(pristine, "as_name", '"Cloudflare, Inc."', '"Cloudf"lare, Inc."');
+    writeFileSync(`${live}.new`, bytes);
+    renameSync(`${live}.new`, live);
+    expect(index.reload()).toBe(false);
+    expect(outcomes).toEqual([`the data file is damaged: line ${line} of its values:as_name table is not a JSON string or null`]);
+    expect(index.current()).toBe(before);
+    expect(answersOf(index.current())).toEqual(answers);
+
+    const info = cli(["data", "info", "--data", live]);
+    expect(info.code).toBe(2);
+    expect(info.stderr).toContain(`the data file is damaged: line ${line} of its values:as_name table is not a JSON string or null`);
+    expect(info.stdout).toBe("");
+  });
 });

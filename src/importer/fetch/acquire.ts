@@ -91,6 +91,8 @@ export async function acquireFile(request: FileRequest, context: AcquireContext,
   } catch (error) {
     if (error instanceof SourceError) throw new SourceError(error.reason, displayLocation(request.location));
     if (error instanceof DownloadError || error instanceof UnpackError) throw new SourceError(error.message, displayLocation(request.location));
+    // A system call's error (ENOSPC: a full disk; EIO) names the source it came with too.
+    if (error instanceof Error && /^E[A-Z]+$/.test(String((error as NodeJS.ErrnoException).code))) throw new SourceError(error.message, displayLocation(request.location));
     throw error;
   }
 }

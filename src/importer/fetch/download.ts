@@ -1,8 +1,9 @@
 import { mkdirSync } from "node:fs";
-import { open, utimes } from "node:fs/promises";
+import { type FileHandle, open, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { VERSION } from "../../build-info.ts";
 import type { Progress } from "../progress.ts";
+import { writeAll, writeFailed } from "./disk-writes.ts";
 import { basicAuthorization, type Credentials, redactSecrets, userInfoOf } from "./locations.ts";
 
 /** Redirects followed before a download is given up. */
@@ -163,15 +164,21 @@ export async function download(request: DownloadRequest, dir: string, options: D
       await response.body?.cancel();
       throw new TooLargeError(`it is ${declared} bytes, more than the ${maxBytes} iplookup takes`);
     }
-    mkdirSync(dir, { recursive: true });
     const path = join(dir, name);
-    const file = await open(path, "wx", 0o600);
+    let file: FileHandle;
+    try {
+      mkdirSync(dir, { recursive: true });
+      file = await open(path, "wx", 0o600);
+    } catch (error) {
+      await response.body?.cancel();
+      throw new DownloadError(writeFailed(path, error));
+    }
     const hash = new Bun.CryptoHasher("sha256");
     let size = 0;
     let drawn = 0;
     const label = options.label === null ? null : `downloading ${options.label ?? name}`;
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     try {
-      const reader = (response.body as ReadableStream<Uint8Array>).getReader();
       for (;;) {
         let chunk: Awaited<ReturnType<typeof reader.read>>;
         try {
@@ -188,14 +195,21 @@ export async function download(request: DownloadRequest, dir: string, options: D
           throw new TooLargeError(`it is more than the ${maxBytes} bytes iplookup takes`);
         }
         hash.update(chunk.value);
-        await file.write(chunk.value);
+        await writeAll(file, chunk.value, path, (reason) => new DownloadError(reason));
         if (label !== null && options.progress && performance.now() - drawn >= PROGRESS_EVERY_MS) {
           drawn = performance.now();
           options.progress.update(`${label} ${mebibytes(size)}${declared !== undefined ? ` of ${mebibytes(declared)}` : ""}`, size, declared ?? 0);
         }
       }
-    } finally {
+    } catch (error) {
+      await reader.cancel().catch(() => {});
+      await file.close().catch(() => {});
+      throw error;
+    }
+    try {
       await file.close();
+    } catch (error) {
+      throw new DownloadError(writeFailed(path, error));
     }
     if (declared !== undefined && size !== declared) {
       throw new DownloadError(`the download was cut short: ${size} of ${declared} bytes`);

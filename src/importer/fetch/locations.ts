@@ -15,12 +15,25 @@ export function isUrl(text: string): boolean {
 /** Query parameters that carry a secret: tokens, licence keys, passwords. */
 const SECRET_PARAM = /^(token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)$/i;
 /**
- * The same in text: the value runs over the characters a query value is made of (and
- * `*`, so that text already redacted stays as it is), not over a `)` or `:` after it.
+ * The same in text: the value runs to the next `&`, `#` or white space, or the end, as
+ * redactUrl's `?password=` does. A query value may hold `/`, `:`, `@`, `)` and more
+ * unescaped, so where text holds a URL with its secret, a `)` or `:` right after the URL
+ * is hidden with it: too much hidden is harmless, too little is not.
  */
-const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)[A-Za-z0-9._~%+=*!$'-]*/gi;
-/** `http(s)://userinfo@`: the user name may itself be a secret (IPinfo's token as a Basic user). */
-const HTTP_USERINFO = /\b(https?:\/\/)[^\s/?#@]*@/gi;
+const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)([^&#\s]*)/gi;
+/**
+ * A value hidden already, with the punctuation that followed it in a message
+ * (`(…?token=***): HTTP 404`, from displayLocation): kept as it is, so that redacting
+ * twice changes nothing more. (A secret of three asterisks and punctuation alone would
+ * be shown: it hides nothing.)
+ */
+const REDACTED_VALUE = /^\*\*\*[)\]:;,.'"]*$/;
+/**
+ * `http(s)://userinfo@`: the user name may itself be a secret (IPinfo's token as a Basic
+ * user). It runs to the last `@` before the host, as a URL parser reads it (a user name
+ * may hold `@`).
+ */
+const HTTP_USERINFO = /\b(https?:\/\/)[^\s/?#]*@/gi;
 
 /**
  * `text` with every credential in a URL in it hidden: user info of http(s) URLs
@@ -28,7 +41,9 @@ const HTTP_USERINFO = /\b(https?:\/\/)[^\s/?#@]*@/gi;
  * secret query parameters (`?token=***`).
  */
 export function redactSecrets(text: string): string {
-  return redactUrl(text).replace(HTTP_USERINFO, "$1***@").replace(SECRET_PARAM_IN_TEXT, "$1***");
+  return redactUrl(text)
+    .replace(HTTP_USERINFO, "$1***@")
+    .replace(SECRET_PARAM_IN_TEXT, (_, name: string, value: string) => `${name}${REDACTED_VALUE.test(value) ? value : "***"}`);
 }
 
 /** Whether a URL carries credentials: user info, or a secret query parameter. */

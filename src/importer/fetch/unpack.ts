@@ -1,10 +1,11 @@
-import { closeSync, createReadStream, mkdirSync, openSync, readSync, rmSync, statSync, writeSync } from "node:fs";
-import { open, utimes } from "node:fs/promises";
+import { closeSync, createReadStream, mkdirSync, openSync, readSync, rmSync, statSync } from "node:fs";
+import { type FileHandle, open, utimes } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { createGunzip } from "node:zlib";
 import { Unzip, UnzipInflate } from "fflate";
 import { createTarDecoder } from "modern-tar";
 import { detectFormat, HEAD_BYTES, TAIL_BYTES, type FormatSample, type SourceFormat } from "../detect-format.ts";
+import { writeAll, writeAllSync, writeFailed } from "./disk-writes.ts";
 import { COMPRESSED_SLICE, ExpansionBudget, type ExpansionMeter } from "./expansion.ts";
 import { UnpackError } from "./unpack-error.ts";
 
@@ -215,7 +216,13 @@ async function unzipFile(file: string, dir: string, meter: ExpansionMeter): Prom
     const folder = join(dir, String(files.length + 1));
     mkdirSync(folder, { recursive: true });
     const path = join(folder, safeName(entry.name));
-    const fd = openSync(path, "wx", 0o600);
+    let fd: number;
+    try {
+      fd = openSync(path, "wx", 0o600);
+    } catch (error) {
+      failure = new UnpackError(writeFailed(path, error));
+      return;
+    }
     open.push(fd);
     files.push({ path, member: entry.name });
     entry.ondata = (error, data, final) => {
@@ -230,7 +237,12 @@ async function unzipFile(file: string, dir: string, meter: ExpansionMeter): Prom
         failure = error as Error;
         return;
       }
-      writeSync(fd, data);
+      try {
+        writeAllSync(fd, data, path, (reason) => new UnpackError(reason));
+      } catch (error) {
+        failure = error as Error;
+        return;
+      }
       if (final) {
         closeSync(fd);
         open.splice(open.indexOf(fd), 1);
@@ -322,15 +334,25 @@ export function sampleOfFile(path: string): FormatSample {
 
 /** Writes a stream to a new file; a failure removes what was written of it. */
 async function writeStream(stream: ReadableStream<Uint8Array>, path: string): Promise<void> {
-  const file = await open(path, "wx", 0o600);
+  let file: FileHandle;
   try {
-    for await (const chunk of stream) await file.write(chunk);
+    file = await open(path, "wx", 0o600);
   } catch (error) {
-    await file.close();
+    throw new UnpackError(writeFailed(path, error));
+  }
+  try {
+    for await (const chunk of stream) await writeAll(file, chunk, path, (reason) => new UnpackError(reason));
+  } catch (error) {
+    await file.close().catch(() => {});
     rmSync(path, { force: true });
     throw error;
   }
-  await file.close();
+  try {
+    await file.close();
+  } catch (error) {
+    rmSync(path, { force: true });
+    throw new UnpackError(writeFailed(path, error));
+  }
 }
 
 /** An archive member's base name, safe as one file name. */

@@ -11,6 +11,19 @@ describe("credentials in URLs", () => {
     expect(redactSecrets("/var/lib/iplookup/data.db: no such file")).toBe("/var/lib/iplookup/data.db: no such file");
   });
 
+  test("a secret query parameter is hidden whole, to the end of its value: / : @ ) and the like are part of it", () => {
+    expect(redactSecrets("imported https://h.example/x.mmdb?token=abc/SECRETPART:more")).toBe("imported https://h.example/x.mmdb?token=***");
+    expect(redactSecrets("https://h.example/x?token=ab@cd:ef&suffix=tar.gz")).toBe("https://h.example/x?token=***&suffix=tar.gz");
+    expect(redactSecrets("https://h.example/x?license_key=a:b)c(d!e;f,g#part")).toBe("https://h.example/x?license_key=***#part");
+    expect(redactSecrets("https://h.example/x?key=a/b\tnext\nhttps://h.example/y?secret=c@d")).toBe("https://h.example/x?key=***\tnext\nhttps://h.example/y?secret=***");
+    expect(redactSecrets("https://h.example/x?api_key=SECRET*** end")).toBe("https://h.example/x?api_key=*** end");
+    expect(redactSecrets("https://h.example/x?token=***SECRET")).toBe("https://h.example/x?token=***");
+    // A user name may hold an @: the user info runs to the last one before the host.
+    expect(redactSecrets("https://us@er:pw@h.example/x")).toBe("https://***@h.example/x");
+    expect(redactSecrets("https://TO@KEN@h.example/x?q=a@b")).toBe("https://***@h.example/x?q=a@b");
+    expect(redactSecrets("https://h.example/x?q=a@b: HTTP 404")).toBe("https://h.example/x?q=a@b: HTTP 404");
+  });
+
   test("storedUrl keeps no credential, and keeps month placeholders readable", () => {
     expect(storedUrl("https://user:pw@download.example/geoip/databases/GeoLite2-City/download?suffix=tar.gz")).toBe(
       "https://download.example/geoip/databases/GeoLite2-City/download?suffix=tar.gz",
@@ -40,7 +53,13 @@ test("month placeholders: this month, or the one before (UTC)", () => {
 });
 
 test("redacting twice changes nothing more", () => {
-  const once = redactSecrets("source 1 (https://user:pw@host.example/x.mmdb?token=abc-DEF_1.2~3%2B): HTTP 404 Not Found");
+  // A message names a location with its credentials hidden already (displayLocation), and is redacted again as it is printed.
+  const once = `source 1 (${redactSecrets("https://user:pw@host.example/x.mmdb?token=abc-DEF_1.2~3%2B/x:y")}): HTTP 404 Not Found`;
   expect(once).toBe("source 1 (https://***@host.example/x.mmdb?token=***): HTTP 404 Not Found");
   expect(redactSecrets(once)).toBe(once);
+  expect(redactSecrets(`${once}, '${redactSecrets("https://h.example/y?key=a:b")}'; checksum (from https://h.example/y.sha256?token=***).`)).toBe(
+    `${once}, 'https://h.example/y?key=***'; checksum (from https://h.example/y.sha256?token=***).`,
+  );
+  // Text with a secret in it still is hidden whole, the punctuation after it too.
+  expect(redactSecrets("source 1 (https://host.example/x.mmdb?token=abc:def): HTTP 404")).toBe("source 1 (https://host.example/x.mmdb?token=*** HTTP 404");
 });
