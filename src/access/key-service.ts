@@ -27,7 +27,8 @@ function auditView(key: ApiKey): Record<string, unknown> {
 /**
  * Every change to an API key, whoever makes it (the admin API, the console through it,
  * the command line): one method per kind of change, each of which makes the change in
- * the store, records it in the audit log and announces it to the webhooks (the events of
+ * the store with its audit log entry, in one transaction (see Audit in store.ts), and
+ * announces it to the webhooks (the events of
  * CONTRACT §16: key.created, key.rotated, key.revoked), before the caller answers, so a
  * change answered is a change announced. A key created or given an expiry within the
  * next 7 days is announced as key.expiring at once too (serve's sweep, every ten minutes,
@@ -45,8 +46,9 @@ export class KeyService {
   ) {}
 
   async create(actor: Actor, name: string, plan: string, controls?: KeyControls): Promise<IssuedKey> {
-    const issued = await this.store.createKey(name, plan, controls);
-    await this.audit.record({ actor, action: "key.created", target: issued.key.id, changes: changesBetween(null, { name: issued.key.name, ...auditView(issued.key) }) });
+    const issued = await this.store.createKey(name, plan, controls, (issued) =>
+      this.audit.change({ actor, action: "key.created", target: issued.key.id, changes: changesBetween(null, { name: issued.key.name, ...auditView(issued.key) }) }),
+    );
     await this.announce("key.created", issued.key);
     await this.announceExpiring(issued.key);
     return issued;
@@ -57,39 +59,38 @@ export class KeyService {
    * A change that changes nothing records nothing.
    */
   async update(actor: Actor, id: string, changes: KeyChanges): Promise<ApiKey | null> {
-    const before = await this.store.getKey(id);
-    const after = await this.store.updateKey(id, changes);
-    if (!after || !before) return after;
-    const changed = changesBetween(auditView(before), auditView(after));
-    if (Object.keys(changed).length > 0) await this.audit.record({ actor, action: "key.updated", target: id, changes: changed });
-    if (after.controls?.expiresAt !== before.controls?.expiresAt) await this.announceExpiring(after);
+    let newExpiry = false;
+    const after = await this.store.updateKey(id, changes, (after, before) => {
+      newExpiry = after.controls?.expiresAt !== before.controls?.expiresAt;
+      const changed = changesBetween(auditView(before), auditView(after));
+      return Object.keys(changed).length > 0 ? this.audit.change({ actor, action: "key.updated", target: id, changes: changed }) : null;
+    });
+    if (after && newExpiry) await this.announceExpiring(after);
     return after;
   }
 
   /** Gives an active key a new secret; the old one works `graceMs` longer (0: stops at once). Null when no such active key. */
   async rotate(actor: Actor, id: string, graceMs = 0): Promise<IssuedKey | null> {
-    const before = await this.store.getKey(id);
-    const rotated = await this.store.rotateKey(id, { graceMs });
-    if (rotated) {
-      await this.audit.record({
+    const rotated = await this.store.rotateKey(id, { graceMs }, (rotated, before) =>
+      this.audit.change({
         actor,
         action: "key.rotated",
         target: id,
-        changes: { grace_until: { from: before?.graceUntil ?? null, to: rotated.key.graceUntil ?? null } },
-      });
-      await this.announce("key.rotated", rotated.key);
-    }
+        changes: { grace_until: { from: before.graceUntil ?? null, to: rotated.key.graceUntil ?? null } },
+      }),
+    );
+    if (rotated) await this.announce("key.rotated", rotated.key);
     return rotated;
   }
 
   /** Revokes a key; null when there is no such key. Revoking a revoked key changes, and records, nothing. */
   async revoke(actor: Actor, id: string): Promise<ApiKey | null> {
-    const before = await this.store.getKey(id);
-    const revoked = await this.store.revokeKey(id);
-    if (revoked && before && before.revokedAt === null) {
-      await this.audit.record({ actor, action: "key.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } });
-      await this.announce("key.revoked", revoked);
-    }
+    let revokedNow = false;
+    const revoked = await this.store.revokeKey(id, (revoked, before) => {
+      revokedNow = before.revokedAt === null;
+      return revokedNow ? this.audit.change({ actor, action: "key.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } }) : null;
+    });
+    if (revoked && revokedNow) await this.announce("key.revoked", revoked);
     return revoked;
   }
 

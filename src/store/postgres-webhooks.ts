@@ -3,8 +3,21 @@ import { eventBody, newEventId } from "../events/event-types.ts";
 import { newWebhookSecret } from "../events/signature.ts";
 import { crossedThresholds, thresholdData, thresholdOnceKey } from "../events/usage-thresholds.ts";
 import { deliveryRecords, type UsageCrossing } from "./sqlite-webhooks.ts";
-import type { AttemptResult, ClaimOptions, DeliveryRecord, DeliveryState, DueDelivery, IssuedWebhook, NewEvent, Webhook, WebhookRecord, WebhookStore } from "./store.ts";
+import type {
+  AttemptResult,
+  Audit,
+  ClaimOptions,
+  DeliveryRecord,
+  DeliveryState,
+  DueDelivery,
+  IssuedWebhook,
+  NewEvent,
+  Webhook,
+  WebhookRecord,
+  WebhookStore,
+} from "./store.ts";
 import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+import { writeChangeRecord } from "./postgres-records.ts";
 
 /** What PostgresWebhooks needs of its PostgresStore: the pool, and its error handling. */
 export interface PostgresAccess {
@@ -57,13 +70,16 @@ const CLAIM = `WITH due AS (
 export class PostgresWebhooks implements WebhookStore {
   constructor(private readonly db: PostgresAccess) {}
 
-  async createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+  async createWebhook(url: string, events: readonly string[], audit?: Audit<IssuedWebhook>): Promise<IssuedWebhook> {
     const webhook: Webhook = { id: newWebhookId(), url, events: [...events], createdAt: this.db.clock().toISOString() };
-    const secret = newWebhookSecret();
-    await this.db.guard(
-      () => this.db.sql()`INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (${webhook.id}, ${url}, ${eventsColumn(events)}, ${secret}, ${webhook.createdAt}::timestamptz)`,
+    const issued = { webhook, secret: newWebhookSecret() };
+    await this.db.guard(() =>
+      this.db.sql().begin(async (tx) => {
+        await tx`INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (${webhook.id}, ${url}, ${eventsColumn(events)}, ${issued.secret}, ${webhook.createdAt}::timestamptz)`;
+        await writeChangeRecord(tx, audit?.(issued, null) ?? null);
+      }),
     );
-    return { webhook, secret };
+    return issued;
   }
 
   async listWebhooks(): Promise<Webhook[]> {
@@ -76,9 +92,15 @@ export class PostgresWebhooks implements WebhookStore {
     return row ? toWebhook(row) : null;
   }
 
-  async removeWebhook(id: string): Promise<boolean> {
-    const result = await this.db.guard(() => this.db.sql()`DELETE FROM webhooks WHERE id = ${id}`);
-    return result.count > 0;
+  async removeWebhook(id: string, audit?: Audit<Webhook>): Promise<boolean> {
+    return this.db.guard(() =>
+      this.db.sql().begin(async (tx) => {
+        const [row] = await tx<WebhookRow[]>`DELETE FROM webhooks WHERE id = ${id} RETURNING id, url, events, created_at`;
+        if (!row) return false;
+        await writeChangeRecord(tx, audit?.(toWebhook(row), null) ?? null);
+        return true;
+      }),
+    );
   }
 
   async addEvent(event: NewEvent): Promise<boolean> {
