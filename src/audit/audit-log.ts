@@ -1,4 +1,4 @@
-import type { AuditEntry, ChangeRecord, Store } from "../store/store.ts";
+import type { AuditEntry, ChangeRecord, NewEvent, Store } from "../store/store.ts";
 
 /** Who made a change: an admin token's id (`adm_…`), or `cli` for the command line. */
 export type Actor = string;
@@ -53,9 +53,9 @@ export class AuditLog {
     };
   }
 
-  /** What a store writes with a change (see Audit in store.ts): the change's entry. */
-  change(record: AuditRecord): ChangeRecord {
-    return { entry: this.entry(record) };
+  /** What a store writes with a change (see Audit in store.ts): the change's entry, and the events that announce it. */
+  change(record: AuditRecord, events: readonly NewEvent[] = []): ChangeRecord {
+    return events.length > 0 ? { entry: this.entry(record), events } : { entry: this.entry(record) };
   }
 
   /** Entries of the UTC days from `from` to `to` (`YYYY-MM-DD`, both included), newest first, at most `limit`. */

@@ -17,7 +17,7 @@ import type {
   WebhookStore,
 } from "./store.ts";
 import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
-import { writeChangeRecord } from "./postgres-records.ts";
+import { insertEvent, writeChangeRecord } from "./postgres-records.ts";
 
 /** What PostgresWebhooks needs of its PostgresStore: the pool, and its error handling. */
 export interface PostgresAccess {
@@ -36,18 +36,6 @@ interface WebhookRow {
   events: string;
   created_at: Date;
 }
-
-/** Records an event and its deliveries in one statement; answers 1 when recorded, 0 when its once_key was. */
-const INSERT_EVENT = `WITH e AS (
-    INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES ($1, $2, $3, $4::timestamptz, $5)
-    ON CONFLICT (once_key) DO NOTHING RETURNING id
-  ), d AS (
-    INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at)
-    SELECT e.id, w.id, 'pending', $6::int8 FROM e, webhooks w
-    WHERE CASE WHEN $7::text IS NULL THEN strpos(',' || w.events || ',', ',' || $2 || ',') > 0 ELSE w.id = $7::text END
-    ORDER BY w.seq
-  )
-  SELECT count(*)::int AS n FROM e`;
 
 /**
  * Claims due deliveries: rows another server is claiming are skipped (SKIP LOCKED), and
@@ -199,20 +187,6 @@ export async function importWebhookRows(tx: SQL, webhooks: readonly WebhookRecor
                 ${tx.array(webhooks.map((w) => w.secret), "TEXT")}, ${tx.array(webhooks.map((w) => w.createdAt), "TEXT")})
       WITH ORDINALITY AS t(id, url, events, secret, created_at, n)
     ORDER BY n`;
-}
-
-/** Inserts an event and its deliveries on a connection or in a transaction. */
-async function insertEvent(sql: SQL, event: NewEvent): Promise<boolean> {
-  const [row] = await sql.unsafe<{ n: number }[]>(INSERT_EVENT, [
-    event.id,
-    event.type,
-    event.body,
-    event.createdAt,
-    event.onceKey ?? null,
-    Date.parse(event.createdAt),
-    event.webhookId ?? null,
-  ]);
-  return row!.n > 0;
 }
 
 /**

@@ -17,7 +17,7 @@ import type {
   WebhookStore,
 } from "./store.ts";
 import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
-import { writeChangeRecord } from "./sqlite-records.ts";
+import { insertEvent, writeChangeRecord } from "./sqlite-records.ts";
 
 interface WebhookRow {
   id: string;
@@ -94,24 +94,7 @@ export class SqliteWebhooks implements WebhookStore {
 
   /** addEvent's work, inside a transaction the caller holds (a charge's, for thresholds). */
   insertEvent(event: NewEvent): boolean {
-    const inserted = this.db
-      .query("INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (once_key) DO NOTHING")
-      .run(event.id, event.type, event.body, event.createdAt, event.onceKey ?? null);
-    if (inserted.changes === 0) return false;
-    const due = Date.parse(event.createdAt);
-    if (event.webhookId !== undefined) {
-      this.db
-        .query("INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at) SELECT ?1, id, 'pending', ?2 FROM webhooks WHERE id = ?3")
-        .run(event.id, due, event.webhookId);
-    } else {
-      this.db
-        .query(
-          `INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at)
-           SELECT ?1, id, 'pending', ?2 FROM webhooks WHERE instr(',' || events || ',', ',' || ?3 || ',') > 0 ORDER BY created_at, rowid`,
-        )
-        .run(event.id, due, event.type);
-    }
-    return true;
+    return insertEvent(this.db, event);
   }
 
   /**

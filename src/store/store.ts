@@ -262,12 +262,15 @@ export interface AuditEntry {
 
 /**
  * What a change writes with itself, in its own transaction: its audit log entry (made by
- * AuditLog.entry, which keeps no secret). The change and its entry are committed together
- * or not at all: a change that fails, for whatever reason, leaves no entry, and a change
- * with no entry is never committed.
+ * AuditLog.entry, which keeps no secret) and the events that announce it (CONTRACT §16),
+ * each recorded as WebhookStore.addEvent records one. The change, its entry and its
+ * events are committed together or not at all: a change that fails, for whatever
+ * reason, leaves neither an entry nor an event, and a change with no entry is never
+ * committed.
  */
 export interface ChangeRecord {
   readonly entry: AuditEntry;
+  readonly events?: readonly NewEvent[];
 }
 
 /**

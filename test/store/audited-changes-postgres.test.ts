@@ -10,10 +10,10 @@ describe.skipIf(!postgresAvailable)("audited changes on PostgreSQL", () => {
   auditedChangesSuite({
     fresh: states.fresh,
     open: (url, options) => PostgresStore.open(url, options),
-    async refuseAudit(url) {
+    async refuseInserts(url, table) {
       const sql = new SQL(url, { max: 1 });
-      await sql.unsafe("CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'audit refused'; END $$");
-      await sql.unsafe("CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_audit()");
+      await sql.unsafe(`CREATE FUNCTION refuse_${table}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION '${table} refused'; END $$`);
+      await sql.unsafe(`CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION refuse_${table}()`);
       await sql.close();
     },
   });

@@ -10,9 +10,9 @@ describe("audited changes on SQLite", () => {
   auditedChangesSuite({
     fresh: async () => freshPath(),
     open: async (path, options) => SqliteStore.open(path, options),
-    async refuseAudit(path) {
+    async refuseInserts(path, table) {
       const db = new Database(path);
-      db.run("CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit refused'); END");
+      db.run(`CREATE TRIGGER refuse_${table} BEFORE INSERT ON ${table} BEGIN SELECT RAISE(ABORT, '${table} refused'); END`);
       db.close();
     },
   });

@@ -9,21 +9,21 @@ import { hashSecret } from "../../src/store/secret.ts";
 import type { Store } from "../../src/store/store.ts";
 import type { StoreKind } from "./store-suite.ts";
 
-/** A store kind whose audit log can be made to refuse every entry. */
+/** A store kind whose tables can be made to refuse every insert. */
 export interface AuditedStoreKind extends StoreKind {
-  /** From now on, every insert into the audit log of the store at `location` fails (a trigger). */
-  refuseAudit(location: string): Promise<void>;
+  /** From now on, every insert into `table` of the store at `location` fails with "`table` refused" (a trigger). */
+  refuseInserts(location: string, table: "audit_log" | "webhook_events"): Promise<void>;
 }
 
 const NOW = new Date("2026-11-20T12:00:00.000Z");
 const DAY = 86_400_000;
 
-/** A store holding one of each thing an operator changes, whose audit log refuses every entry from now on. */
-async function refusingStore(kind: AuditedStoreKind) {
+/** A store holding one of each thing an operator changes, whose `table` refuses every insert from now on. */
+async function refusingStore(kind: AuditedStoreKind, table: "audit_log" | "webhook_events" = "audit_log") {
   const location = await kind.fresh();
   const store = await kind.open(location, { clock: () => NOW });
   const audit = new AuditLog(store, () => NOW);
-  const keys = new KeyService(store, audit, { now: () => NOW, failed: () => {} });
+  const keys = new KeyService(store, audit, { now: () => NOW });
   const corrections = new CorrectionService(store, audit);
   const webhooks = new Webhooks(store, () => NOW);
   const webhook = (await webhooks.add(CLI_ACTOR, "http://127.0.0.1:9/hook", ["key.created", "key.rotated", "key.revoked", "key.expiring"])).webhook;
@@ -34,7 +34,7 @@ async function refusingStore(kind: AuditedStoreKind) {
   const revokedToken = (await createAdminTokenAudited(store, audit, CLI_ACTOR, "old", false)).token;
   await revokeAdminTokenAudited(store, audit, CLI_ACTOR, revokedToken.id);
   await corrections.set(CLI_ACTOR, "198.51.100.0/24", { country_code: "FR" }, "kept");
-  await kind.refuseAudit(location);
+  await kind.refuseInserts(location, table);
   return { store, audit, keys, corrections, webhooks, webhook, key, revokedKey, token, revokedToken };
 }
 
@@ -67,10 +67,14 @@ const CHANGES: readonly (readonly [string, (s: Refusing) => Promise<unknown>])[]
   ["webhook removed", (s) => s.webhooks.remove(CLI_ACTOR, s.webhook.id)],
 ];
 
+/** The changes that announce themselves to the webhooks: key.created, key.rotated, key.revoked, key.expiring. */
+const ANNOUNCED = new Set(["key created", "key created with an expiry within the notice", "key rotated", "key rotated with a grace", "key revoked", "key controls changed"]);
+
 /**
- * CONTRACT §16's audit log, as one transaction with the change it records: a change whose
- * entry cannot be written is not made (the call fails, and the store holds exactly what
- * it held, outbox included), so no change is ever committed without its entry. Run once a
+ * CONTRACT §16's audit log and a key change's events, as one transaction with the change
+ * they record: a change whose entry or event cannot be written is not made (the call
+ * fails, and the store holds exactly what it held, outbox included), so no change is
+ * ever committed without its entry, nor a key change without its events. Run once a
  * store kind (audited-changes-sqlite.test.ts, audited-changes-postgres.test.ts).
  */
 export function auditedChangesSuite(kind: AuditedStoreKind): void {
@@ -79,9 +83,22 @@ export function auditedChangesSuite(kind: AuditedStoreKind): void {
       test(name, async () => {
         const s = await refusingStore(kind);
         const before = await everything(s.store, s.webhook.id);
-        await expect(change(s)).rejects.toThrow(/audit refused/);
+        await expect(change(s)).rejects.toThrow(/audit_log refused/);
         expect(await everything(s.store, s.webhook.id)).toEqual(before);
         // Not rotated, revoked or moved: its secret works as it did, alone.
+        expect(await s.store.findActiveKey(hashSecret(s.key.secret))).toEqual({ key: s.key.key, plan: (await s.store.getPlan("free"))! });
+        await s.store.close();
+      });
+    }
+  });
+
+  describe("a key change whose event cannot be written is not made either", () => {
+    for (const [name, change] of CHANGES.filter(([name]) => ANNOUNCED.has(name))) {
+      test(name, async () => {
+        const s = await refusingStore(kind, "webhook_events");
+        const before = await everything(s.store, s.webhook.id);
+        await expect(change(s)).rejects.toThrow(/webhook_events refused/);
+        expect(await everything(s.store, s.webhook.id)).toEqual(before);
         expect(await s.store.findActiveKey(hashSecret(s.key.secret))).toEqual({ key: s.key.key, plan: (await s.store.getPlan("free"))! });
         await s.store.close();
       });
