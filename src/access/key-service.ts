@@ -1,15 +1,10 @@
 import { changesBetween, type Actor, type AuditLog } from "../audit/audit-log.ts";
-import { emitExpiringKeys, emitKeyEvent, expiringView } from "../events/emit.ts";
-import type { ApiKey, IssuedKey, KeyChanges, KeyControls, Store } from "../store/store.ts";
+import { expiringEvent, expiringView, keyEvent } from "../events/emit.ts";
+import type { ApiKey, IssuedKey, KeyChanges, KeyControls, NewEvent, Store } from "../store/store.ts";
 
-/** The key events of CONTRACT §16 that a change announces to the webhooks. */
-export type KeyEventType = "key.created" | "key.rotated" | "key.revoked" | "key.expiring";
-
-/** How KeyService announces its changes: the clock of the events, and who hears of one the store could not take. */
+/** How KeyService announces its changes: the clock of the events. */
 export interface KeyEvents {
   readonly now: () => Date;
-  /** The change stands; the event is lost (logged or printed by the caller). */
-  readonly failed: (type: KeyEventType, key: ApiKey, error: unknown) => void;
 }
 
 /** What a key's audit entries compare: its plan and controls, as the admin API writes them. */
@@ -27,12 +22,13 @@ function auditView(key: ApiKey): Record<string, unknown> {
 /**
  * Every change to an API key, whoever makes it (the admin API, the console through it,
  * the command line): one method per kind of change, each of which makes the change in
- * the store, records it in the audit log and announces it to the webhooks (the events of
- * CONTRACT §16: key.created, key.rotated, key.revoked), before the caller answers, so a
- * change answered is a change announced. A key created or given an expiry within the
- * next 7 days is announced as key.expiring at once too (serve's sweep, every ten minutes,
- * tells of the others; the event's once key keeps the two from telling it twice). This is
- * the one place where a key is created, changed, rotated or revoked.
+ * the store with its audit log entry and the events that announce it to the webhooks
+ * (CONTRACT §16: key.created, key.rotated, key.revoked), all in one transaction (see
+ * Audit in store.ts): a change answered is a change recorded and announced, and a change
+ * that fails leaves neither. A key created or given an expiry within the next 7 days is
+ * announced as key.expiring at once too (serve's sweep, every ten minutes, tells of the
+ * others; the event's once key keeps the two from telling it twice). This is the one
+ * place where a key is created, changed, rotated or revoked.
  *
  * Values come checked already (src/access/key-control-values.ts); the store refuses what
  * it alone can know (an unknown plan, a key revoked meanwhile) with StoreError.
@@ -45,68 +41,57 @@ export class KeyService {
   ) {}
 
   async create(actor: Actor, name: string, plan: string, controls?: KeyControls): Promise<IssuedKey> {
-    const issued = await this.store.createKey(name, plan, controls);
-    await this.audit.record({ actor, action: "key.created", target: issued.key.id, changes: changesBetween(null, { name: issued.key.name, ...auditView(issued.key) }) });
-    await this.announce("key.created", issued.key);
-    await this.announceExpiring(issued.key);
-    return issued;
+    return this.store.createKey(name, plan, controls, (issued) => {
+      const at = this.events.now();
+      return this.audit.change(
+        { actor, action: "key.created", target: issued.key.id, changes: changesBetween(null, { name: issued.key.name, ...auditView(issued.key) }) },
+        [keyEvent("key.created", issued.key, at), ...expiring(issued.key, at)],
+      );
+    });
   }
 
   /**
    * Changes an active key's plan and controls at once; null when there is no such key.
-   * A change that changes nothing records nothing.
+   * A change that changes nothing records, and announces, nothing.
    */
   async update(actor: Actor, id: string, changes: KeyChanges): Promise<ApiKey | null> {
-    const before = await this.store.getKey(id);
-    const after = await this.store.updateKey(id, changes);
-    if (!after || !before) return after;
-    const changed = changesBetween(auditView(before), auditView(after));
-    if (Object.keys(changed).length > 0) await this.audit.record({ actor, action: "key.updated", target: id, changes: changed });
-    if (after.controls?.expiresAt !== before.controls?.expiresAt) await this.announceExpiring(after);
-    return after;
+    return this.store.updateKey(id, changes, (after, before) => {
+      const changed = changesBetween(auditView(before), auditView(after));
+      if (Object.keys(changed).length === 0) return null;
+      const newExpiry = after.controls?.expiresAt !== before.controls?.expiresAt;
+      return this.audit.change({ actor, action: "key.updated", target: id, changes: changed }, newExpiry ? expiring(after, this.events.now()) : []);
+    });
   }
 
   /** Gives an active key a new secret; the old one works `graceMs` longer (0: stops at once). Null when no such active key. */
   async rotate(actor: Actor, id: string, graceMs = 0): Promise<IssuedKey | null> {
-    const before = await this.store.getKey(id);
-    const rotated = await this.store.rotateKey(id, { graceMs });
-    if (rotated) {
-      await this.audit.record({
-        actor,
-        action: "key.rotated",
-        target: id,
-        changes: { grace_until: { from: before?.graceUntil ?? null, to: rotated.key.graceUntil ?? null } },
-      });
-      await this.announce("key.rotated", rotated.key);
-    }
-    return rotated;
+    return this.store.rotateKey(id, { graceMs }, (rotated, before) =>
+      this.audit.change(
+        {
+          actor,
+          action: "key.rotated",
+          target: id,
+          changes: { grace_until: { from: before.graceUntil ?? null, to: rotated.key.graceUntil ?? null } },
+        },
+        [keyEvent("key.rotated", rotated.key, this.events.now())],
+      ),
+    );
   }
 
-  /** Revokes a key; null when there is no such key. Revoking a revoked key changes, and records, nothing. */
+  /** Revokes a key; null when there is no such key. Revoking a revoked key changes, records and announces nothing. */
   async revoke(actor: Actor, id: string): Promise<ApiKey | null> {
-    const before = await this.store.getKey(id);
-    const revoked = await this.store.revokeKey(id);
-    if (revoked && before && before.revokedAt === null) {
-      await this.audit.record({ actor, action: "key.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } });
-      await this.announce("key.revoked", revoked);
-    }
-    return revoked;
+    return this.store.revokeKey(id, (revoked, before) =>
+      before.revokedAt === null
+        ? this.audit.change({ actor, action: "key.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } }, [
+            keyEvent("key.revoked", revoked, this.events.now()),
+          ])
+        : null,
+    );
   }
+}
 
-  private async announce(type: Exclude<KeyEventType, "key.expiring">, key: ApiKey): Promise<void> {
-    try {
-      await emitKeyEvent(this.store, type, key, this.events.now());
-    } catch (error) {
-      this.events.failed(type, key, error);
-    }
-  }
-
-  /** key.expiring for a key whose expiry is within the notice now (nothing for any other). */
-  private async announceExpiring(key: ApiKey): Promise<void> {
-    try {
-      await emitExpiringKeys(this.store, [expiringView(key)], this.events.now());
-    } catch (error) {
-      this.events.failed("key.expiring", key, error);
-    }
-  }
+/** key.expiring for a key whose expiry is within the notice now (nothing for any other). */
+function expiring(key: ApiKey, now: Date): NewEvent[] {
+  const event = expiringEvent(expiringView(key), now);
+  return event ? [event] : [];
 }

@@ -6,14 +6,13 @@ function auditView(plan: Plan): Record<string, unknown> {
 }
 
 /**
- * Creates or changes a plan (Store.setPlan) and records it in the audit log:
+ * Creates or changes a plan (Store.setPlan) with its audit log entry, in one transaction:
  * `plan.created`, or `plan.updated` with what changed (nothing changed: no entry). The
  * one way the admin API and the CLI change a plan.
  */
 export async function setPlanAudited(store: Store, audit: AuditLog, actor: Actor, name: string, changes: PlanChanges): Promise<Plan> {
-  const before = await store.getPlan(name);
-  const plan = await store.setPlan(name, changes);
-  const changed = changesBetween(before && auditView(before), auditView(plan));
-  if (Object.keys(changed).length > 0) await audit.record({ actor, action: before ? "plan.updated" : "plan.created", target: `plan:${plan.name}`, changes: changed });
-  return plan;
+  return store.setPlan(name, changes, (plan, before) => {
+    const changed = changesBetween(before && auditView(before), auditView(plan));
+    return Object.keys(changed).length > 0 ? audit.change({ actor, action: before ? "plan.updated" : "plan.created", target: `plan:${plan.name}`, changes: changed }) : null;
+  });
 }

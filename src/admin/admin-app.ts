@@ -77,7 +77,7 @@ export function createAdminApp(deps: AdminAppDeps) {
     return new Response(body, { headers: { "content-type": "application/json", "cache-control": "no-store", "x-data-version": dataVersion } });
   };
   const logger = deps.logger ?? createLogger("error", (line) => process.stderr.write(`${line}\n`));
-  const service = new AdminService({ ...deps, logger });
+  const service = new AdminService(deps);
   // "Send a test event" attempts its delivery at once, on this thread, as serve's deliverer would.
   const webhooks = new AdminWebhooks(deps.store, deps.now, new Deliverer({ store: deps.store, now: () => deps.now().getTime(), logger }));
   let routes: AdminRouteTable | undefined;

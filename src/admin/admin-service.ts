@@ -10,7 +10,6 @@ import { KeyService } from "../access/key-service.ts";
 import { setPlanAudited } from "../access/plan-service.ts";
 import { ControlValueError, controlsFromJson, parseGrace, type ControlJson } from "../access/key-control-values.ts";
 import type { AdminKey, AdminPlan, AdminStatus, AdminUsage, AuditList, IssuedKey as IssuedKeySchema, PutPlanRequest } from "./admin-schemas.ts";
-import type { Logger } from "../log/logger.ts";
 
 /** The longest span `GET /admin/v1/usage` answers, in days (CONTRACT §10). */
 export const MAX_USAGE_DAYS = 400;
@@ -31,8 +30,6 @@ export interface AdminServiceDeps {
   readonly uptimeSeconds: () => number;
   /** The data set answering now (a reload changes it). */
   readonly dataInfo: () => DataSetInfo;
-  /** Where an event that could not be recorded is told (the change it reports stands). */
-  readonly logger?: Logger;
 }
 
 /**
@@ -47,11 +44,7 @@ export class AdminService {
 
   constructor(private readonly deps: AdminServiceDeps) {
     this.audit = new AuditLog(deps.store, deps.now);
-    this.keys = new KeyService(deps.store, this.audit, {
-      now: deps.now,
-      failed: (type, key, error) =>
-        deps.logger?.log("error", "a webhook event could not be recorded", { event_type: type, key_id: key.id, error: String((error as Error)?.message ?? error) }),
-    });
+    this.keys = new KeyService(deps.store, this.audit, { now: deps.now });
   }
 
   async listKeys(): Promise<Static<typeof AdminKey>[]> {

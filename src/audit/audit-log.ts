@@ -1,4 +1,4 @@
-import type { AuditEntry, Store } from "../store/store.ts";
+import type { AuditEntry, ChangeRecord, NewEvent, Store } from "../store/store.ts";
 
 /** Who made a change: an admin token's id (`adm_…`), or `cli` for the command line. */
 export type Actor = string;
@@ -27,15 +27,14 @@ const SECRET_TEXT = /\b(?:ipla?_|whsec_)[A-Za-z0-9_+/=-]{8,}|\b[0-9a-f]{64}\b/g;
 
 /**
  * The audit log (CONTRACT §16): every change made through the admin API, the console or
- * the command line, with its time, actor, action, target and what changed. The one way
- * in is `record`: whoever adds a kind of change (webhooks, corrections, …) calls it after
- * the change is made. It never keeps a secret: members named like one are dropped and
- * text that looks like one (a key, token or webhook secret, a SHA-256 hash) is replaced
- * by "[redacted]", whatever the caller passed.
- *
- * The entry is written after the change, not in its transaction: a process that dies
- * between the two leaves the change without its entry (the stores' changes are each one
- * statement or transaction, and the entry another).
+ * the command line, with its time, actor, action, target and what changed. An entry is
+ * written in the transaction of its change, never after it: whoever adds a kind of change
+ * (webhooks, corrections, …) gives the store's change an Audit (store.ts) that answers
+ * `change(…)`, and the change and its entry are committed together or not at all (a
+ * change that fails, a 503 included, leaves no entry, and no change is left without
+ * one). An entry never keeps a secret: members named like one are dropped and text that
+ * looks like one (a key, token or webhook secret, a SHA-256 hash) is replaced by
+ * "[redacted]", whatever the caller passed.
  */
 export class AuditLog {
   constructor(
@@ -43,15 +42,20 @@ export class AuditLog {
     private readonly now: () => Date = () => new Date(),
   ) {}
 
-  /** Records one change. */
-  async record(entry: AuditRecord): Promise<void> {
-    await this.store.recordAudit({
+  /** The entry of one change, at the log's clock's time, without any secret: what a store writes with the change. */
+  entry(record: AuditRecord): AuditEntry {
+    return {
       at: this.now().toISOString(),
-      actor: entry.actor,
-      action: entry.action,
-      target: entry.target,
-      changes: scrub(entry.changes ?? {}) as Record<string, unknown>,
-    });
+      actor: record.actor,
+      action: record.action,
+      target: record.target,
+      changes: scrub(record.changes ?? {}) as Record<string, unknown>,
+    };
+  }
+
+  /** What a store writes with a change (see Audit in store.ts): the change's entry, and the events that announce it. */
+  change(record: AuditRecord, events: readonly NewEvent[] = []): ChangeRecord {
+    return events.length > 0 ? { entry: this.entry(record), events } : { entry: this.entry(record) };
   }
 
   /** Entries of the UTC days from `from` to `to` (`YYYY-MM-DD`, both included), newest first, at most `limit`. */

@@ -8,9 +8,10 @@ function audited(correction: Correction | null): Record<string, unknown> {
 }
 
 /**
- * Sets and removes local corrections with an audit entry each (CONTRACT §16): the admin
- * API, the console and the command line all change corrections through here. `block`
- * is a canonical CIDR (see parseCorrectionBlock); the fields are checked already.
+ * Sets and removes local corrections with an audit entry each (CONTRACT §16), written in
+ * the change's own transaction: the admin API, the console and the command line all
+ * change corrections through here. `block` is a canonical CIDR (see
+ * parseCorrectionBlock); the fields are checked already.
  */
 export class CorrectionService {
   constructor(
@@ -18,16 +19,15 @@ export class CorrectionService {
     private readonly audit: AuditLog,
   ) {}
 
-  async set(actor: Actor, block: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
-    const before = (await this.store.listCorrections()).find((correction) => correction.cidr === block) ?? null;
-    const after = await this.store.putCorrection(block, fields, note);
-    await this.audit.record({ actor, action: before ? "correction.updated" : "correction.created", target: `correction:${block}`, changes: changesBetween(audited(before), audited(after)) });
-    return after;
+  set(actor: Actor, block: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
+    return this.store.putCorrection(block, fields, note, (after, before) =>
+      this.audit.change({ actor, action: before ? "correction.updated" : "correction.created", target: `correction:${block}`, changes: changesBetween(audited(before), audited(after)) }),
+    );
   }
 
-  async remove(actor: Actor, block: string): Promise<Correction | null> {
-    const removed = await this.store.removeCorrection(block);
-    if (removed) await this.audit.record({ actor, action: "correction.removed", target: `correction:${block}`, changes: changesBetween(audited(removed), {}) });
-    return removed;
+  remove(actor: Actor, block: string): Promise<Correction | null> {
+    return this.store.removeCorrection(block, (removed) =>
+      this.audit.change({ actor, action: "correction.removed", target: `correction:${block}`, changes: changesBetween(audited(removed), {}) }),
+    );
   }
 }

@@ -20,7 +20,8 @@ export const LISTED_DELIVERIES = 50;
 
 /**
  * What the admin API, the console and the CLI do with webhooks, in one place: checks
- * the input, then asks the store. A refusal changes nothing.
+ * the input, then asks the store, which writes each change with its audit entry in one
+ * transaction. A refusal changes nothing.
  */
 export class Webhooks {
   private readonly audit: AuditLog;
@@ -39,9 +40,9 @@ export class Webhooks {
   async add(actor: Actor, url: string, events: readonly string[]): Promise<IssuedWebhook> {
     const refused = webhookUrlError(url);
     if (refused) throw new WebhookRefusal("invalid", refused);
-    const issued = await this.store.webhooks.createWebhook(url, checkEvents(events));
-    await this.audit.record({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) });
-    return issued;
+    return this.store.webhooks.createWebhook(url, checkEvents(events), (issued) =>
+      this.audit.change({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) }),
+    );
   }
 
   list(): Promise<Webhook[]> {
@@ -55,9 +56,10 @@ export class Webhooks {
   }
 
   async remove(actor: Actor, id: string): Promise<void> {
-    const webhook = await this.get(id);
-    if (!(await this.store.webhooks.removeWebhook(id))) throw noSuchWebhook(id);
-    await this.audit.record({ actor, action: "webhook.removed", target: id, changes: changesBetween({ url: webhook.url, events: webhook.events }, {}) });
+    const removed = await this.store.webhooks.removeWebhook(id, (webhook) =>
+      this.audit.change({ actor, action: "webhook.removed", target: id, changes: changesBetween({ url: webhook.url, events: webhook.events }, {}) }),
+    );
+    if (!removed) throw noSuchWebhook(id);
   }
 
   async deliveries(id: string): Promise<DeliveryRecord[]> {

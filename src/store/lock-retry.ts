@@ -16,8 +16,10 @@ function isLocked(error: unknown): boolean {
  * (503 `store_unavailable`). For a store opened with `lockWaitMs` (busy_timeout 0),
  * whose writes fail at once rather than wait on the thread: the admin listener's, on
  * the thread that also serves lookups. A write that met the lock changed nothing (its
- * transaction never began), so trying it again is safe. Charges have their own waiting
- * (GroupCommit), which ends in StoreUnavailableError, never SQLITE_BUSY.
+ * transaction never began), so trying it again is safe. A change and its audit entry are
+ * one call, one transaction (see Audit in store.ts), so they are tried again, and give
+ * up, together: a change that ends in StoreUnavailableError was not made. Charges have
+ * their own waiting (GroupCommit), which ends in StoreUnavailableError, never SQLITE_BUSY.
  *
  * The store's members that hold methods of their own (`webhooks`) are wrapped the same
  * way: every write the admin API makes goes through here.

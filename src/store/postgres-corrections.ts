@@ -23,20 +23,42 @@ export function correctionSnapshot(sql: SQL): Promise<CorrectionSnapshot> {
   });
 }
 
-export async function putCorrection(sql: SQL, cidr: string, fields: CorrectionFields, note: string | null, now: string): Promise<Correction> {
+/**
+ * Sets a block's correction in one transaction, which `record` (given the correction and
+ * the one it replaced) joins: see Audit in store.ts.
+ */
+export async function putCorrection(
+  sql: SQL,
+  cidr: string,
+  fields: CorrectionFields,
+  note: string | null,
+  now: string,
+  record: (tx: SQL, after: Correction, before: Correction | null) => Promise<void>,
+): Promise<Correction> {
   const checked = checkCorrectionRow(cidr, fields, note);
-  const [row] = await sql.unsafe<CorrectionRow[]>(
-    `INSERT INTO corrections (${COLUMNS}) VALUES ($1, $2, $3, $4::timestamptz, $4::timestamptz)
-     ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
-     RETURNING ${COLUMNS}`,
-    [cidr, fieldsJson(checked), note, now],
-  );
-  return toCorrection(row!);
+  return sql.begin(async (tx) => {
+    const [old] = await tx.unsafe<CorrectionRow[]>(`SELECT ${COLUMNS} FROM corrections WHERE cidr = $1 FOR UPDATE`, [cidr]);
+    const [row] = await tx.unsafe<CorrectionRow[]>(
+      `INSERT INTO corrections (${COLUMNS}) VALUES ($1, $2, $3, $4::timestamptz, $4::timestamptz)
+       ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
+       RETURNING ${COLUMNS}`,
+      [cidr, fieldsJson(checked), note, now],
+    );
+    const after = toCorrection(row!);
+    await record(tx, after, old ? toCorrection(old) : null);
+    return after;
+  });
 }
 
-export async function removeCorrection(sql: SQL, cidr: string): Promise<Correction | null> {
-  const [row] = await sql.unsafe<CorrectionRow[]>(`DELETE FROM corrections WHERE cidr = $1 RETURNING ${COLUMNS}`, [cidr]);
-  return row ? toCorrection(row) : null;
+/** Removes a block's correction in one transaction, which `record` (given the correction removed) joins. */
+export async function removeCorrection(sql: SQL, cidr: string, record: (tx: SQL, removed: Correction) => Promise<void>): Promise<Correction | null> {
+  return sql.begin(async (tx) => {
+    const [row] = await tx.unsafe<CorrectionRow[]>(`DELETE FROM corrections WHERE cidr = $1 RETURNING ${COLUMNS}`, [cidr]);
+    if (!row) return null;
+    const removed = toCorrection(row);
+    await record(tx, removed);
+    return removed;
+  });
 }
 
 /** Writes a snapshot's corrections (inside importState's transaction), in one statement. */

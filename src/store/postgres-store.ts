@@ -15,6 +15,7 @@ import * as corrections from "./postgres-corrections.ts";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
 import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
 import { exportWebhookRows, importWebhookRows, PostgresWebhooks, recordCrossings } from "./postgres-webhooks.ts";
+import { writeChangeRecord } from "./postgres-records.ts";
 import type { UsageCrossing } from "./sqlite-webhooks.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
@@ -24,6 +25,7 @@ import {
   type AdminToken,
   type AdminTokenRecord,
   type ApiKey,
+  type Audit,
   type AuditEntry,
   type AuthSnapshot,
   type Charge,
@@ -358,7 +360,7 @@ export class PostgresStore implements Store {
     return new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
   }
 
-  async createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey> {
+  async createKey(name: string, plan: string, controls?: KeyControls, audit?: Audit<IssuedKey>): Promise<IssuedKey> {
     const trimmed = name.trim();
     const refused = keyNameError(trimmed);
     if (refused) throw new StoreError(refused);
@@ -366,14 +368,18 @@ export class PostgresStore implements Store {
     const kept = applyControlChanges(undefined, controls ?? {});
     const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null, ...(kept ? { controls: kept } : {}) };
     const values = controlValues(kept);
-    const inserted = await this.guard(
-      () => this.sql`INSERT INTO keys (id, name, plan, secret_hash, created_at, expires_at, allowed_cidrs, allowed_origins, metadata)
-        SELECT ${key.id}, ${key.name}, name, ${hashSecret(secret)}, ${key.createdAt}::timestamptz,
-          ${values.expiresAt}::timestamptz, ${values.allowedCidrs}, ${values.allowedOrigins}, ${values.metadata} FROM plans WHERE name = ${plan}`,
+    const issued = { key, secret };
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        const inserted = await tx`INSERT INTO keys (id, name, plan, secret_hash, created_at, expires_at, allowed_cidrs, allowed_origins, metadata)
+          SELECT ${key.id}, ${key.name}, name, ${hashSecret(secret)}, ${key.createdAt}::timestamptz,
+            ${values.expiresAt}::timestamptz, ${values.allowedCidrs}, ${values.allowedOrigins}, ${values.metadata} FROM plans WHERE name = ${plan}`;
+        // The plan's row takes a share lock from the foreign key, so it cannot vanish between.
+        if (inserted.count === 0) throw new StoreError(`there is no plan "${plan}"`);
+        await writeChangeRecord(tx, audit?.(issued, null) ?? null);
+        return issued;
+      }),
     );
-    // The plan's row takes a share lock from the foreign key, so it cannot vanish between.
-    if (inserted.count === 0) throw new StoreError(`there is no plan "${plan}"`);
-    return { key, secret };
   }
 
   /** Every key, revoked ones included, oldest first. */
@@ -387,29 +393,47 @@ export class PostgresStore implements Store {
     return row ? toKey(row) : null;
   }
 
-  async revokeKey(id: string): Promise<ApiKey | null> {
-    await this.guard(() => this.sql`UPDATE keys SET revoked_at = ${this.now()}::timestamptz WHERE id = ${id} AND revoked_at IS NULL`);
-    return this.getKey(id);
+  async revokeKey(id: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        const [row] = await tx.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`, [id]);
+        if (!row) return null;
+        const before = toKey(row);
+        let after = before;
+        if (row.revoked_at === null) {
+          const [revoked] = await tx.unsafe<KeyRow[]>(`UPDATE keys SET revoked_at = $2::timestamptz WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [id, this.now()]);
+          after = toKey(revoked!);
+        }
+        await writeChangeRecord(tx, audit?.(after, before) ?? null);
+        return after;
+      }),
+    );
   }
 
-  async rotateKey(id: string, options: RotateOptions = {}): Promise<IssuedKey | null> {
+  async rotateKey(id: string, options: RotateOptions = {}, audit?: Audit<IssuedKey, ApiKey>): Promise<IssuedKey | null> {
     const secret = newSecret();
     const now = this.clock();
     const graceUntil = options.graceMs ? new Date(now.getTime() + options.graceMs).toISOString() : null;
-    // With a grace, the secret being replaced becomes the previous one (and the one an
-    // earlier grace kept stops); without, both stop at once.
-    const [row] = await this.guard(() =>
-      this.sql.unsafe<KeyRow[]>(
-        `UPDATE keys SET previous_secret_hash = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret_hash END, grace_until = $4::timestamptz,
-           secret_hash = $2, rotated_at = $3::timestamptz
-         WHERE id = $1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
-        [id, hashSecret(secret), now.toISOString(), graceUntil],
-      ),
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        const [before] = await tx.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`, [id]);
+        if (!before || before.revoked_at !== null) return null;
+        // With a grace, the secret being replaced becomes the previous one (and the one an
+        // earlier grace kept stops); without, both stop at once.
+        const [row] = await tx.unsafe<KeyRow[]>(
+          `UPDATE keys SET previous_secret_hash = CASE WHEN $4::timestamptz IS NULL THEN NULL ELSE secret_hash END, grace_until = $4::timestamptz,
+             secret_hash = $2, rotated_at = $3::timestamptz
+           WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+          [id, hashSecret(secret), now.toISOString(), graceUntil],
+        );
+        const issued = { key: toKey(row!), secret };
+        await writeChangeRecord(tx, audit?.(issued, toKey(before)) ?? null);
+        return issued;
+      }),
     );
-    return row ? { key: toKey(row), secret } : null;
   }
 
-  async setKeyPlan(id: string, plan: string): Promise<ApiKey | null> {
+  async setKeyPlan(id: string, plan: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
     return this.guard(() =>
       this.sql.begin(async (tx) => {
         // FOR UPDATE: the key cannot be revoked, nor moved by another process, between
@@ -421,9 +445,11 @@ export class PostgresStore implements Store {
         if (!known) throw new StoreError(`there is no plan "${plan}"`);
         // Only a real change writes: an UPDATE to the same value would still move the
         // change counter and make every server reload its keys for nothing.
-        if (row.plan === plan) return toKey(row);
-        await tx`UPDATE keys SET plan = ${plan} WHERE id = ${id}`;
-        return toKey({ ...row, plan });
+        const before = toKey(row);
+        const after = row.plan === plan ? before : toKey({ ...row, plan });
+        if (after !== before) await tx`UPDATE keys SET plan = ${plan} WHERE id = ${id}`;
+        await writeChangeRecord(tx, audit?.(after, before) ?? null);
+        return after;
       }),
     );
   }
@@ -439,14 +465,16 @@ export class PostgresStore implements Store {
     return row ? toPlan(row) : null;
   }
 
-  async setPlan(name: string, changes: PlanChanges): Promise<Plan> {
+  async setPlan(name: string, changes: PlanChanges, audit?: Audit<Plan, Plan | null>): Promise<Plan> {
     return this.guard(() =>
       this.sql.begin(async (tx) => {
         const [existing] = await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1 FOR UPDATE`, [name]);
-        const plan = applyPlanChanges(name, existing ? toPlan(existing) : null, changes);
+        const before = existing ? toPlan(existing) : null;
+        const plan = applyPlanChanges(name, before, changes);
         await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
           VALUES (${plan.name}, ${plan.maxBatchSize}, ${plan.monthlyUnits}, ${plan.rateLimit})
           ON CONFLICT (name) DO UPDATE SET max_batch_size = excluded.max_batch_size, monthly_units = excluded.monthly_units, rate_limit = excluded.rate_limit`;
+        await writeChangeRecord(tx, audit?.(plan, before) ?? null);
         return plan;
       }),
     );
@@ -642,16 +670,25 @@ export class PostgresStore implements Store {
     }));
   }
 
-  async createAdminToken(name: string): Promise<IssuedAdminToken> {
+  async createAdminToken(name: string, audit?: Audit<IssuedAdminToken>): Promise<IssuedAdminToken> {
+    return this.insertAdminToken(name, false, audit);
+  }
+
+  private async insertAdminToken(name: string, readOnly: boolean, audit: Audit<IssuedAdminToken> | undefined): Promise<IssuedAdminToken> {
     const trimmed = name.trim();
     const refused = keyNameError(trimmed);
     if (refused) throw new StoreError(refused.replace("a key name", "an admin token's name"));
     const secret = newAdminSecret();
-    const token: AdminToken = { id: newAdminTokenId(), name: trimmed, createdAt: this.now(), revokedAt: null };
-    await this.guard(
-      () => this.sql`INSERT INTO admin_tokens (id, name, secret_hash, created_at) VALUES (${token.id}, ${token.name}, ${hashSecret(secret)}, ${token.createdAt}::timestamptz)`,
+    const token: AdminToken = { id: newAdminTokenId(), name: trimmed, createdAt: this.now(), revokedAt: null, ...(readOnly ? { readOnly: true as const } : {}) };
+    const issued = { token, secret };
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        await tx`INSERT INTO admin_tokens (id, name, secret_hash, created_at, read_only)
+          VALUES (${token.id}, ${token.name}, ${hashSecret(secret)}, ${token.createdAt}::timestamptz, ${readOnly})`;
+        await writeChangeRecord(tx, audit?.(issued, null) ?? null);
+        return issued;
+      }),
     );
-    return { token, secret };
   }
 
   async listAdminTokens(): Promise<AdminToken[]> {
@@ -664,9 +701,21 @@ export class PostgresStore implements Store {
     return row ? toAdminToken(row) : null;
   }
 
-  async revokeAdminToken(id: string): Promise<AdminToken | null> {
-    await this.guard(() => this.sql`UPDATE admin_tokens SET revoked_at = ${this.now()}::timestamptz WHERE id = ${id} AND revoked_at IS NULL`);
-    return this.getAdminToken(id);
+  async revokeAdminToken(id: string, audit?: Audit<AdminToken, AdminToken>): Promise<AdminToken | null> {
+    return this.guard(() =>
+      this.sql.begin(async (tx) => {
+        const [row] = await tx.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE id = $1 FOR UPDATE`, [id]);
+        if (!row) return null;
+        const before = toAdminToken(row);
+        let after = before;
+        if (row.revoked_at === null) {
+          const [revoked] = await tx.unsafe<AdminTokenRow[]>(`UPDATE admin_tokens SET revoked_at = $2::timestamptz WHERE id = $1 RETURNING ${ADMIN_TOKEN_COLUMNS}`, [id, this.now()]);
+          after = toAdminToken(revoked!);
+        }
+        await writeChangeRecord(tx, audit?.(after, before) ?? null);
+        return after;
+      }),
+    );
   }
 
   async findAdminToken(secretHash: string): Promise<AdminToken | null> {
@@ -804,17 +853,17 @@ export class PostgresStore implements Store {
     return this.read(() => corrections.correctionSnapshot(this.sql));
   }
 
-  async putCorrection(cidr: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
-    return this.guard(() => corrections.putCorrection(this.sql, cidr, fields, note, this.now()));
+  async putCorrection(cidr: string, fields: CorrectionFields, note: string | null, audit?: Audit<Correction, Correction | null>): Promise<Correction> {
+    return this.guard(() => corrections.putCorrection(this.sql, cidr, fields, note, this.now(), (tx, after, before) => writeChangeRecord(tx, audit?.(after, before) ?? null)));
   }
 
-  async removeCorrection(cidr: string): Promise<Correction | null> {
-    return this.guard(() => corrections.removeCorrection(this.sql, cidr));
+  async removeCorrection(cidr: string, audit?: Audit<Correction>): Promise<Correction | null> {
+    return this.guard(() => corrections.removeCorrection(this.sql, cidr, (tx, removed) => writeChangeRecord(tx, audit?.(removed, null) ?? null)));
   }
 
   // Key controls, read-only admin tokens and the audit log (CONTRACT §16).
 
-  async updateKey(id: string, changes: KeyChanges): Promise<ApiKey | null> {
+  async updateKey(id: string, changes: KeyChanges, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
     return this.guard(() =>
       this.sql.begin(async (tx) => {
         // FOR UPDATE, as setKeyPlan: nobody revokes or changes the key between the checks and the update.
@@ -831,28 +880,22 @@ export class PostgresStore implements Store {
         const controls = applyControlChanges(current.controls, changes);
         const after = controlValues(controls);
         // Only a real change writes (and moves the change counter).
-        if (plan === row.plan && sameControlValues(before, after)) return current;
-        const [updated] = await tx.unsafe<KeyRow[]>(
-          `UPDATE keys SET plan = $2, expires_at = $3::timestamptz, allowed_cidrs = $4, allowed_origins = $5, metadata = $6 WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
-          [id, plan, after.expiresAt, after.allowedCidrs, after.allowedOrigins, after.metadata],
-        );
-        return toKey(updated!);
+        let updated = current;
+        if (plan !== row.plan || !sameControlValues(before, after)) {
+          const [written] = await tx.unsafe<KeyRow[]>(
+            `UPDATE keys SET plan = $2, expires_at = $3::timestamptz, allowed_cidrs = $4, allowed_origins = $5, metadata = $6 WHERE id = $1 RETURNING ${KEY_COLUMNS}`,
+            [id, plan, after.expiresAt, after.allowedCidrs, after.allowedOrigins, after.metadata],
+          );
+          updated = toKey(written!);
+        }
+        await writeChangeRecord(tx, audit?.(updated, current) ?? null);
+        return updated;
       }),
     );
   }
 
-  async createReadOnlyAdminToken(name: string): Promise<IssuedAdminToken> {
-    const issued = await this.createAdminToken(name);
-    // Apart from the insert: the token's secret is known to nobody until this returns.
-    await this.guard(() => this.sql`UPDATE admin_tokens SET read_only = true WHERE id = ${issued.token.id}`);
-    return { token: { ...issued.token, readOnly: true }, secret: issued.secret };
-  }
-
-  async recordAudit(entry: AuditEntry): Promise<void> {
-    await this.guard(
-      () => this.sql`INSERT INTO audit_log (at, actor, action, target, changes)
-        VALUES (${entry.at}::timestamptz, ${entry.actor}, ${entry.action}, ${entry.target}, ${JSON.stringify(entry.changes)})`,
-    );
+  async createReadOnlyAdminToken(name: string, audit?: Audit<IssuedAdminToken>): Promise<IssuedAdminToken> {
+    return this.insertAdminToken(name, true, audit);
   }
 
   async listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]> {

@@ -3,8 +3,21 @@ import { eventBody, newEventId } from "../events/event-types.ts";
 import { newWebhookSecret } from "../events/signature.ts";
 import { crossedThresholds, thresholdData, thresholdOnceKey } from "../events/usage-thresholds.ts";
 import { deliveryRecords, type UsageCrossing } from "./sqlite-webhooks.ts";
-import type { AttemptResult, ClaimOptions, DeliveryRecord, DeliveryState, DueDelivery, IssuedWebhook, NewEvent, Webhook, WebhookRecord, WebhookStore } from "./store.ts";
+import type {
+  AttemptResult,
+  Audit,
+  ClaimOptions,
+  DeliveryRecord,
+  DeliveryState,
+  DueDelivery,
+  IssuedWebhook,
+  NewEvent,
+  Webhook,
+  WebhookRecord,
+  WebhookStore,
+} from "./store.ts";
 import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+import { insertEvent, writeChangeRecord } from "./postgres-records.ts";
 
 /** What PostgresWebhooks needs of its PostgresStore: the pool, and its error handling. */
 export interface PostgresAccess {
@@ -23,18 +36,6 @@ interface WebhookRow {
   events: string;
   created_at: Date;
 }
-
-/** Records an event and its deliveries in one statement; answers 1 when recorded, 0 when its once_key was. */
-const INSERT_EVENT = `WITH e AS (
-    INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES ($1, $2, $3, $4::timestamptz, $5)
-    ON CONFLICT (once_key) DO NOTHING RETURNING id
-  ), d AS (
-    INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at)
-    SELECT e.id, w.id, 'pending', $6::int8 FROM e, webhooks w
-    WHERE CASE WHEN $7::text IS NULL THEN strpos(',' || w.events || ',', ',' || $2 || ',') > 0 ELSE w.id = $7::text END
-    ORDER BY w.seq
-  )
-  SELECT count(*)::int AS n FROM e`;
 
 /**
  * Claims due deliveries: rows another server is claiming are skipped (SKIP LOCKED), and
@@ -57,13 +58,16 @@ const CLAIM = `WITH due AS (
 export class PostgresWebhooks implements WebhookStore {
   constructor(private readonly db: PostgresAccess) {}
 
-  async createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+  async createWebhook(url: string, events: readonly string[], audit?: Audit<IssuedWebhook>): Promise<IssuedWebhook> {
     const webhook: Webhook = { id: newWebhookId(), url, events: [...events], createdAt: this.db.clock().toISOString() };
-    const secret = newWebhookSecret();
-    await this.db.guard(
-      () => this.db.sql()`INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (${webhook.id}, ${url}, ${eventsColumn(events)}, ${secret}, ${webhook.createdAt}::timestamptz)`,
+    const issued = { webhook, secret: newWebhookSecret() };
+    await this.db.guard(() =>
+      this.db.sql().begin(async (tx) => {
+        await tx`INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (${webhook.id}, ${url}, ${eventsColumn(events)}, ${issued.secret}, ${webhook.createdAt}::timestamptz)`;
+        await writeChangeRecord(tx, audit?.(issued, null) ?? null);
+      }),
     );
-    return { webhook, secret };
+    return issued;
   }
 
   async listWebhooks(): Promise<Webhook[]> {
@@ -76,9 +80,15 @@ export class PostgresWebhooks implements WebhookStore {
     return row ? toWebhook(row) : null;
   }
 
-  async removeWebhook(id: string): Promise<boolean> {
-    const result = await this.db.guard(() => this.db.sql()`DELETE FROM webhooks WHERE id = ${id}`);
-    return result.count > 0;
+  async removeWebhook(id: string, audit?: Audit<Webhook>): Promise<boolean> {
+    return this.db.guard(() =>
+      this.db.sql().begin(async (tx) => {
+        const [row] = await tx<WebhookRow[]>`DELETE FROM webhooks WHERE id = ${id} RETURNING id, url, events, created_at`;
+        if (!row) return false;
+        await writeChangeRecord(tx, audit?.(toWebhook(row), null) ?? null);
+        return true;
+      }),
+    );
   }
 
   async addEvent(event: NewEvent): Promise<boolean> {
@@ -177,20 +187,6 @@ export async function importWebhookRows(tx: SQL, webhooks: readonly WebhookRecor
                 ${tx.array(webhooks.map((w) => w.secret), "TEXT")}, ${tx.array(webhooks.map((w) => w.createdAt), "TEXT")})
       WITH ORDINALITY AS t(id, url, events, secret, created_at, n)
     ORDER BY n`;
-}
-
-/** Inserts an event and its deliveries on a connection or in a transaction. */
-async function insertEvent(sql: SQL, event: NewEvent): Promise<boolean> {
-  const [row] = await sql.unsafe<{ n: number }[]>(INSERT_EVENT, [
-    event.id,
-    event.type,
-    event.body,
-    event.createdAt,
-    event.onceKey ?? null,
-    Date.parse(event.createdAt),
-    event.webhookId ?? null,
-  ]);
-  return row!.n > 0;
 }
 
 /**

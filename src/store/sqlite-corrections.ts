@@ -25,23 +25,44 @@ export function correctionSnapshot(db: Database): CorrectionSnapshot {
     .deferred();
 }
 
-export function putCorrection(db: Database, cidr: string, fields: CorrectionFields, note: string | null, now: string): Correction {
+/**
+ * Sets a block's correction in one transaction, which `record` (given the correction and
+ * the one it replaced) joins: see Audit in store.ts.
+ */
+export function putCorrection(db: Database, cidr: string, fields: CorrectionFields, note: string | null, now: string, record: (after: Correction, before: Correction | null) => void): Correction {
   const checked = checkCorrectionRow(cidr, fields, note);
-  const row = unlessLocked(() =>
+  return unlessLocked(() =>
     db
-      .query<CorrectionRow, [string, string, string | null, string]>(
-        `INSERT INTO corrections (${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?4)
-         ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
-         RETURNING ${COLUMNS}`,
-      )
-      .get(cidr, fieldsJson(checked), note, now)!,
+      .transaction(() => {
+        const old = db.query<CorrectionRow, [string]>(`SELECT ${COLUMNS} FROM corrections WHERE cidr = ?1`).get(cidr);
+        const row = db
+          .query<CorrectionRow, [string, string, string | null, string]>(
+            `INSERT INTO corrections (${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?4)
+             ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
+             RETURNING ${COLUMNS}`,
+          )
+          .get(cidr, fieldsJson(checked), note, now)!;
+        const after = toCorrection(row);
+        record(after, old ? toCorrection(old) : null);
+        return after;
+      })
+      .immediate(),
   );
-  return toCorrection(row);
 }
 
-export function removeCorrection(db: Database, cidr: string): Correction | null {
-  const row = unlessLocked(() => db.query<CorrectionRow, [string]>(`DELETE FROM corrections WHERE cidr = ?1 RETURNING ${COLUMNS}`).get(cidr));
-  return row ? toCorrection(row) : null;
+/** Removes a block's correction in one transaction, which `record` (given the correction removed) joins. */
+export function removeCorrection(db: Database, cidr: string, record: (removed: Correction) => void): Correction | null {
+  return unlessLocked(() =>
+    db
+      .transaction(() => {
+        const row = db.query<CorrectionRow, [string]>(`DELETE FROM corrections WHERE cidr = ?1 RETURNING ${COLUMNS}`).get(cidr);
+        if (!row) return null;
+        const removed = toCorrection(row);
+        record(removed);
+        return removed;
+      })
+      .immediate(),
+  );
 }
 
 /**

@@ -13,6 +13,7 @@ import * as corrections from "./sqlite-corrections.ts";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
 import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
 import { SqliteWebhooks, type UsageCrossing } from "./sqlite-webhooks.ts";
+import { writeChangeRecord } from "./sqlite-records.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StateNotFoundError,
@@ -22,8 +23,10 @@ import {
   type AdminToken,
   type AdminTokenRecord,
   type ApiKey,
+  type Audit,
   type AuditEntry,
   type AuthSnapshot,
+  type ChangeRecord,
   type Charge,
   type ChargeOutcome,
   type DayUsage,
@@ -221,7 +224,7 @@ export class SqliteStore implements Store {
     return this.clock().toISOString();
   }
 
-  async createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey> {
+  async createKey(name: string, plan: string, controls?: KeyControls, audit?: Audit<IssuedKey>): Promise<IssuedKey> {
     const trimmed = name.trim();
     const refused = keyNameError(trimmed);
     if (refused) throw new StoreError(refused);
@@ -229,6 +232,7 @@ export class SqliteStore implements Store {
     const kept = applyControlChanges(undefined, controls ?? {});
     const key: ApiKey = { id: newKeyId(), name: trimmed, plan, createdAt: this.now(), revokedAt: null, ...(kept ? { controls: kept } : {}) };
     const values = controlValues(kept);
+    const issued = { key, secret };
     this.db
       .transaction(() => {
         if (!this.statements.plan.get(plan)) throw new StoreError(`there is no plan "${plan}"`);
@@ -238,9 +242,10 @@ export class SqliteStore implements Store {
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)`,
           )
           .run(key.id, key.name, key.plan, hashSecret(secret), key.createdAt, values.expiresAt, values.allowedCidrs, values.allowedOrigins, values.metadata);
+        this.keep(audit?.(issued, null));
       })
       .immediate();
-    return { key, secret };
+    return issued;
   }
 
   /** Every key, revoked ones included, oldest first. */
@@ -253,27 +258,44 @@ export class SqliteStore implements Store {
     return row ? toKey(row) : null;
   }
 
-  async revokeKey(id: string): Promise<ApiKey | null> {
-    this.db.query("UPDATE keys SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(id, this.now());
-    return this.getKey(id);
+  async revokeKey(id: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
+    return this.db
+      .transaction(() => {
+        const row = this.statements.key.get(id);
+        if (!row) return null;
+        const before = toKey(row);
+        const after = row.revoked_at === null ? toKey({ ...row, revoked_at: this.now() }) : before;
+        if (after !== before) this.db.query("UPDATE keys SET revoked_at = ?2 WHERE id = ?1").run(id, after.revokedAt);
+        this.keep(audit?.(after, before));
+        return after;
+      })
+      .immediate();
   }
 
-  async rotateKey(id: string, options: RotateOptions = {}): Promise<IssuedKey | null> {
+  async rotateKey(id: string, options: RotateOptions = {}, audit?: Audit<IssuedKey, ApiKey>): Promise<IssuedKey | null> {
     const secret = newSecret();
     const now = this.clock();
     const graceUntil = options.graceMs ? new Date(now.getTime() + options.graceMs).toISOString() : null;
-    // With a grace, the secret being replaced becomes the previous one (and the one an
-    // earlier grace kept stops); without, both stop at once.
-    const row = this.db
-      .query<KeyRow, [string, string, string, string | null]>(
-        `UPDATE keys SET previous_secret_hash = CASE WHEN ?4 IS NULL THEN NULL ELSE secret_hash END, grace_until = ?4, secret_hash = ?2, rotated_at = ?3
-         WHERE id = ?1 AND revoked_at IS NULL RETURNING ${KEY_COLUMNS}`,
-      )
-      .get(id, hashSecret(secret), now.toISOString(), graceUntil);
-    return row ? { key: toKey(row), secret } : null;
+    return this.db
+      .transaction(() => {
+        const before = this.statements.key.get(id);
+        if (!before || before.revoked_at !== null) return null;
+        // With a grace, the secret being replaced becomes the previous one (and the one an
+        // earlier grace kept stops); without, both stop at once.
+        const row = this.db
+          .query<KeyRow, [string, string, string, string | null]>(
+            `UPDATE keys SET previous_secret_hash = CASE WHEN ?4 IS NULL THEN NULL ELSE secret_hash END, grace_until = ?4, secret_hash = ?2, rotated_at = ?3
+             WHERE id = ?1 RETURNING ${KEY_COLUMNS}`,
+          )
+          .get(id, hashSecret(secret), now.toISOString(), graceUntil)!;
+        const issued = { key: toKey(row), secret };
+        this.keep(audit?.(issued, toKey(before)));
+        return issued;
+      })
+      .immediate();
   }
 
-  async setKeyPlan(id: string, plan: string): Promise<ApiKey | null> {
+  async setKeyPlan(id: string, plan: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
     // IMMEDIATE: the key's state and the plan's existence are read under the write lock,
     // so neither can change between the checks and the update.
     return this.db
@@ -284,9 +306,11 @@ export class SqliteStore implements Store {
         if (!this.statements.plan.get(plan)) throw new StoreError(`there is no plan "${plan}"`);
         // Only a real change writes: an UPDATE of the same value would still move the
         // change counter and make every server reload its keys for nothing.
-        if (row.plan === plan) return toKey(row);
-        this.db.query("UPDATE keys SET plan = ?2 WHERE id = ?1").run(id, plan);
-        return toKey({ ...row, plan });
+        const before = toKey(row);
+        const after = row.plan === plan ? before : toKey({ ...row, plan });
+        if (after !== before) this.db.query("UPDATE keys SET plan = ?2 WHERE id = ?1").run(id, plan);
+        this.keep(audit?.(after, before));
+        return after;
       })
       .immediate();
   }
@@ -301,17 +325,19 @@ export class SqliteStore implements Store {
     return row ? toPlan(row) : null;
   }
 
-  async setPlan(name: string, changes: PlanChanges): Promise<Plan> {
+  async setPlan(name: string, changes: PlanChanges, audit?: Audit<Plan, Plan | null>): Promise<Plan> {
     return this.db
       .transaction(() => {
         const existing = this.statements.plan.get(name);
-        const plan = applyPlanChanges(name, existing ? toPlan(existing) : null, changes);
+        const before = existing ? toPlan(existing) : null;
+        const plan = applyPlanChanges(name, before, changes);
         this.db
           .query(
             `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
           )
           .run(plan.name, plan.maxBatchSize, plan.monthlyUnits, plan.rateLimit);
+        this.keep(audit?.(plan, before));
         return plan;
       })
       .immediate();
@@ -419,14 +445,26 @@ export class SqliteStore implements Store {
       .map((row) => ({ keyId: row.key_id, units: row.units ?? 0, lastUsedAt: row.last_used_at }));
   }
 
-  async createAdminToken(name: string): Promise<IssuedAdminToken> {
+  async createAdminToken(name: string, audit?: Audit<IssuedAdminToken>): Promise<IssuedAdminToken> {
+    return this.insertAdminToken(name, false, audit);
+  }
+
+  private insertAdminToken(name: string, readOnly: boolean, audit: Audit<IssuedAdminToken> | undefined): IssuedAdminToken {
     const trimmed = name.trim();
     const refused = keyNameError(trimmed);
     if (refused) throw new StoreError(refused.replace("a key name", "an admin token's name"));
     const secret = newAdminSecret();
-    const token: AdminToken = { id: newAdminTokenId(), name: trimmed, createdAt: this.now(), revokedAt: null };
-    this.db.query("INSERT INTO admin_tokens (id, name, secret_hash, created_at) VALUES (?1, ?2, ?3, ?4)").run(token.id, token.name, hashSecret(secret), token.createdAt);
-    return { token, secret };
+    const token: AdminToken = { id: newAdminTokenId(), name: trimmed, createdAt: this.now(), revokedAt: null, ...(readOnly ? { readOnly: true as const } : {}) };
+    const issued = { token, secret };
+    this.db
+      .transaction(() => {
+        this.db
+          .query("INSERT INTO admin_tokens (id, name, secret_hash, created_at, read_only) VALUES (?1, ?2, ?3, ?4, ?5)")
+          .run(token.id, token.name, hashSecret(secret), token.createdAt, readOnly ? 1 : 0);
+        this.keep(audit?.(issued, null));
+      })
+      .immediate();
+    return issued;
   }
 
   async listAdminTokens(): Promise<AdminToken[]> {
@@ -438,9 +476,18 @@ export class SqliteStore implements Store {
     return row ? toAdminToken(row) : null;
   }
 
-  async revokeAdminToken(id: string): Promise<AdminToken | null> {
-    this.db.query("UPDATE admin_tokens SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").run(id, this.now());
-    return this.getAdminToken(id);
+  async revokeAdminToken(id: string, audit?: Audit<AdminToken, AdminToken>): Promise<AdminToken | null> {
+    return this.db
+      .transaction(() => {
+        const row = this.db.query<AdminTokenRow, [string]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE id = ?1`).get(id);
+        if (!row) return null;
+        const before = toAdminToken(row);
+        const after = row.revoked_at === null ? toAdminToken({ ...row, revoked_at: this.now() }) : before;
+        if (after !== before) this.db.query("UPDATE admin_tokens SET revoked_at = ?2 WHERE id = ?1").run(id, after.revokedAt);
+        this.keep(audit?.(after, before));
+        return after;
+      })
+      .immediate();
   }
 
   async findAdminToken(secretHash: string): Promise<AdminToken | null> {
@@ -540,17 +587,17 @@ export class SqliteStore implements Store {
     return corrections.correctionSnapshot(this.db);
   }
 
-  async putCorrection(cidr: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
-    return corrections.putCorrection(this.db, cidr, fields, note, this.now());
+  async putCorrection(cidr: string, fields: CorrectionFields, note: string | null, audit?: Audit<Correction, Correction | null>): Promise<Correction> {
+    return corrections.putCorrection(this.db, cidr, fields, note, this.now(), (after, before) => this.keep(audit?.(after, before)));
   }
 
-  async removeCorrection(cidr: string): Promise<Correction | null> {
-    return corrections.removeCorrection(this.db, cidr);
+  async removeCorrection(cidr: string, audit?: Audit<Correction>): Promise<Correction | null> {
+    return corrections.removeCorrection(this.db, cidr, (removed) => this.keep(audit?.(removed, null)));
   }
 
   // Key controls, read-only admin tokens and the audit log (CONTRACT §16).
 
-  async updateKey(id: string, changes: KeyChanges): Promise<ApiKey | null> {
+  async updateKey(id: string, changes: KeyChanges, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
     // IMMEDIATE, as setKeyPlan: the key and the plan are read under the write lock.
     return this.db
       .transaction(() => {
@@ -564,24 +611,25 @@ export class SqliteStore implements Store {
         const controls = applyControlChanges(current.controls, changes);
         const after = controlValues(controls);
         // Only a real change writes (and moves the change counter).
-        if (plan === row.plan && sameControlValues(before, after)) return current;
-        this.db
-          .query("UPDATE keys SET plan = ?2, expires_at = ?3, allowed_cidrs = ?4, allowed_origins = ?5, metadata = ?6 WHERE id = ?1")
-          .run(id, plan, after.expiresAt, after.allowedCidrs, after.allowedOrigins, after.metadata);
-        return toKey(this.statements.key.get(id)!);
+        if (plan !== row.plan || !sameControlValues(before, after)) {
+          this.db
+            .query("UPDATE keys SET plan = ?2, expires_at = ?3, allowed_cidrs = ?4, allowed_origins = ?5, metadata = ?6 WHERE id = ?1")
+            .run(id, plan, after.expiresAt, after.allowedCidrs, after.allowedOrigins, after.metadata);
+        }
+        const updated = toKey(this.statements.key.get(id)!);
+        this.keep(audit?.(updated, current));
+        return updated;
       })
       .immediate();
   }
 
-  async createReadOnlyAdminToken(name: string): Promise<IssuedAdminToken> {
-    const issued = await this.createAdminToken(name);
-    // The same transaction is not needed: the token's secret is known to nobody until this returns.
-    this.db.query("UPDATE admin_tokens SET read_only = 1 WHERE id = ?1").run(issued.token.id);
-    return { token: { ...issued.token, readOnly: true }, secret: issued.secret };
+  async createReadOnlyAdminToken(name: string, audit?: Audit<IssuedAdminToken>): Promise<IssuedAdminToken> {
+    return this.insertAdminToken(name, true, audit);
   }
 
-  async recordAudit(entry: AuditEntry): Promise<void> {
-    this.db.query("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, ?2, ?3, ?4, ?5)").run(entry.at, entry.actor, entry.action, entry.target, JSON.stringify(entry.changes));
+  /** Writes what a change records with itself (see Audit), inside the change's transaction. */
+  private keep(record: ChangeRecord | null | undefined): void {
+    writeChangeRecord(this.db, record ?? null);
   }
 
   async listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]> {

@@ -4,6 +4,7 @@ import { crossedThresholds, thresholdData, thresholdOnceKey } from "../events/us
 import { newWebhookSecret } from "../events/signature.ts";
 import type {
   AttemptResult,
+  Audit,
   ClaimOptions,
   DeliveryAttempt,
   DeliveryRecord,
@@ -16,6 +17,7 @@ import type {
   WebhookStore,
 } from "./store.ts";
 import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+import { insertEvent, writeChangeRecord } from "./sqlite-records.ts";
 
 interface WebhookRow {
   id: string;
@@ -54,11 +56,16 @@ export class SqliteWebhooks implements WebhookStore {
     private readonly clock: () => Date,
   ) {}
 
-  async createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook> {
+  async createWebhook(url: string, events: readonly string[], audit?: Audit<IssuedWebhook>): Promise<IssuedWebhook> {
     const webhook: Webhook = { id: newWebhookId(), url, events: [...events], createdAt: this.clock().toISOString() };
-    const secret = newWebhookSecret();
-    this.db.query("INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)").run(webhook.id, url, eventsColumn(events), secret, webhook.createdAt);
-    return { webhook, secret };
+    const issued = { webhook, secret: newWebhookSecret() };
+    this.db
+      .transaction(() => {
+        this.db.query("INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)").run(webhook.id, url, eventsColumn(events), issued.secret, webhook.createdAt);
+        writeChangeRecord(this.db, audit?.(issued, null) ?? null);
+      })
+      .immediate();
+    return issued;
   }
 
   async listWebhooks(): Promise<Webhook[]> {
@@ -70,8 +77,15 @@ export class SqliteWebhooks implements WebhookStore {
     return row ? toWebhook(row) : null;
   }
 
-  async removeWebhook(id: string): Promise<boolean> {
-    return this.db.query("DELETE FROM webhooks WHERE id = ?1").run(id).changes > 0;
+  async removeWebhook(id: string, audit?: Audit<Webhook>): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const row = this.db.query<WebhookRow, [string]>("DELETE FROM webhooks WHERE id = ?1 RETURNING id, url, events, created_at").get(id);
+        if (!row) return false;
+        writeChangeRecord(this.db, audit?.(toWebhook(row), null) ?? null);
+        return true;
+      })
+      .immediate();
   }
 
   async addEvent(event: NewEvent): Promise<boolean> {
@@ -80,24 +94,7 @@ export class SqliteWebhooks implements WebhookStore {
 
   /** addEvent's work, inside a transaction the caller holds (a charge's, for thresholds). */
   insertEvent(event: NewEvent): boolean {
-    const inserted = this.db
-      .query("INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (once_key) DO NOTHING")
-      .run(event.id, event.type, event.body, event.createdAt, event.onceKey ?? null);
-    if (inserted.changes === 0) return false;
-    const due = Date.parse(event.createdAt);
-    if (event.webhookId !== undefined) {
-      this.db
-        .query("INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at) SELECT ?1, id, 'pending', ?2 FROM webhooks WHERE id = ?3")
-        .run(event.id, due, event.webhookId);
-    } else {
-      this.db
-        .query(
-          `INSERT INTO webhook_deliveries (event_id, webhook_id, state, next_attempt_at)
-           SELECT ?1, id, 'pending', ?2 FROM webhooks WHERE instr(',' || events || ',', ',' || ?3 || ',') > 0 ORDER BY created_at, rowid`,
-        )
-        .run(event.id, due, event.type);
-    }
-    return true;
+    return insertEvent(this.db, event);
   }
 
   /**

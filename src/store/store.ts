@@ -260,6 +260,28 @@ export interface AuditEntry {
   readonly changes: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * What a change writes with itself, in its own transaction: its audit log entry (made by
+ * AuditLog.entry, which keeps no secret) and the events that announce it (CONTRACT §16),
+ * each recorded as WebhookStore.addEvent records one. The change, its entry and its
+ * events are committed together or not at all: a change that fails, for whatever
+ * reason, leaves neither an entry nor an event, and a change with no entry is never
+ * committed.
+ */
+export interface ChangeRecord {
+  readonly entry: AuditEntry;
+  readonly events?: readonly NewEvent[];
+}
+
+/**
+ * How a store's change is audited: called inside the change's transaction once the change
+ * is made, with what the change answers (`after`) and what it replaced (`before`), both
+ * as that transaction saw them. Null records nothing (a change that changed nothing). It
+ * must not wait for anything: what it throws, and a record the store cannot write, undo
+ * the change. A change tried again (a lock met at its start) calls it again.
+ */
+export type Audit<After, Before = null> = (after: After, before: Before) => ChangeRecord | null;
+
 // ---- Webhooks and the event outbox (CONTRACT §16; the events themselves: src/events/) ----
 
 /** A webhook an operator registered: never its secret, which is shown once. */
@@ -375,12 +397,15 @@ export interface ClaimOptions {
  */
 export interface WebhookStore {
   /** Creates a webhook with a new secret; the URL and event types are checked by the caller. */
-  createWebhook(url: string, events: readonly string[]): Promise<IssuedWebhook>;
+  createWebhook(url: string, events: readonly string[], audit?: Audit<IssuedWebhook>): Promise<IssuedWebhook>;
   /** Every webhook, oldest first. */
   listWebhooks(): Promise<Webhook[]>;
   getWebhook(id: string): Promise<Webhook | null>;
-  /** Removes a webhook with its deliveries and their log; false when there is no such webhook. */
-  removeWebhook(id: string): Promise<boolean>;
+  /**
+   * Removes a webhook with its deliveries and their log; false when there is no such
+   * webhook. `audit` is given the webhook removed.
+   */
+  removeWebhook(id: string, audit?: Audit<Webhook>): Promise<boolean>;
   /**
    * Records an event and, in the same transaction, one pending delivery, due now, for
    * every webhook subscribed to its type (or for `webhookId` alone). False, changing
@@ -405,21 +430,29 @@ export interface WebhookStore {
   pruneOutbox(before: string): Promise<number>;
 }
 
+/**
+ * Every change an operator makes (keys, plans, admin tokens, corrections, webhooks) takes
+ * an optional `audit` (see Audit): its audit entry, and the events that announce it, are
+ * then written in the change's own transaction.
+ */
 export interface Store {
   /** Webhooks and the event outbox (CONTRACT §16). */
   readonly webhooks: WebhookStore;
   /** Creates a key, with its controls (CONTRACT §16) when given, in one step. */
-  createKey(name: string, plan: string, controls?: KeyControls): Promise<IssuedKey>;
+  createKey(name: string, plan: string, controls?: KeyControls, audit?: Audit<IssuedKey>): Promise<IssuedKey>;
   listKeys(): Promise<ApiKey[]>;
   getKey(id: string): Promise<ApiKey | null>;
-  /** Revokes a key; null when there is no such key. Revoking twice is harmless. */
-  revokeKey(id: string): Promise<ApiKey | null>;
+  /**
+   * Revokes a key; null when there is no such key. Revoking twice is harmless (and changes
+   * nothing: `audit` then sees a `before` revoked already).
+   */
+  revokeKey(id: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null>;
   /**
    * Gives an active key a new secret; the old secret stops working, at once or, with
    * `graceMs`, at the end of that grace (a secret kept by an earlier grace stops at once).
    * Null when no such active key.
    */
-  rotateKey(id: string, options?: RotateOptions): Promise<IssuedKey | null>;
+  rotateKey(id: string, options?: RotateOptions, audit?: Audit<IssuedKey, ApiKey>): Promise<IssuedKey | null>;
   /**
    * Moves an active key to another plan, as one atomic step; its secret, name and usage
    * stay. Resolves to the key as it is afterwards, or null when there is no such key.
@@ -428,12 +461,15 @@ export interface Store {
    * plan it is on already changes nothing and resolves to the key. A change moves the
    * change counter (generation), so running servers see it within a second.
    */
-  setKeyPlan(id: string, plan: string): Promise<ApiKey | null>;
+  setKeyPlan(id: string, plan: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null>;
 
   listPlans(): Promise<Plan[]>;
   getPlan(name: string): Promise<Plan | null>;
-  /** Creates or changes a plan. A new plan needs every field; throws StoreError otherwise. */
-  setPlan(name: string, changes: PlanChanges): Promise<Plan>;
+  /**
+   * Creates or changes a plan. A new plan needs every field; throws StoreError otherwise.
+   * `audit`'s `before` is null for a new plan.
+   */
+  setPlan(name: string, changes: PlanChanges, audit?: Audit<Plan, Plan | null>): Promise<Plan>;
 
   /** The cheap change counter behind AuthSnapshot.generation. */
   generation(): Promise<number>;
@@ -467,12 +503,12 @@ export interface Store {
    * Creates an admin token, for the admin API (never accepted as an API key, nor an API
    * key as an admin token: they live apart). Throws StoreError for a bad name.
    */
-  createAdminToken(name: string): Promise<IssuedAdminToken>;
+  createAdminToken(name: string, audit?: Audit<IssuedAdminToken>): Promise<IssuedAdminToken>;
   /** Every admin token, revoked ones included, oldest first. */
   listAdminTokens(): Promise<AdminToken[]>;
   getAdminToken(id: string): Promise<AdminToken | null>;
-  /** Revokes an admin token; null when there is no such token. Revoking twice is harmless. */
-  revokeAdminToken(id: string): Promise<AdminToken | null>;
+  /** Revokes an admin token; null when there is no such token. Revoking twice is harmless (see revokeKey). */
+  revokeAdminToken(id: string, audit?: Audit<AdminToken, AdminToken>): Promise<AdminToken | null>;
   /** The active admin token whose secret has this hash, or null. */
   findAdminToken(secretHash: string): Promise<AdminToken | null>;
 
@@ -484,10 +520,13 @@ export interface Store {
   listCorrections(): Promise<Correction[]>;
   /** The corrections with the change counter, from one snapshot: what a server's correction cache loads. */
   correctionSnapshot(): Promise<CorrectionSnapshot>;
-  /** Sets a block's correction, replacing the one it had (whose created_at stays); updated_at is now. */
-  putCorrection(cidr: string, fields: CorrectionFields, note: string | null): Promise<Correction>;
-  /** Removes a block's correction and resolves to it; null when the block has none. */
-  removeCorrection(cidr: string): Promise<Correction | null>;
+  /**
+   * Sets a block's correction, replacing the one it had (whose created_at stays); updated_at
+   * is now. `audit`'s `before` is the correction replaced, or null.
+   */
+  putCorrection(cidr: string, fields: CorrectionFields, note: string | null, audit?: Audit<Correction, Correction | null>): Promise<Correction>;
+  /** Removes a block's correction and resolves to it; null when the block has none. `audit` is given the one removed. */
+  removeCorrection(cidr: string, audit?: Audit<Correction>): Promise<Correction | null>;
 
   /** Every plan, key (with its secret's hash) and usage row, from one consistent snapshot. */
   exportState(): Promise<StateSnapshot>;
@@ -518,13 +557,11 @@ export interface Store {
    * usage stay. Resolves to the key as it is afterwards, or null when there is no such
    * key. Throws StoreError, changing nothing, for a plan that does not exist and for a
    * revoked key. A change moves the change counter, so running servers see it within a
-   * second; one that changes nothing writes nothing.
+   * second; one that changes nothing writes nothing (`audit` sees `before` equal to `after`).
    */
-  updateKey(id: string, changes: KeyChanges): Promise<ApiKey | null>;
+  updateKey(id: string, changes: KeyChanges, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null>;
   /** Creates a read-only admin token, which may only read (see createAdminToken). */
-  createReadOnlyAdminToken(name: string): Promise<IssuedAdminToken>;
-  /** Adds an entry to the audit log (see src/audit/audit-log.ts, which checks it holds no secret). */
-  recordAudit(entry: AuditEntry): Promise<void>;
+  createReadOnlyAdminToken(name: string, audit?: Audit<IssuedAdminToken>): Promise<IssuedAdminToken>;
   /**
    * Audit entries from `from` to `to` (ISO 8601 UTC; from included, to excluded), newest
    * first, at most `limit`.

@@ -2,6 +2,8 @@
  * CONTRACT §13 (and §12's rule for charges): an admin write on a state store whose lock
  * another process holds answers 503 store_unavailable, writes nothing, and never holds
  * the thread: the public port's health check, served by the same thread, answers first.
+ * A change and its audit entry (§16) are one write: an entry that cannot be written,
+ * for a lock or any other reason, leaves the change unmade.
  */
 import { Database } from "bun:sqlite";
 import { SQL } from "bun";
@@ -9,6 +11,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { hashSecret } from "../../src/store/secret.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
@@ -45,7 +48,7 @@ async function writeWhileLocked(write: () => Promise<Response>, publicUrl: strin
   const order: string[] = [];
   const written = write().then(async (response) => {
     order.push("admin");
-    return { status: response.status, retryAfter: response.headers.get("retry-after"), body: (await response.json()) as { code: string } };
+    return { status: response.status, retryAfter: response.headers.get("retry-after"), type: response.headers.get("content-type"), body: (await response.json()) as { code: string } };
   });
   await Bun.sleep(50);
   const health = await fetch(`${publicUrl}/healthz`);
@@ -68,6 +71,31 @@ async function holdingWriteLock(state: string, work: () => Promise<void>): Promi
     holder.run("ROLLBACK");
     holder.close();
   }
+}
+
+/** A key made through the admin API, and how to rotate it there and see the audit log's rotations of it. */
+async function keyToRotate(admin: string, token: string) {
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${admin}/admin/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  const created = await call("POST", "/keys", { name: "rotated" });
+  expect(created.status).toBe(201);
+  const key = (await created.json()) as { id: string; key: string };
+  const rotations = async () =>
+    ((await (await call("GET", "/audit")).json()) as { entries: { action: string; target: string }[] }).entries.filter(
+      (entry) => entry.action === "key.rotated" && entry.target === key.id,
+    ).length;
+  return { key, rotate: () => call("POST", `/keys/${key.id}/rotate`), rotations };
+}
+
+/** Whether a key's secret is answered on the public port: true for a 200, false for a 401. */
+async function works(publicUrl: string, secret: string): Promise<boolean> {
+  const status = (await fetch(`${publicUrl}/v1/me`, { headers: { authorization: `Bearer ${secret}` } })).status;
+  expect([200, 401]).toContain(status);
+  return status === 200;
 }
 
 test("SQLite: a write lock held by another connection", async () => {
@@ -145,6 +173,28 @@ test("SQLite: corrections set or removed while another connection holds the writ
   expect(await listed()).toEqual(["203.0.113.0/24"]);
 });
 
+test("SQLite: a rotation whose audit entry cannot be written answers a problem, and the key keeps its secret", async () => {
+  const state = join(dir, "audit-refused.db");
+  const { server, admin, token } = await oneThreadServer(state);
+  const { key, rotate, rotations } = await keyToRotate(admin, token);
+  const db = new Database(state);
+  db.run("PRAGMA busy_timeout = 5000");
+  db.run("CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'audit refused'); END");
+  const refused = await rotate();
+  // Not a refusal the contract names: a 500, in the problem shape, without internals.
+  expect([refused.status, refused.headers.get("content-type")]).toEqual([500, "application/problem+json"]);
+  expect(await refused.json()).toMatchObject({ status: 500, code: "internal_error" });
+  expect(db.query("SELECT secret_hash FROM keys WHERE id = ?1").get(key.id)).toEqual({ secret_hash: hashSecret(key.key) });
+  // Past the key cache's second: the secret works, as it did.
+  await Bun.sleep(1500);
+  expect(await works(server.url, key.key)).toBe(true);
+  db.run("DROP TRIGGER refuse_audit");
+  db.close();
+  expect(await rotations()).toBe(0);
+  expect((await rotate()).status).toBe(200);
+  expect(await rotations()).toBe(1);
+});
+
 const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("a lock held by another session on the tables the write needs", async () => {
@@ -174,5 +224,37 @@ describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
     expect(await keyCount()).toBe(before);
     expect((await createKey()).status).toBe(201);
     expect((await putPlan()).status).toBe(200);
+  });
+
+  test("a rotation whose audit entry meets a lock held on the audit log answers 503, and the key keeps its secret", async () => {
+    const state = await states.fresh();
+    const { server, admin, token } = await oneThreadServer(state);
+    const { key, rotate, rotations } = await keyToRotate(admin, token);
+    const holder = new SQL(state, { max: 1 });
+    const release = Promise.withResolvers<void>();
+    const locked = Promise.withResolvers<void>();
+    // The keys are free: the rotation itself goes through, and only its entry waits.
+    const held = holder.begin(async (tx) => {
+      await tx`LOCK TABLE audit_log IN EXCLUSIVE MODE`;
+      locked.resolve();
+      await release.promise;
+    });
+    await locked.promise;
+    let answer: Awaited<ReturnType<typeof writeWhileLocked>>;
+    try {
+      answer = await writeWhileLocked(rotate, server.url);
+    } finally {
+      release.resolve();
+      await held;
+    }
+    expect([answer.status, answer.type, answer.body.code]).toEqual([503, "application/problem+json", "store_unavailable"]);
+    expect(Number(answer.retryAfter)).toBeGreaterThan(0);
+    expect(await holder`SELECT secret_hash FROM keys WHERE id = ${key.id}`).toEqual([{ secret_hash: hashSecret(key.key) }]);
+    await holder.close();
+    // The answer came after the lock's two seconds, past the key cache's second: the secret works, as it did.
+    expect(await works(server.url, key.key)).toBe(true);
+    expect(await rotations()).toBe(0);
+    expect((await rotate()).status).toBe(200);
+    expect(await rotations()).toBe(1);
   });
 });

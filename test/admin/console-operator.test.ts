@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type Browser, type Page } from "playwright-core";
 import { join } from "node:path";
 import { openContext, SCREENSHOTS } from "../support/chromium.ts";
+import { AuditLog } from "../../src/audit/audit-log.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 
@@ -291,7 +292,10 @@ describe("the console, as an operator uses it", () => {
 
     // More changes than the page shows: it says so.
     const store = SqliteStore.open(state);
-    for (let i = 0; i < 1000; i++) await store.recordAudit({ at: new Date().toISOString(), actor: "cli", action: "plan.updated", target: `plan:p${i}`, changes: {} });
+    const log = new AuditLog(store);
+    for (let i = 1; i <= 1000; i++) {
+      await store.setPlan("bulk", { maxBatchSize: i, monthlyUnits: null, rateLimit: null }, () => log.change({ actor: "cli", action: "plan.updated", target: "plan:bulk", changes: { max_batch_size: { from: i - 1, to: i } } }));
+    }
     await store.close();
     const { page: full, close } = await signedIn(token);
     await full.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();

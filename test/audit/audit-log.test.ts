@@ -3,23 +3,25 @@ import { AuditLog, REDACTED, changesBetween, scrub } from "../../src/audit/audit
 import { hashSecret } from "../../src/store/secret.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 
-test("record keeps no secret whatever it is given: secret-named members dropped, secret-looking text redacted", async () => {
+test("an entry keeps no secret whatever it is given: secret-named members dropped, secret-looking text redacted", async () => {
   const store = SqliteStore.open(":memory:");
   const issued = await store.createKey("k", "free");
   const token = await store.createAdminToken("ops");
   const audit = new AuditLog(store, () => new Date("2026-11-15T12:00:00Z"));
-  await audit.record({
-    actor: "cli",
-    action: "webhook.created",
-    target: "whk_1",
-    changes: {
-      secret: issued.secret,
-      secret_hash: hashSecret(issued.secret),
-      note: `rotated from ${issued.secret} by ${token.secret}`,
-      nested: { list: [hashSecret(token.secret), "whsec_abcdefghijklmnopqrstuvwxyz012345"], key: issued.secret, url: "https://hooks.example/x" },
-      plan: { from: "free", to: "standard" },
-    },
-  });
+  await store.webhooks.createWebhook("https://hooks.example/x", ["key.created"], (hook) =>
+    audit.change({
+      actor: "cli",
+      action: "webhook.created",
+      target: "whk_1",
+      changes: {
+        secret: hook.secret,
+        secret_hash: hashSecret(issued.secret),
+        note: `rotated from ${issued.secret} by ${token.secret}`,
+        nested: { list: [hashSecret(token.secret), "whsec_abcdefghijklmnopqrstuvwxyz012345"], key: issued.secret, url: "https://hooks.example/x" },
+        plan: { from: "free", to: "standard" },
+      },
+    }),
+  );
   const [entry] = await audit.list("2026-11-15", "2026-11-15", 10);
   expect(entry).toEqual({
     at: "2026-11-15T12:00:00.000Z",
@@ -41,7 +43,7 @@ test("record keeps no secret whatever it is given: secret-named members dropped,
 test("list spans whole UTC days, both ends included", async () => {
   const store = SqliteStore.open(":memory:");
   for (const at of ["2026-11-14T23:59:59.999Z", "2026-11-15T00:00:00.000Z", "2026-11-16T23:59:59.999Z", "2026-11-17T00:00:00.000Z"]) {
-    await new AuditLog(store, () => new Date(at)).record({ actor: "cli", action: "x.y", target: at });
+    await store.createAdminToken("t", () => new AuditLog(store, () => new Date(at)).change({ actor: "cli", action: "x.y", target: at }));
   }
   expect((await new AuditLog(store).list("2026-11-15", "2026-11-16", 10)).map((entry) => entry.target)).toEqual(["2026-11-16T23:59:59.999Z", "2026-11-15T00:00:00.000Z"]);
   await store.close();

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { hashSecret } from "../../src/store/secret.ts";
-import { StoreError, type KeyControls } from "../../src/store/store.ts";
+import { StoreError, type AuditEntry, type KeyControls } from "../../src/store/store.ts";
 import type { StoreKind } from "./store-suite.ts";
 
 const CONTROLS: KeyControls = {
@@ -116,19 +116,21 @@ export function keyControlsStoreSuite(kind: StoreKind): void {
     test("entries come back newest first, within [from, to), at most `limit`", async () => {
       const store = await kind.open(await kind.fresh());
       const at = (day: string, time = "12:00:00.000") => `${day}T${time}Z`;
-      await store.recordAudit({ at: at("2026-11-01"), actor: "cli", action: "key.created", target: "key_a", changes: { name: { from: null, to: "a" } } });
-      await store.recordAudit({ at: at("2026-11-02"), actor: "adm_x", action: "key.updated", target: "key_a", changes: { plan: { from: "free", to: "standard" } } });
-      await store.recordAudit({ at: at("2026-11-02"), actor: "adm_x", action: "key.revoked", target: "key_a", changes: {} });
-      await store.recordAudit({ at: at("2026-11-03", "00:00:00.000"), actor: "cli", action: "plan.updated", target: "plan:free", changes: { rate_limit: { from: 10, to: 5 } } });
+      // Entries are written with the changes they record: here, admin tokens made for them.
+      const record = (entry: AuditEntry) => store.createAdminToken("t", () => ({ entry }));
+      await record({ at: at("2026-11-01"), actor: "cli", action: "key.created", target: "key_a", changes: { name: { from: null, to: "a" } } });
+      await record({ at: at("2026-11-02"), actor: "adm_x", action: "key.updated", target: "key_a", changes: { plan: { from: "free", to: "standard" } } });
+      await record({ at: at("2026-11-02"), actor: "adm_x", action: "key.revoked", target: "key_a", changes: {} });
+      await record({ at: at("2026-11-03", "00:00:00.000"), actor: "cli", action: "plan.updated", target: "plan:free", changes: { rate_limit: { from: 10, to: 5 } } });
       const all = await store.listAudit(at("2026-11-01", "00:00:00.000"), at("2026-11-04", "00:00:00.000"), 100);
       expect(all.map((entry) => entry.action)).toEqual(["plan.updated", "key.revoked", "key.updated", "key.created"]);
       expect(all[2]).toEqual({ at: "2026-11-02T12:00:00.000Z", actor: "adm_x", action: "key.updated", target: "key_a", changes: { plan: { from: "free", to: "standard" } } });
       expect((await store.listAudit(at("2026-11-02", "00:00:00.000"), at("2026-11-03", "00:00:00.000"), 100)).map((entry) => entry.action)).toEqual(["key.revoked", "key.updated"]);
       expect((await store.listAudit(at("2026-11-01", "00:00:00.000"), at("2026-11-04", "00:00:00.000"), 2)).map((entry) => entry.action)).toEqual(["plan.updated", "key.revoked"]);
       expect(await store.listAudit(at("2026-10-01", "00:00:00.000"), at("2026-11-01", "00:00:00.000"), 100)).toEqual([]);
-      // Entries leave the keys' change counter alone.
+      // Entries leave the keys' change counter alone (as admin tokens do).
       const generation = await store.generation();
-      await store.recordAudit({ at: at("2026-11-05"), actor: "cli", action: "x.y", target: "t", changes: {} });
+      await record({ at: at("2026-11-05"), actor: "cli", action: "x.y", target: "t", changes: {} });
       expect(await store.generation()).toBe(generation);
       await store.close();
     });
@@ -140,8 +142,9 @@ export function keyControlsStoreSuite(kind: StoreKind): void {
       const { key, secret: first } = await store.createKey("web", "free", CONTROLS);
       const second = (await store.rotateKey(key.id, { graceMs: 86_400_000 }))!;
       await store.createKey("plain", "free");
-      const reader = await store.createReadOnlyAdminToken("auditor");
-      await store.recordAudit({ at: "2026-11-05T10:00:00.000Z", actor: "cli", action: "key.created", target: key.id, changes: { metadata: { from: null, to: { team: "maps" } } } });
+      const reader = await store.createReadOnlyAdminToken("auditor", () => ({
+        entry: { at: "2026-11-05T10:00:00.000Z", actor: "cli", action: "key.created", target: key.id, changes: { metadata: { from: null, to: { team: "maps" } } } },
+      }));
       const snapshot = await store.exportState();
       expect(snapshot.keys[0]).toMatchObject({ controls: CONTROLS, previousSecretHash: hashSecret(first), graceUntil: "2026-11-06T10:00:00.000Z" });
       expect(snapshot.keys[1]).not.toHaveProperty("previousSecretHash");

@@ -1,4 +1,5 @@
 import { ConfigError } from "../../config/config-error.ts";
+import { createAdminTokenAudited, revokeAdminTokenAudited } from "../../access/admin-token-service.ts";
 import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import type { AdminToken } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
@@ -31,16 +32,9 @@ ${STATE_FLAG_HELP}`,
     const name = typeof flags.name === "string" ? flags.name.trim() : "";
     if (name === "") throw new ConfigError("--name is required and must not be empty");
     const readOnly = flags["read-only"] === true;
-    const issued = await withStore(flags, context, { create: true }, async (store) => {
-      const made = readOnly ? await store.createReadOnlyAdminToken(name) : await store.createAdminToken(name);
-      await new AuditLog(store, () => context.now()).record({
-        actor: CLI_ACTOR,
-        action: "admin_token.created",
-        target: made.token.id,
-        changes: { name: { from: null, to: made.token.name }, read_only: { from: null, to: readOnly } },
-      });
-      return made;
-    });
+    const issued = await withStore(flags, context, { create: true }, (store) =>
+      createAdminTokenAudited(store, new AuditLog(store, () => context.now()), CLI_ACTOR, name, readOnly),
+    );
     if (flags.json) {
       context.io.out(JSON.stringify({ id: issued.token.id, token: issued.secret, name: issued.token.name, ...(readOnly ? { read_only: true } : {}) }));
     } else {
@@ -92,9 +86,8 @@ ${STATE_FLAG_HELP}`,
       const found = await store.getAdminToken(id);
       if (!found) throw new CommandFailed(`no admin token ${id} (see '${howToRun(context, "admin list")}')`);
       if (found.revokedAt) throw new CommandFailed(`admin token ${id} (${found.name}) was revoked on ${found.revokedAt} already`);
-      const revoked = await store.revokeAdminToken(id);
+      const revoked = await revokeAdminTokenAudited(store, new AuditLog(store, () => context.now()), CLI_ACTOR, id);
       if (!revoked) throw new CommandFailed(`no admin token ${id}`);
-      await new AuditLog(store, () => context.now()).record({ actor: CLI_ACTOR, action: "admin_token.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } });
       return revoked;
     });
     context.io.out(`Revoked admin token ${token.id} (${token.name}).`);

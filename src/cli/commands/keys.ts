@@ -14,14 +14,10 @@ import { withStore } from "../with-store.ts";
 
 /**
  * The key changes of the command line: made through KeyService, recorded in the audit log
- * as `cli` and announced to the webhooks; an event the store cannot take is a warning,
- * and the change it reports stands.
+ * as `cli` and announced to the webhooks, with the change, in one transaction.
  */
 function keyService(store: Store, context: CliContext): KeyService {
-  return new KeyService(store, new AuditLog(store, () => context.now()), {
-    now: () => context.now(),
-    failed: (type, _key, error) => context.io.err(`iplookup: warning: the ${type} event for the webhooks could not be recorded: ${(error as Error)?.message ?? error}`),
-  });
+  return new KeyService(store, new AuditLog(store, () => context.now()), { now: () => context.now() });
 }
 
 /** The control flags of `keys create` and `keys update`. */
