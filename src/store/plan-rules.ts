@@ -38,3 +38,8 @@ export function applyPlanChanges(name: string, existing: Plan | null, changes: P
 function isPositiveInteger(value: unknown): boolean {
   return typeof value === "number" && Number.isSafeInteger(value) && value >= 1;
 }
+
+/** Whether `plan` is what `existing` already is (null: there was none), every limit alike. */
+export function samePlan(existing: Plan | null, plan: Plan): boolean {
+  return existing !== null && existing.maxBatchSize === plan.maxBatchSize && existing.monthlyUnits === plan.monthlyUnits && existing.rateLimit === plan.rateLimit;
+}

@@ -4,7 +4,7 @@ import { readPastBrokenConnections } from "./broken-connections.ts";
 import { isUnavailable } from "./postgres-unavailable.ts";
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
-import { applyPlanChanges } from "./plan-rules.ts";
+import { applyPlanChanges, samePlan } from "./plan-rules.ts";
 import { migratePostgres } from "./postgres-schema.ts";
 import { redactUrl } from "./redact-url.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
@@ -471,9 +471,13 @@ export class PostgresStore implements Store {
         const [existing] = await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1 FOR UPDATE`, [name]);
         const before = existing ? toPlan(existing) : null;
         const plan = applyPlanChanges(name, before, changes);
-        await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
-          VALUES (${plan.name}, ${plan.maxBatchSize}, ${plan.monthlyUnits}, ${plan.rateLimit})
-          ON CONFLICT (name) DO UPDATE SET max_batch_size = excluded.max_batch_size, monthly_units = excluded.monthly_units, rate_limit = excluded.rate_limit`;
+        // Only a real change writes (and moves the change counter, which makes every
+        // server reload its keys).
+        if (!samePlan(before, plan)) {
+          await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
+            VALUES (${plan.name}, ${plan.maxBatchSize}, ${plan.monthlyUnits}, ${plan.rateLimit})
+            ON CONFLICT (name) DO UPDATE SET max_batch_size = excluded.max_batch_size, monthly_units = excluded.monthly_units, rate_limit = excluded.rate_limit`;
+        }
         await writeChangeRecord(tx, audit?.(plan, before) ?? null);
         return plan;
       }),

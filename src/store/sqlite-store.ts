@@ -3,7 +3,7 @@ import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
-import { applyPlanChanges } from "./plan-rules.ts";
+import { applyPlanChanges, samePlan } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
@@ -331,12 +331,16 @@ export class SqliteStore implements Store {
         const existing = this.statements.plan.get(name);
         const before = existing ? toPlan(existing) : null;
         const plan = applyPlanChanges(name, before, changes);
-        this.db
-          .query(
-            `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
-             ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
-          )
-          .run(plan.name, plan.maxBatchSize, plan.monthlyUnits, plan.rateLimit);
+        // Only a real change writes (and moves the change counter, which makes every
+        // server reload its keys).
+        if (!samePlan(before, plan)) {
+          this.db
+            .query(
+              `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)
+               ON CONFLICT (name) DO UPDATE SET max_batch_size = ?2, monthly_units = ?3, rate_limit = ?4`,
+            )
+            .run(plan.name, plan.maxBatchSize, plan.monthlyUnits, plan.rateLimit);
+        }
         this.keep(audit?.(plan, before));
         return plan;
       })

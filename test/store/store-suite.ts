@@ -190,6 +190,18 @@ export function storeSuite(kind: StoreKind): void {
       expect(await store.generation()).toBe(generation);
       await store.close();
     });
+
+    test("setting a plan to what it is writes nothing: the change counter stays (no server reloads its keys for it)", async () => {
+      const store = await kind.open(await kind.fresh());
+      const free = (await store.listPlans()).find((plan) => plan.name === "free")!;
+      const generation = await store.generation();
+      expect(await store.setPlan("free", { maxBatchSize: free.maxBatchSize, monthlyUnits: free.monthlyUnits, rateLimit: free.rateLimit })).toEqual(free);
+      expect(await store.setPlan("free", {})).toEqual(free);
+      expect(await store.generation()).toBe(generation);
+      await store.setPlan("free", { maxBatchSize: free.maxBatchSize + 1 });
+      expect(await store.generation()).toBeGreaterThan(generation);
+      await store.close();
+    });
   });
 
   describe("the change counter", () => {
