@@ -36,17 +36,30 @@ export async function putCorrection(
   record: (tx: SQL, after: Correction, before: Correction | null) => Promise<void>,
 ): Promise<Correction> {
   const checked = checkCorrectionRow(cidr, fields, note);
+  const values = [cidr, fieldsJson(checked), note, now];
   return sql.begin(async (tx) => {
-    const [old] = await tx.unsafe<CorrectionRow[]>(`SELECT ${COLUMNS} FROM corrections WHERE cidr = $1 FOR UPDATE`, [cidr]);
-    const [row] = await tx.unsafe<CorrectionRow[]>(
-      `INSERT INTO corrections (${COLUMNS}) VALUES ($1, $2, $3, $4::timestamptz, $4::timestamptz)
-       ON CONFLICT (cidr) DO UPDATE SET fields = excluded.fields, note = excluded.note, updated_at = excluded.updated_at
-       RETURNING ${COLUMNS}`,
-      [cidr, fieldsJson(checked), note, now],
-    );
-    const after = toCorrection(row!);
-    await record(tx, after, old ? toCorrection(old) : null);
-    return after;
+    // Inserted, or else the row there (a writer that inserted it meanwhile has committed
+    // by then: the insert waits for it) locked and updated. A SELECT … FOR UPDATE first
+    // would lock nothing while the block has no row, and two first writes of one block
+    // would both record a creation, the second over the first's correction.
+    for (;;) {
+      const [inserted] = await tx.unsafe<CorrectionRow[]>(
+        `INSERT INTO corrections (${COLUMNS}) VALUES ($1, $2, $3, $4::timestamptz, $4::timestamptz) ON CONFLICT (cidr) DO NOTHING RETURNING ${COLUMNS}`,
+        values,
+      );
+      if (inserted) {
+        const after = toCorrection(inserted);
+        await record(tx, after, null);
+        return after;
+      }
+      const [old] = await tx.unsafe<CorrectionRow[]>(`SELECT ${COLUMNS} FROM corrections WHERE cidr = $1 FOR UPDATE`, [cidr]);
+      // Removed since the insert met it: insert again.
+      if (!old) continue;
+      const [row] = await tx.unsafe<CorrectionRow[]>(`UPDATE corrections SET fields = $2, note = $3, updated_at = $4::timestamptz WHERE cidr = $1 RETURNING ${COLUMNS}`, values);
+      const after = toCorrection(row!);
+      await record(tx, after, toCorrection(old));
+      return after;
+    }
   });
 }
 
