@@ -1,3 +1,4 @@
+import { printable } from "../../access/plain-text.ts";
 import { CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { Deliverer } from "../../events/deliverer.ts";
@@ -119,9 +120,11 @@ ${STATE_FLAG_HELP}`,
     } else if (!attempt) {
       context.io.out(`Test event ${eventId} is queued; a running server is sending it (see '${howToRun(context, `webhooks deliveries ${id}`)}').`);
     } else {
-      const answer = attempt.status === null ? `no answer (${attempt.error})` : `HTTP ${attempt.status} in ${Math.round(attempt.durationMs)} ms`;
+      // The receiver's answer and errors are shown with control characters as `?`: a
+      // receiver's bytes must not act on the operator's terminal.
+      const answer = attempt.status === null ? `no answer (${printable(attempt.error ?? "")})` : `HTTP ${attempt.status} in ${Math.round(attempt.durationMs)} ms`;
       context.io.out(`Test event ${eventId}: ${answer}.`);
-      if (attempt.response) context.io.out(`Answer (first 256 bytes): ${attempt.response}`);
+      if (attempt.response) context.io.out(`Answer (first 256 bytes): ${printable(attempt.response)}`);
       if (!ok) context.io.out(`It will be tried again with backoff; see '${howToRun(context, `webhooks deliveries ${id}`)}'.`);
     }
     return ok || !attempt ? EXIT_OK : EXIT_FAILED;
@@ -158,7 +161,7 @@ ${STATE_FLAG_HELP}`,
 function lastAttempt(record: DeliveryRecord): string {
   const last = record.attempts.at(-1);
   if (!last) return record.nextAttemptAt ? `due ${record.nextAttemptAt}` : "";
-  return `${last.at} ${last.status ?? last.error}`;
+  return `${last.at} ${last.status ?? printable(last.error ?? "")}`;
 }
 
 export const WEBHOOK_COMMANDS: readonly Command[] = [add, list, remove, test, deliveries];
