@@ -1,5 +1,6 @@
 import { publicParts, publicSpans4 } from "../address/classify.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
+import { lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import { ByteWriter } from "../lookup/byte-writer.ts";
@@ -255,14 +256,7 @@ function forEachRun(bytes: Uint8Array, from: number, to: number, run: (first: nu
 
 /** The rank whose name holds byte `at`: the last name start at or below it. */
 function rankAt(starts: Uint32Array, at: number): number {
-  let low = 0;
-  let high = starts.length - 2;
-  while (low < high) {
-    const middle = (low + high + 1) >>> 1;
-    if ((starts[middle] as number) <= at) low = middle;
-    else high = middle - 1;
-  }
-  return low;
+  return lastStartAtOrBelow32(starts, at, 0, starts.length - 2);
 }
 
 /** The first index whose value is at least `value`. */

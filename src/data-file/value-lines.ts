@@ -1,4 +1,5 @@
 import { isUtf8 } from "node:buffer";
+import { lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { privacyOf, SIGNALS, type Privacy } from "../index/privacy.ts";
 import type { RecordField } from "../index/record-fields.ts";
 import { damaged } from "./checksums.ts";
@@ -59,17 +60,9 @@ function latin1(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("latin1");
 }
 
-/** The line that byte `at` is on (-1 for -1). */
+/** The line that byte `at` is on (-1 for -1): the last line start at or below it (`starts` ends with the end of the last line). */
 function lineAt(starts: Uint32Array, at: number): number {
-  if (at < 0) return -1;
-  let low = 0;
-  let high = starts.length - 2;
-  while (low < high) {
-    const middle = (low + high + 1) >>> 1;
-    if ((starts[middle] as number) <= at) low = middle;
-    else high = middle - 1;
-  }
-  return low;
+  return at < 0 ? -1 : lastStartAtOrBelow32(starts, at, 0, starts.length - 2);
 }
 
 /**
