@@ -18,32 +18,49 @@ function lookup(url: string, secret: string, ip: string): Promise<Response> {
   return fetch(`${url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify({ ip }) });
 }
 
-function rssMiB(pid: number): number {
-  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
-}
-
-test("with stderr never read, memory stays flat, the server answers, and dropped lines are counted", async () => {
-  const state = join(dir, "state.db");
+/**
+ * `serve` on a state file of its own with an unlimited key, its stderr a named pipe that
+ * nobody reads (held open read-write here, so opening it does not wait for a reader):
+ * once the pipe's buffer is full, every write waits. Resolves once it answers /healthz.
+ */
+async function serveWithUnreadLog(name: string, workers: number) {
+  const state = join(dir, `${name}.db`);
   const store = SqliteStore.open(state);
   const { secret } = await store.createKey("log", "unlimited");
   await store.close();
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);
-  // stderr is a named pipe that nobody reads (held open read-write here, so opening it
-  // does not wait for a reader): once its buffer is full, every write waits.
-  const fifo = join(dir, "stderr.fifo");
+  const fifo = join(dir, `${name}.fifo`);
   expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
   const pipe = openSync(fifo, constants.O_RDWR);
   // --admin-port off: Bun.spawn without env does not pass on the preload's IPLOOKUP_ADMIN_PORT.
-  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "2", "--admin-port", "off", "--state", state, "--log-level", "info"], {
+  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", String(workers), "--admin-port", "off", "--state", state, "--log-level", "info"], {
     stdout: "ignore",
     stderr: pipe,
   });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && (await fetch(`${url}/healthz`).then((r) => r.status, () => 0)) !== 200) await Bun.sleep(50);
+  return {
+    server,
+    url,
+    secret,
+    async close() {
+      server.kill("SIGKILL");
+      await server.exited;
+      closeSync(pipe);
+    },
+  };
+}
+
+function rssMiB(pid: number): number {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+}
+
+test("with stderr never read, memory stays flat, the server answers, and dropped lines are counted", async () => {
+  const { server, url, secret, close } = await serveWithUnreadLog("flat", 2);
   try {
-    const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await fetch(`${url}/healthz`).then((r) => r.status, () => 0)) !== 200) await Bun.sleep(50);
     const body = JSON.stringify({ ips: Array.from({ length: 20 }, (_, i) => `8.8.${i}.8`) });
     const round = async () => {
       for (let i = 0; i < 40; i++) {
@@ -72,31 +89,13 @@ test("with stderr never read, memory stays flat, the server answers, and dropped
     // bound above is what keeps a stalled log from growing memory.
     expect(after - before).toBeLessThan(128);
   } finally {
-    server.kill("SIGKILL");
-    await server.exited;
-    closeSync(pipe);
+    await close();
   }
 }, 60_000);
 
 test("SIGTERM with stderr never read and its pipe full: the server exits 0 all the same, leaving the lines it cannot write", async () => {
-  const state = join(dir, "stop.db");
-  const store = SqliteStore.open(state);
-  const { secret } = await store.createKey("log", "unlimited");
-  await store.close();
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  const fifo = join(dir, "stop.fifo");
-  expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
-  const pipe = openSync(fifo, constants.O_RDWR);
-  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--admin-port", "off", "--state", state, "--log-level", "info"], {
-    stdout: "ignore",
-    stderr: pipe,
-  });
+  const { server, url, secret, close } = await serveWithUnreadLog("stop", 1);
   try {
-    const url = `http://127.0.0.1:${port}`;
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && (await fetch(`${url}/healthz`).then((r) => r.status, () => 0)) !== 200) await Bun.sleep(50);
     // 3,000 access lines, several times what the pipe holds.
     for (let round = 0; round < 30; round++) {
       await Promise.all(Array.from({ length: 100 }, (_, i) => lookup(url, secret, `8.8.${round}.${i}`).then((r) => r.text())));
@@ -108,9 +107,7 @@ test("SIGTERM with stderr never read and its pipe full: the server exits 0 all t
     const code = await Promise.race([server.exited, Bun.sleep(3000).then(() => "still running")]);
     expect(code).toBe(0);
   } finally {
-    server.kill("SIGKILL");
-    await server.exited;
-    closeSync(pipe);
+    await close();
   }
 }, 60_000);
 
