@@ -64,6 +64,8 @@ export class Deliverer {
   private readonly send: typeof sendMessage;
   private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
+  /** Aborted by stop(): cuts short the attempts under way. */
+  private readonly stopping = new AbortController();
   /** The attempts under way (start), and how many of each webhook's. */
   private readonly attempts = new Set<Promise<void>>();
   private readonly inFlight = new Map<string, number>();
@@ -81,12 +83,19 @@ export class Deliverer {
   /** One pass: claims what is due (of one event only, with `eventId`), sends it, records it. */
   async deliverDue(eventId?: string): Promise<AttemptReport[]> {
     const due = await this.options.store.webhooks.claimDeliveries({ limit: BATCH, nowMs: this.now(), leaseMs: LEASE_MS, eventId });
-    return Promise.all(due.map((delivery) => this.attempt(delivery)));
+    const reports = await Promise.all(due.map((delivery) => this.attempt(delivery)));
+    return reports.filter((report) => report !== null);
   }
 
-  private async attempt(delivery: DueDelivery): Promise<AttemptReport> {
+  /** Sends a delivery and records the attempt; null when stop() cut it short. */
+  private async attempt(delivery: DueDelivery): Promise<AttemptReport | null> {
     const startedMs = this.now();
-    const outcome = await this.send({ url: delivery.url, secret: delivery.secret, id: delivery.eventId, body: delivery.body }, startedMs, this.options.timeoutMs);
+    const outcome = await this.send({ url: delivery.url, secret: delivery.secret, id: delivery.eventId, body: delivery.body }, startedMs, this.options.timeoutMs, this.stopping.signal);
+    // Cut short by stop() before an answer: not recorded, neither as a failure (the
+    // receiver did nothing wrong) nor as anything else (an attempt recorded counts
+    // towards the schedule). Its lease runs out and a server sends it again, as after a
+    // crash (at least once).
+    if (outcome.status === null && this.stopping.signal.aborted) return null;
     const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
     const next = delivered ? null : nextAttemptAt(delivery.attempt, this.now(), Date.parse(delivery.eventCreatedAt));
     const state: DeliveryState = delivered ? "delivered" : next === null ? "failed" : "pending";
@@ -209,13 +218,15 @@ export class Deliverer {
   }
 
   /**
-   * Stops the timer and waits for the pass under way, at most `graceMs`: a server stops
-   * promptly even while a receiver is slow. An attempt cut short this way is not
-   * recorded; its lease runs out and a server sends it again (at least once).
+   * Stops the timer, cuts short the attempts waiting for an answer, and waits for the
+   * rest (an answer being recorded) at most `graceMs`: a server stops promptly even
+   * while a receiver is slow. An attempt cut short is not recorded; its lease runs out
+   * and a server sends it again (at least once).
    */
   async stop(graceMs = 300): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    this.stopping.abort();
     await Promise.race([Promise.allSettled([this.claiming, ...this.attempts]), Bun.sleep(graceMs)]);
   }
 }

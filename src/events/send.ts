@@ -29,10 +29,12 @@ export interface Message {
  * them, and a receiver that streams without end cannot hold the sender. Redirects are
  * not followed (a 3xx is a failed attempt, as Standard Webhooks asks). The timestamp is
  * the time of this attempt, so a receiver that refuses old timestamps accepts a retry.
+ * `stop` cuts the attempt short (a server stopping).
  */
-export async function sendMessage(message: Message, nowMs: number, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<SendOutcome> {
+export async function sendMessage(message: Message, nowMs: number, timeoutMs = ATTEMPT_TIMEOUT_MS, stop?: AbortSignal): Promise<SendOutcome> {
   const began = performance.now();
-  const signal = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = stop ? AbortSignal.any([timeout, stop]) : timeout;
   const duration = () => performance.now() - began;
   try {
     const answer = await fetch(message.url, {
@@ -52,7 +54,7 @@ export async function sendMessage(message: Message, nowMs: number, timeoutMs = A
     const response = await firstBytes(answer, KEPT_RESPONSE_BYTES);
     return { status: answer.status, response, error: null, durationMs: duration() };
   } catch (error) {
-    return { status: null, response: null, error: describeFailure(error, signal, timeoutMs), durationMs: duration() };
+    return { status: null, response: null, error: describeFailure(error, timeout, stop, timeoutMs), durationMs: duration() };
   }
 }
 
@@ -87,8 +89,9 @@ async function firstBytes(answer: Response, limit: number): Promise<string | nul
  * Why an attempt got no answer, in a few words; never the URL (it may carry a token in
  * its path or query) nor anything of the request.
  */
-function describeFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return `no answer within ${timeoutMs / 1000} s`;
+function describeFailure(error: unknown, timeout: AbortSignal, stop: AbortSignal | undefined, timeoutMs: number): string {
+  if (timeout.aborted) return `no answer within ${timeoutMs / 1000} s`;
+  if (stop?.aborted) return "the sender stopped";
   const code = (error as { code?: unknown })?.code;
   switch (code) {
     case "ConnectionRefused":

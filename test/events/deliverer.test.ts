@@ -5,6 +5,7 @@ import { FIRST_RETRY_MS, RETRY_FOR_MS } from "../../src/events/retry-schedule.ts
 import { createLogger } from "../../src/log/logger.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { tempStatePaths } from "../store/temp-state.ts";
+import { StuckReceiver } from "../support/stuck-receiver.ts";
 import { WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /**
@@ -199,5 +200,23 @@ describe("a running deliverer", () => {
     expect(performance.now() - began).toBeLessThan(20_000);
     await deliverer.stop();
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(50);
+  });
+
+  test("stopping cuts an attempt waiting for an answer short: nothing is recorded, and after its lease the delivery is sent again", async () => {
+    const { store } = await setup();
+    const stuck = new StuckReceiver();
+    cleanups.push(async () => stuck.stop());
+    const silent = (await store.webhooks.createWebhook(stuck.url, ["key.rotated"])).webhook;
+    await emitKeyEvent(store, "key.rotated", KEY, new Date(T0));
+    const deliverer = new Deliverer({ store, now: () => T0 });
+    deliverer.start(60_000);
+    while (stuck.open.size === 0) await Bun.sleep(10);
+    const began = performance.now();
+    await deliverer.stop(5000);
+    expect(performance.now() - began).toBeLessThan(1000);
+    const [cut] = await store.webhooks.listDeliveries(silent.id, 1);
+    expect(cut).toMatchObject({ state: "pending", attempts: [] });
+    const again = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + LEASE_MS, leaseMs: LEASE_MS });
+    expect(again.map((d) => [d.webhookId, d.attempt])).toEqual([[silent.id, 1]]);
   });
 });
