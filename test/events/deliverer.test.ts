@@ -172,6 +172,23 @@ describe("delivering", () => {
     expect((await store.webhooks.listDeliveries(webhook.id, 1))[0]!.attempts[0]!.error).toBe("no answer within 0.3 s");
   });
 
+  test("a 2xx whose body never ends is delivered at once, with what came of the body; the connection is closed", async () => {
+    const { store } = await setup();
+    const stuck = new StuckReceiver("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 1000\r\n\r\nthanks, more to come");
+    cleanups.push(async () => stuck.stop());
+    const hook = (await store.webhooks.createWebhook(stuck.url, ["key.rotated"])).webhook;
+    await emitKeyEvent(store, "key.rotated", KEY, new Date(T0));
+    const deliverer = new Deliverer({ store, now: () => T0, timeoutMs: 5000 });
+    const [report] = await deliverer.deliverDue();
+    expect(report).toMatchObject({ status: 200, state: "delivered", response: "thanks, more to come", error: null });
+    expect(report!.durationMs).toBeLessThan(4000);
+    const [record] = await store.webhooks.listDeliveries(hook.id, 1);
+    expect(record).toMatchObject({ state: "delivered", attempts: [{ attempt: 1, status: 200, response: "thanks, more to come", error: null }] });
+    const deadline = performance.now() + 2000;
+    while (stuck.open.size > 0 && performance.now() < deadline) await Bun.sleep(20);
+    expect(stuck.open.size).toBe(0);
+  });
+
   test("no secret in a delivery's body or the log: not the webhook's, not a key's", async () => {
     const { store, receiver, deliverer, lines, secret, setNow } = await setup();
     const issued = await store.createKey("acme", "free");
