@@ -4,7 +4,7 @@ import { errorResponse } from "../http/error-response.ts";
 import { readJsonBody } from "../http/json-body.ts";
 import { isJsonMediaType } from "../http/media-type.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
-import type { AdminToken } from "../store/store.ts";
+import type { AdminToken, DeliveryState } from "../store/store.ts";
 import { AdminRouteTable, checkAdminGate } from "./admin-gate.ts";
 import { checkAdminBody } from "./admin-input.ts";
 import { adminOpenApiDocument } from "./admin-openapi.ts";
@@ -29,6 +29,8 @@ export interface AdminAppDeps extends AdminServiceDeps {
   readonly index?: () => RangeIndex;
   /** The local corrections the lookups answer with now, which the AS lookups follow (none by default). */
   readonly corrections?: () => CorrectionTable | null;
+  /** Hears of each test event's attempt, as serve's deliverer's: the server's /metrics counts them. */
+  readonly onWebhookAttempt?: (state: DeliveryState) => void;
 }
 
 /** What the admin app learns of a request before it runs: the route matched and the admin token. */
@@ -79,7 +81,7 @@ export function createAdminApp(deps: AdminAppDeps) {
   const logger = deps.logger ?? createLogger("error", (line) => process.stderr.write(`${line}\n`));
   const service = new AdminService(deps);
   // "Send a test event" attempts its delivery at once, on this thread, as serve's deliverer would.
-  const webhooks = new AdminWebhooks(deps.store, deps.now, new Deliverer({ store: deps.store, now: () => deps.now().getTime(), logger }));
+  const webhooks = new AdminWebhooks(deps.store, deps.now, new Deliverer({ store: deps.store, now: () => deps.now().getTime(), logger, onAttempt: deps.onWebhookAttempt }));
   let routes: AdminRouteTable | undefined;
   let openApi: string | undefined;
 

@@ -8,6 +8,7 @@ import { bindError, claimPort } from "../serve/port.ts";
 import type { TlsPair } from "../serve/tls.ts";
 import { retryWhileLocked } from "../store/lock-retry.ts";
 import { openStore } from "../store/open-store.ts";
+import type { DeliveryState } from "../store/store.ts";
 import { adminRequestInfo, createAdminApp } from "./admin-app.ts";
 
 export interface AdminListenerOptions {
@@ -27,6 +28,8 @@ export interface AdminListenerOptions {
   readonly corrections?: () => CorrectionTable | null;
   /** Serve HTTPS with this certificate and key (serve's --tls-cert, --tls-key). */
   readonly tls?: TlsPair;
+  /** Hears of each attempt of a test event sent from here (for the server's /metrics). */
+  readonly onWebhookAttempt?: (state: DeliveryState) => void;
 }
 
 export interface AdminListener {
@@ -71,6 +74,7 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
     index: options.index,
     corrections: options.corrections,
     logger,
+    onWebhookAttempt: options.onWebhookAttempt,
   });
   const requestIdOf = requestIds("admin-");
   const listen = (port: number, tls: TlsPair | undefined) =>

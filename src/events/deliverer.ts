@@ -5,8 +5,15 @@ import { ATTEMPT_TIMEOUT_MS, sendMessage, type SendOutcome } from "./send.ts";
 
 /** How often a running server looks for due deliveries. */
 export const POLL_MS = 1000;
-/** The most deliveries one pass claims (and sends at once). */
+/** The most deliveries one pass (deliverDue) claims and sends at once. */
 export const BATCH = 16;
+/** The most attempts a running deliverer has in flight at once, of every webhook. */
+export const MAX_IN_FLIGHT = 64;
+/**
+ * The most of them one webhook may hold: a receiver that never answers ties up this many
+ * for ATTEMPT_TIMEOUT_MS at a time, and the other webhooks' deliveries go out meanwhile.
+ */
+export const PER_WEBHOOK = 16;
 /**
  * How long a claim holds. Longer than an attempt can take (ATTEMPT_TIMEOUT_MS) with a
  * wide margin, so no other server takes over a delivery still being sent; a server that
@@ -45,14 +52,26 @@ export interface AttemptReport extends SendOutcome {
  * It runs on a timer of serve's main thread, never on a request's path: a lookup's answer
  * never waits for a webhook.
  *
+ * Running (start), it keeps up to MAX_IN_FLIGHT attempts going and claims more as each
+ * ends, never more than PER_WEBHOOK of one webhook: a receiver that never answers holds
+ * its share of the slots until its attempts time out, and neither the other webhooks'
+ * deliveries nor its own retries wait for a batch it is part of to finish.
+ *
  * Log lines name the webhook, the event and the outcome, never a URL, a body or a secret.
  */
 export class Deliverer {
   private readonly now: () => number;
   private readonly send: typeof sendMessage;
-  private timer: ReturnType<typeof setTimeout> | undefined;
-  private running: Promise<unknown> | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
   private stopped = false;
+  /** Aborted by stop(): cuts short the attempts under way. */
+  private readonly stopping = new AbortController();
+  /** The attempts under way (start), and how many of each webhook's. */
+  private readonly attempts = new Set<Promise<void>>();
+  private readonly inFlight = new Map<string, number>();
+  /** The claim under way; another is wanted once it ends (a slot came free meanwhile). */
+  private claiming: Promise<void> | undefined;
+  private claimAgain = false;
   /** When the store's failure was last logged (performance.now()): once a minute is enough. */
   private lastWarning = -Infinity;
 
@@ -64,12 +83,19 @@ export class Deliverer {
   /** One pass: claims what is due (of one event only, with `eventId`), sends it, records it. */
   async deliverDue(eventId?: string): Promise<AttemptReport[]> {
     const due = await this.options.store.webhooks.claimDeliveries({ limit: BATCH, nowMs: this.now(), leaseMs: LEASE_MS, eventId });
-    return Promise.all(due.map((delivery) => this.attempt(delivery)));
+    const reports = await Promise.all(due.map((delivery) => this.attempt(delivery)));
+    return reports.filter((report) => report !== null);
   }
 
-  private async attempt(delivery: DueDelivery): Promise<AttemptReport> {
+  /** Sends a delivery and records the attempt; null when stop() cut it short. */
+  private async attempt(delivery: DueDelivery): Promise<AttemptReport | null> {
     const startedMs = this.now();
-    const outcome = await this.send({ url: delivery.url, secret: delivery.secret, id: delivery.eventId, body: delivery.body }, startedMs, this.options.timeoutMs);
+    const outcome = await this.send({ url: delivery.url, secret: delivery.secret, id: delivery.eventId, body: delivery.body }, startedMs, this.options.timeoutMs, this.stopping.signal);
+    // Cut short by stop() before an answer: not recorded, neither as a failure (the
+    // receiver did nothing wrong) nor as anything else (an attempt recorded counts
+    // towards the schedule). Its lease runs out and a server sends it again, as after a
+    // crash (at least once).
+    if (outcome.status === null && this.stopping.signal.aborted) return null;
     const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
     const next = delivered ? null : nextAttemptAt(delivery.attempt, this.now(), Date.parse(delivery.eventCreatedAt));
     const state: DeliveryState = delivered ? "delivered" : next === null ? "failed" : "pending";
@@ -117,41 +143,90 @@ export class Deliverer {
     }
   }
 
-  /** Runs a pass every `everyMs` (the next one after the last has finished). */
+  /** Looks for due deliveries every `everyMs`, and as soon as an attempt ends. */
   start(everyMs = POLL_MS): void {
-    const tick = () => {
-      if (this.stopped) return;
-      let full = false;
-      this.running = this.deliverDue()
-        // A full pass leaves more waiting: the next one starts at once.
-        .then((reports) => void (full = reports.length >= BATCH))
-        .catch((error) => {
-          // A state file locked for a moment by a writer: simply the next pass.
-          if ((error as { code?: unknown })?.code === "SQLITE_BUSY" || this.stopped) return;
-          // A database that is away fails every pass: one line a minute says so.
-          if (performance.now() - this.lastWarning < 60_000) return;
-          this.lastWarning = performance.now();
-          this.options.logger?.log("warn", "webhook deliveries could not be read or recorded in the state store; trying again every second", { error: String((error as Error)?.message ?? error) });
-        })
-        .finally(() => {
-          this.running = undefined;
-          if (this.stopped) return;
-          this.timer = setTimeout(tick, full ? 0 : everyMs);
-          this.timer.unref?.();
-        });
-    };
-    this.timer = setTimeout(tick, 0);
+    this.timer = setInterval(() => this.fill(), everyMs);
     this.timer.unref?.();
+    this.fill();
+  }
+
+  /** Claims due deliveries for the free slots and starts their attempts; one claim at a time. */
+  private fill(): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = this.claimFree()
+      .catch((error) => this.warn(error))
+      .finally(() => {
+        this.claiming = undefined;
+        if (!this.claimAgain) return;
+        this.claimAgain = false;
+        this.fill();
+      });
+  }
+
+  private async claimFree(): Promise<void> {
+    for (;;) {
+      const free = MAX_IN_FLIGHT - this.attempts.size;
+      if (free <= 0 || this.stopped) return;
+      const due = await this.options.store.webhooks.claimDeliveries({
+        limit: free,
+        nowMs: this.now(),
+        leaseMs: LEASE_MS,
+        perWebhook: { limit: PER_WEBHOOK, inFlight: Object.fromEntries(this.inFlight) },
+      });
+      // Stopped meanwhile: the claims' leases run out and a server sends them later.
+      if (this.stopped) return;
+      let capped = false;
+      for (const delivery of due) capped = this.begin(delivery) >= PER_WEBHOOK || capped;
+      // Only a webhook that reached its share can have left due deliveries unclaimed
+      // with slots free: claim again without it.
+      if (!capped || due.length === free) return;
+    }
+  }
+
+  /** Starts an attempt in a slot; answers how many its webhook has in flight now. */
+  private begin(delivery: DueDelivery): number {
+    const held = (this.inFlight.get(delivery.webhookId) ?? 0) + 1;
+    this.inFlight.set(delivery.webhookId, held);
+    const attempt: Promise<void> = this.attempt(delivery)
+      .then(
+        () => {},
+        (error) => this.warn(error),
+      )
+      .finally(() => {
+        this.attempts.delete(attempt);
+        const left = this.inFlight.get(delivery.webhookId)! - 1;
+        if (left > 0) this.inFlight.set(delivery.webhookId, left);
+        else this.inFlight.delete(delivery.webhookId);
+        this.fill();
+      });
+    this.attempts.add(attempt);
+    return held;
+  }
+
+  /** A claim or a record that failed: the next one tries again. */
+  private warn(error: unknown): void {
+    // A state file locked for a moment by a writer: simply the next claim.
+    if ((error as { code?: unknown })?.code === "SQLITE_BUSY" || this.stopped) return;
+    // A database that is away fails every claim: one line a minute says so.
+    if (performance.now() - this.lastWarning < 60_000) return;
+    this.lastWarning = performance.now();
+    this.options.logger?.log("warn", "webhook deliveries could not be read or recorded in the state store; trying again every second", { error: String((error as Error)?.message ?? error) });
   }
 
   /**
-   * Stops the timer and waits for the pass under way, at most `graceMs`: a server stops
-   * promptly even while a receiver is slow. An attempt cut short this way is not
-   * recorded; its lease runs out and a server sends it again (at least once).
+   * Stops the timer, cuts short the attempts waiting for an answer, and waits for the
+   * rest (an answer being recorded) at most `graceMs`: a server stops promptly even
+   * while a receiver is slow. An attempt cut short is not recorded; its lease runs out
+   * and a server sends it again (at least once).
    */
   async stop(graceMs = 300): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    if (this.running) await Promise.race([this.running, Bun.sleep(graceMs)]);
+    if (this.timer) clearInterval(this.timer);
+    this.stopping.abort();
+    await Promise.race([Promise.allSettled([this.claiming, ...this.attempts]), Bun.sleep(graceMs)]);
   }
 }

@@ -4,12 +4,18 @@ import { signedHeaders } from "./signature.ts";
 export const KEPT_RESPONSE_BYTES = 256;
 /** How long one attempt may take, connection to the end of the kept bytes. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
+/**
+ * How long the kept bytes of an answer's body may take after its status and headers:
+ * the status decides the attempt, and a body that comes slowly, or never ends, only
+ * shortens what is kept of it.
+ */
+export const ANSWER_BODY_MS = 1000;
 
 /** What one attempt to send a message came to. */
 export interface SendOutcome {
   /** The HTTP status, or null when there was no answer. */
   readonly status: number | null;
-  /** The first KEPT_RESPONSE_BYTES of the answer's body, as text (invalid UTF-8 replaced). */
+  /** The first KEPT_RESPONSE_BYTES of the answer's body that came within ANSWER_BODY_MS, as text (invalid UTF-8 replaced). */
   readonly response: string | null;
   /** Why there was no answer; null when there was one. */
   readonly error: string | null;
@@ -29,10 +35,12 @@ export interface Message {
  * them, and a receiver that streams without end cannot hold the sender. Redirects are
  * not followed (a 3xx is a failed attempt, as Standard Webhooks asks). The timestamp is
  * the time of this attempt, so a receiver that refuses old timestamps accepts a retry.
+ * `stop` cuts the attempt short (a server stopping).
  */
-export async function sendMessage(message: Message, nowMs: number, timeoutMs = ATTEMPT_TIMEOUT_MS): Promise<SendOutcome> {
+export async function sendMessage(message: Message, nowMs: number, timeoutMs = ATTEMPT_TIMEOUT_MS, stop?: AbortSignal): Promise<SendOutcome> {
   const began = performance.now();
-  const signal = AbortSignal.timeout(timeoutMs);
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const signal = stop ? AbortSignal.any([timeout, stop]) : timeout;
   const duration = () => performance.now() - began;
   try {
     const answer = await fetch(message.url, {
@@ -49,27 +57,36 @@ export async function sendMessage(message: Message, nowMs: number, timeoutMs = A
       // keep-alive connection for the next attempt to fail on.
       keepalive: false,
     });
-    const response = await firstBytes(answer, KEPT_RESPONSE_BYTES);
+    const response = await firstBytes(answer, KEPT_RESPONSE_BYTES, ANSWER_BODY_MS);
     return { status: answer.status, response, error: null, durationMs: duration() };
   } catch (error) {
-    return { status: null, response: null, error: describeFailure(error, signal, timeoutMs), durationMs: duration() };
+    return { status: null, response: null, error: describeFailure(error, timeout, stop, timeoutMs), durationMs: duration() };
   }
 }
 
-/** The first `limit` bytes of an answer's body as text; the rest is never read. */
-async function firstBytes(answer: Response, limit: number): Promise<string | null> {
+/**
+ * The first `limit` bytes of an answer's body as text, of what arrives within `waitMs`
+ * (or before the attempt's signal ends it); the rest is never read. Never fails: a body
+ * cut short keeps what came of it.
+ */
+async function firstBytes(answer: Response, limit: number, waitMs: number): Promise<string | null> {
   if (!answer.body) return null;
   const reader = answer.body.getReader();
   const parts: Uint8Array[] = [];
   let length = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, waitMs, null)));
   try {
     while (length < limit) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      parts.push(value);
-      length += value.byteLength;
+      const chunk = await Promise.race([reader.read(), late]);
+      if (chunk === null || chunk.done) break;
+      parts.push(chunk.value);
+      length += chunk.value.byteLength;
     }
+  } catch {
+    // The body broke off, or the attempt's time ran out: what came is what is kept.
   } finally {
+    clearTimeout(timer);
     void reader.cancel().catch(() => {});
   }
   const bytes = new Uint8Array(Math.min(length, limit));
@@ -87,8 +104,9 @@ async function firstBytes(answer: Response, limit: number): Promise<string | nul
  * Why an attempt got no answer, in a few words; never the URL (it may carry a token in
  * its path or query) nor anything of the request.
  */
-function describeFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return `no answer within ${timeoutMs / 1000} s`;
+function describeFailure(error: unknown, timeout: AbortSignal, stop: AbortSignal | undefined, timeoutMs: number): string {
+  if (timeout.aborted) return `no answer within ${timeoutMs / 1000} s`;
+  if (stop?.aborted) return "the sender stopped";
   const code = (error as { code?: unknown })?.code;
   switch (code) {
     case "ConnectionRefused":

@@ -24,7 +24,7 @@ export interface ServeEventsOptions {
 }
 
 export interface ServeEvents {
-  /** Stops the timers and waits for the deliveries under way (their attempts are recorded). */
+  /** Stops the timers and the deliveries under way (see Deliverer.stop), then the store connection. */
   stop(): Promise<void>;
 }
 

@@ -162,6 +162,8 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
         index: () => index.current(),
         corrections: () => main.corrections(),
         tls: tls || undefined,
+        // Test events sent from the admin API or the console count as serve's own attempts.
+        onWebhookAttempt: (state) => mainMetrics.addWebhookAttempt(state),
       });
     } catch (error) {
       await stopStarted();

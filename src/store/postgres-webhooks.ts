@@ -40,14 +40,22 @@ interface WebhookRow {
 /**
  * Claims due deliveries: rows another server is claiming are skipped (SKIP LOCKED), and
  * a row claimed and committed meanwhile is read again under the lock, its new lease
- * excluding it. So one server holds a delivery at a time.
+ * excluding it. So one server holds a delivery at a time. Of one webhook, no more are
+ * claimed than its share ($6) less those this server has in flight ($5, by webhook id);
+ * a row locked and left out for that keeps no lease, and the lock ends with the statement.
  */
-const CLAIM = `WITH due AS (
-    SELECT id FROM webhook_deliveries
+const CLAIM = `WITH busy AS (
+    SELECT key AS webhook_id, value::int AS n FROM jsonb_each_text($5::text::jsonb)
+  ), due AS (
+    SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
     WHERE state = 'pending' AND next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1) AND ($3::text IS NULL OR event_id = $3::text)
+      AND webhook_id NOT IN (SELECT webhook_id FROM busy WHERE n >= $6::int)
     ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), placed AS (
+    SELECT due.id, row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.next_attempt_at, due.id) + coalesce(busy.n, 0) AS place
+    FROM due LEFT JOIN busy ON busy.webhook_id = due.webhook_id
   ), claimed AS (
-    UPDATE webhook_deliveries d SET lease_until = $1 + $4 FROM due WHERE d.id = due.id
+    UPDATE webhook_deliveries d SET lease_until = $1 + $4 FROM placed WHERE d.id = placed.id AND ($6::int IS NULL OR placed.place <= $6::int)
     RETURNING d.id, d.attempts, d.webhook_id, d.event_id, d.next_attempt_at
   )
   SELECT c.id, c.attempts, c.webhook_id, w.url, w.secret, c.event_id, e.type, e.body, e.created_at
@@ -95,11 +103,11 @@ export class PostgresWebhooks implements WebhookStore {
     return this.db.guard(() => insertEvent(this.db.sql(), event));
   }
 
-  async claimDeliveries({ limit, nowMs, leaseMs, eventId }: ClaimOptions): Promise<DueDelivery[]> {
+  async claimDeliveries({ limit, nowMs, leaseMs, eventId, perWebhook }: ClaimOptions): Promise<DueDelivery[]> {
     const rows = await this.db.guard(() =>
       this.db.sql().unsafe<
         { id: string; attempts: number; webhook_id: string; url: string; secret: string; event_id: string; type: string; body: string; created_at: Date }[]
-      >(CLAIM, [nowMs, limit, eventId ?? null, leaseMs]),
+      >(CLAIM, [nowMs, limit, eventId ?? null, leaseMs, JSON.stringify(perWebhook?.inFlight ?? {}), perWebhook?.limit ?? null]),
     );
     return rows.map(
       (row): DueDelivery => ({

@@ -121,28 +121,42 @@ export class SqliteWebhooks implements WebhookStore {
     }
   }
 
-  async claimDeliveries({ limit, nowMs, leaseMs, eventId }: ClaimOptions): Promise<DueDelivery[]> {
+  async claimDeliveries({ limit, nowMs, leaseMs, eventId, perWebhook }: ClaimOptions): Promise<DueDelivery[]> {
+    const inFlight = JSON.stringify(perWebhook?.inFlight ?? {});
+    const share = perWebhook?.limit ?? null;
     // A server asks every second: a plain read first, so that the write lock (which the
     // charges need) is taken only when something is due.
     const due = this.db
-      .query<{ found: number }, [number]>(
-        "SELECT 1 AS found FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) LIMIT 1",
+      .query<{ found: number }, [number, string, number | null]>(
+        `SELECT 1 AS found FROM webhook_deliveries WHERE state = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1)
+         AND webhook_id NOT IN (SELECT key FROM json_each(?2) WHERE value >= ?3) LIMIT 1`,
       )
-      .get(nowMs);
+      .get(nowMs, inFlight, share);
     if (!due) return [];
     return this.db
       .transaction(() => {
+        // The oldest due first; of a webhook, no more than its share with those in flight.
         const rows = this.db
           .query<
             { id: number; attempts: number; webhook_id: string; url: string; secret: string; event_id: string; type: string; body: string; created_at: string },
-            [number, number, string | null]
+            [number, number, string | null, string, number | null]
           >(
-            `SELECT d.id, d.attempts, d.webhook_id, w.url, w.secret, d.event_id, e.type, e.body, e.created_at
-             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN webhook_events e ON e.id = d.event_id
-             WHERE d.state = 'pending' AND d.next_attempt_at <= ?1 AND (d.lease_until IS NULL OR d.lease_until <= ?1) AND (?3 IS NULL OR d.event_id = ?3)
-             ORDER BY d.next_attempt_at, d.id LIMIT ?2`,
+            `WITH due AS (
+               SELECT id, webhook_id, next_attempt_at FROM webhook_deliveries
+               WHERE state = 'pending' AND next_attempt_at <= ?1 AND (lease_until IS NULL OR lease_until <= ?1) AND (?3 IS NULL OR event_id = ?3)
+                 AND webhook_id NOT IN (SELECT key FROM json_each(?4) WHERE value >= ?5)
+               ORDER BY next_attempt_at, id LIMIT ?2
+             ), placed AS (
+               SELECT due.id, due.next_attempt_at,
+                 row_number() OVER (PARTITION BY due.webhook_id ORDER BY due.next_attempt_at, due.id) + coalesce((SELECT value FROM json_each(?4) WHERE key = due.webhook_id), 0) AS place
+               FROM due
+             )
+             SELECT d.id, d.attempts, d.webhook_id, w.url, w.secret, d.event_id, e.type, e.body, e.created_at
+             FROM placed p JOIN webhook_deliveries d ON d.id = p.id JOIN webhooks w ON w.id = d.webhook_id JOIN webhook_events e ON e.id = d.event_id
+             WHERE ?5 IS NULL OR p.place <= ?5
+             ORDER BY p.next_attempt_at, p.id`,
           )
-          .all(nowMs, limit, eventId ?? null);
+          .all(nowMs, limit, eventId ?? null, inFlight, share);
         const lease = this.db.query("UPDATE webhook_deliveries SET lease_until = ?2 WHERE id = ?1");
         for (const row of rows) lease.run(row.id, nowMs + leaseMs);
         return rows.map(

@@ -386,6 +386,12 @@ export interface ClaimOptions {
   readonly leaseMs: number;
   /** Only this event's deliveries (a test event sent at once). */
   readonly eventId?: string;
+  /**
+   * At most `limit` deliveries of one webhook in flight, counting the `inFlight` the
+   * caller has of each already (by webhook id): a webhook at its limit gets none, and
+   * the claim goes on to the others' deliveries behind its own.
+   */
+  readonly perWebhook?: { readonly limit: number; readonly inFlight: Readonly<Record<string, number>> };
 }
 
 /**

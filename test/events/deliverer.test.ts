@@ -5,6 +5,7 @@ import { FIRST_RETRY_MS, RETRY_FOR_MS } from "../../src/events/retry-schedule.ts
 import { createLogger } from "../../src/log/logger.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { tempStatePaths } from "../store/temp-state.ts";
+import { StuckReceiver } from "../support/stuck-receiver.ts";
 import { WebhookReceiver } from "../support/webhook-receiver.ts";
 
 /**
@@ -171,6 +172,23 @@ describe("delivering", () => {
     expect((await store.webhooks.listDeliveries(webhook.id, 1))[0]!.attempts[0]!.error).toBe("no answer within 0.3 s");
   });
 
+  test("a 2xx whose body never ends is delivered at once, with what came of the body; the connection is closed", async () => {
+    const { store } = await setup();
+    const stuck = new StuckReceiver("HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: 1000\r\n\r\nthanks, more to come");
+    cleanups.push(async () => stuck.stop());
+    const hook = (await store.webhooks.createWebhook(stuck.url, ["key.rotated"])).webhook;
+    await emitKeyEvent(store, "key.rotated", KEY, new Date(T0));
+    const deliverer = new Deliverer({ store, now: () => T0, timeoutMs: 5000 });
+    const [report] = await deliverer.deliverDue();
+    expect(report).toMatchObject({ status: 200, state: "delivered", response: "thanks, more to come", error: null });
+    expect(report!.durationMs).toBeLessThan(4000);
+    const [record] = await store.webhooks.listDeliveries(hook.id, 1);
+    expect(record).toMatchObject({ state: "delivered", attempts: [{ attempt: 1, status: 200, response: "thanks, more to come", error: null }] });
+    const deadline = performance.now() + 2000;
+    while (stuck.open.size > 0 && performance.now() < deadline) await Bun.sleep(20);
+    expect(stuck.open.size).toBe(0);
+  });
+
   test("no secret in a delivery's body or the log: not the webhook's, not a key's", async () => {
     const { store, receiver, deliverer, lines, secret, setNow } = await setup();
     const issued = await store.createKey("acme", "free");
@@ -188,16 +206,34 @@ describe("delivering", () => {
 
 
 describe("a running deliverer", () => {
-  test("sends a backlog larger than one pass without waiting a second a pass, and stops promptly", async () => {
+  test("sends a backlog larger than its slots without waiting for the timer, and stops promptly", async () => {
     const { store, receiver } = await setup();
     for (let i = 0; i < 50; i++) await emitKeyEvent(store, "key.created", { ...KEY, name: `k${i}` }, new Date(T0));
     const deliverer = new Deliverer({ store, now: () => T0 });
     const began = performance.now();
     deliverer.start(60_000);
     await receiver.waitFor(50);
-    // Four passes of 16 at most; with a minute between passes this would take minutes.
+    // More is claimed as each attempt ends; with a minute between looks this would take minutes.
     expect(performance.now() - began).toBeLessThan(20_000);
     await deliverer.stop();
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(50);
+  });
+
+  test("stopping cuts an attempt waiting for an answer short: nothing is recorded, and after its lease the delivery is sent again", async () => {
+    const { store } = await setup();
+    const stuck = new StuckReceiver();
+    cleanups.push(async () => stuck.stop());
+    const silent = (await store.webhooks.createWebhook(stuck.url, ["key.rotated"])).webhook;
+    await emitKeyEvent(store, "key.rotated", KEY, new Date(T0));
+    const deliverer = new Deliverer({ store, now: () => T0 });
+    deliverer.start(60_000);
+    while (stuck.open.size === 0) await Bun.sleep(10);
+    const began = performance.now();
+    await deliverer.stop(5000);
+    expect(performance.now() - began).toBeLessThan(1000);
+    const [cut] = await store.webhooks.listDeliveries(silent.id, 1);
+    expect(cut).toMatchObject({ state: "pending", attempts: [] });
+    const again = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + LEASE_MS, leaseMs: LEASE_MS });
+    expect(again.map((d) => [d.webhookId, d.attempt])).toEqual([[silent.id, 1]]);
   });
 });

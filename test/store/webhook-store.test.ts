@@ -59,6 +59,43 @@ function webhookSuite(fresh: () => Promise<string>) {
     await store.close();
   });
 
+  test("a claim takes no more of a webhook than its share, counting those in flight; a webhook at its share gets none, and the others' deliveries behind its own are claimed", async () => {
+    const store = await open();
+    const a = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    const b = (await store.webhooks.createWebhook("http://127.0.0.1:9/b", ["key.revoked"])).webhook;
+    for (let i = 1; i <= 5; i++) await store.webhooks.addEvent(event(`msg_a${i}`));
+    for (let i = 1; i <= 2; i++) await store.webhooks.addEvent(event(`msg_b${i}`, "key.revoked"));
+    const claim = (limit: number, perWebhook?: { limit: number; inFlight: Record<string, number> }) =>
+      store.webhooks.claimDeliveries({ limit, nowMs: T0, leaseMs: 60_000, perWebhook }).then((due) => due.map((d) => d.eventId));
+    expect(await claim(3, { limit: 2, inFlight: {} })).toEqual(["msg_a1", "msg_a2"]);
+    expect(await claim(3, { limit: 2, inFlight: { [a.id]: 2 } })).toEqual(["msg_b1", "msg_b2"]);
+    expect(await claim(10, { limit: 3, inFlight: { [a.id]: 2, [b.id]: 2 } })).toEqual(["msg_a3"]);
+    expect(await claim(10)).toEqual(["msg_a4", "msg_a5"]);
+    await store.close();
+  });
+
+  test("servers claiming at once, each within its shares, never claim one delivery twice", async () => {
+    const location = await fresh();
+    const [one, two] = [await openStore(location, { clock: () => new Date(T0) }), await openStore(location, { clock: () => new Date(T0) })];
+    await one.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"]);
+    await one.webhooks.createWebhook("http://127.0.0.1:9/b", ["key.created"]);
+    for (let i = 0; i < 40; i++) await one.webhooks.addEvent(event(`msg_${i}`));
+    const claimAll = async (store: Store) => {
+      const ids: number[] = [];
+      for (;;) {
+        const due = await store.webhooks.claimDeliveries({ limit: 7, nowMs: T0, leaseMs: 60_000, perWebhook: { limit: 3, inFlight: {} } });
+        if (due.length === 0) return ids;
+        ids.push(...due.map((d) => d.deliveryId));
+      }
+    };
+    const [mine, theirs] = await Promise.all([claimAll(one), claimAll(two)]);
+    const all = [...mine!, ...theirs!];
+    expect(all).toHaveLength(80);
+    expect(new Set(all).size).toBe(80);
+    await one.close();
+    await two.close();
+  });
+
   test("attempts are logged once; pending until the next try, then delivered", async () => {
     const store = await open();
     const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
