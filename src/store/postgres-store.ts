@@ -468,21 +468,32 @@ export class PostgresStore implements Store {
   async setPlan(name: string, changes: PlanChanges, audit?: Audit<Plan, Plan | null>): Promise<Plan> {
     return this.guard(() =>
       this.sql.begin(async (tx) => {
-        const [existing] = await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1 FOR UPDATE`, [name]);
-        const before = existing ? toPlan(existing) : null;
-        const plan = applyPlanChanges(name, before, changes);
-        // Only a real change writes (and moves the change counter, which makes every
-        // server reload its keys).
-        if (!samePlan(before, plan)) {
-          await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
-            VALUES (${plan.name}, ${plan.maxBatchSize}, ${plan.monthlyUnits}, ${plan.rateLimit})
-            ON CONFLICT (name) DO UPDATE SET max_batch_size = excluded.max_batch_size, monthly_units = excluded.monthly_units, rate_limit = excluded.rate_limit`;
+        // The plan's row locked, or else the new plan inserted; an insert that meets
+        // another writer's of the same name waits for it and then changes that plan. A
+        // SELECT … FOR UPDATE alone locks nothing while there is no row, and two first
+        // writes would both record a creation, the second over the first's limits.
+        for (;;) {
+          const [existing] = await tx.unsafe<PlanRow[]>(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = $1 FOR UPDATE`, [name]);
+          const before = existing ? toPlan(existing) : null;
+          const plan = applyPlanChanges(name, before, changes);
+          if (before === null) {
+            const [inserted] = await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit)
+              VALUES (${plan.name}, ${plan.maxBatchSize}, ${plan.monthlyUnits}, ${plan.rateLimit})
+              ON CONFLICT (name) DO NOTHING RETURNING name`;
+            // Inserted meanwhile by another writer: change that plan instead.
+            if (!inserted) continue;
+          } else if (!samePlan(before, plan)) {
+            // Only a real change writes (and moves the change counter, which makes every
+            // server reload its keys).
+            await tx`UPDATE plans SET max_batch_size = ${plan.maxBatchSize}, monthly_units = ${plan.monthlyUnits}, rate_limit = ${plan.rateLimit} WHERE name = ${plan.name}`;
+          }
+          await writeChangeRecord(tx, audit?.(plan, before) ?? null);
+          return plan;
         }
-        await writeChangeRecord(tx, audit?.(plan, before) ?? null);
-        return plan;
       }),
     );
   }
+
 
   async generation(): Promise<number> {
     const [row] = await this.read(() => this.sql`SELECT value FROM generation WHERE id = 1`, true);

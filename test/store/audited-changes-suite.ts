@@ -112,8 +112,7 @@ export function auditedChangesSuite(kind: AuditedStoreKind): void {
     expect(await s.keys.update(CLI_ACTOR, s.key.key.id, { plan: "free", metadata: null })).toEqual(s.key.key);
     expect(await setPlanAudited(s.store, s.audit, CLI_ACTOR, "free", { rateLimit: 10 })).toEqual({ name: "free", maxBatchSize: 100, monthlyUnits: 100_000, rateLimit: 10 });
     expect((await revokeAdminTokenAudited(s.store, s.audit, CLI_ACTOR, s.revokedToken.id))?.revokedAt).toBe(NOW.toISOString());
-    // (setPlan writes a plan's row even with the values it had, which moves the change counter.)
-    expect({ ...(await everything(s.store, s.webhook.id)), generation: 0 }).toEqual({ ...before, generation: 0 });
+    expect(await everything(s.store, s.webhook.id)).toEqual(before);
     await s.store.close();
   });
 }

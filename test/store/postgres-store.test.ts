@@ -140,6 +140,30 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
     });
   });
 
+  describe("plans written by two servers at once", () => {
+    test("a plan's first write that meets another writer's insert of the same name waits for it and is recorded as changing that plan, not as a second creation", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      const other = new SQL(url, { max: 1 });
+      let seenBefore: unknown = "not called";
+      let written: Promise<unknown> | undefined;
+      await other.begin(async (tx) => {
+        await tx`INSERT INTO plans (name, max_batch_size, monthly_units, rate_limit) VALUES ('silver', 1, 1, 1)`;
+        // The store's write meets the uncommitted row and waits for it to commit.
+        written = store.setPlan("silver", { maxBatchSize: 5, monthlyUnits: 50, rateLimit: 2 }, (_after, before) => {
+          seenBefore = before;
+          return null;
+        });
+        await Bun.sleep(200);
+        expect(seenBefore).toBe("not called");
+      });
+      expect(await written).toEqual({ name: "silver", maxBatchSize: 5, monthlyUnits: 50, rateLimit: 2 });
+      expect(seenBefore).toEqual({ name: "silver", maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 });
+      await other.close();
+      await store.close();
+    });
+  });
+
   describe("keys and the change counter", () => {
     // Bun asks for DateStyle ISO when it connects; were it not so, times sent as text and
     // day::text would read 05/11/2026.
