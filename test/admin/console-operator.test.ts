@@ -114,6 +114,17 @@ describe("the console, as an operator uses it", () => {
     await close();
   });
 
+  test("a key made while the page cannot read the keys again still shows its secret, once", async () => {
+    const { page, close } = await signedIn(token);
+    await page.route("**/admin/v1/plans", (route) => route.abort("connectionrefused"));
+    await page.fill("#new-key-name", "unlisted");
+    await page.click("#create-key-form button[type=submit]");
+    await page.locator("#secret-panel").waitFor({ state: "visible" });
+    expect(await page.locator("#secret-value").textContent()).toMatch(/^ipl_/);
+    expect(await page.locator("#secret-title").textContent()).toContain("unlisted");
+    await close();
+  });
+
   test("signing out forgets the secrets still shown: whoever signs in next on the tab sees none", async () => {
     const { page, errors, close } = await signedIn(token);
     await page.fill("#new-key-name", "left-open");
@@ -159,6 +170,7 @@ describe("the console, as an operator uses it", () => {
       expect(await page.locator("#add-webhook-form").isHidden()).toBe(true);
       const webhook = page.locator("#webhooks tbody tr[data-webhook-id]").first();
       for (const label of ["Send test", "Remove"]) expect(await webhook.locator("button", { hasText: label }).isVisible()).toBe(false);
+      expect(await page.locator("#plans button").evaluateAll((buttons) => buttons.filter((button) => (button as { offsetParent: unknown }).offsetParent !== null).length)).toBe(0);
       const deliveries = webhook.locator("button", { hasText: "Deliveries" });
       expect(await deliveries.isVisible()).toBe(true);
       expect(await deliveries.isEnabled()).toBe(true);

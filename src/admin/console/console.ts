@@ -351,10 +351,21 @@ function renderKeys(): void {
     empty.append(make("td", "No keys yet: create one above.", { colspan: "8", class: "muted" }));
     rows.push(empty);
   }
-  const shownFor = secretOf === null ? undefined : rows.find((row) => row.dataset.keyId === secretOf);
-  if (shownFor) rows.splice(rows.indexOf(shownFor) + 1, 0, secretHolder);
   element("keys").querySelector("tbody")!.replaceChildren(...rows);
+  placeSecret();
   placeNote();
+}
+
+/**
+ * Puts the secret shown under its key's row, or at the top of the keys when the row is
+ * not drawn yet (the keys could not be read again after the key was made): a secret
+ * shown once must reach the page whatever fails after it was issued.
+ */
+function placeSecret(): void {
+  if (secretOf === null) return;
+  const row = document.querySelector<HTMLTableRowElement>(`#keys tr[data-key-id="${CSS.escape(secretOf)}"]`);
+  if (row) row.after(secretHolder);
+  else element("keys").querySelector("tbody")!.prepend(secretHolder);
 }
 
 /**
@@ -373,6 +384,7 @@ function showSecret(issued: IssuedKey, title: string): void {
   secretParts.panel.hidden = false;
   secretParts.copy.textContent = "Copy";
   secretOf = issued.id;
+  placeSecret();
 }
 
 /** Brings the secret just shown into view, its Copy button focused. */
@@ -462,7 +474,7 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
   const batch = limitField(plan?.max_batch_size ?? null, `Max batch of ${of}`, "Max batch", false, !plan);
   const units = limitField(plan?.monthly_units ?? null, `Units a month of ${of}`, "Units a month", true, !plan);
   const rate = limitField(plan?.rate_limit ?? null, `Requests a second of ${of}`, "Requests a second", true, !plan);
-  const save = make("button", plan ? "Save" : "Add plan", { type: "button" });
+  const save = make("button", plan ? "Save" : "Add plan", { type: "button", class: "write" });
   save.addEventListener("click", () =>
     attempt(async () => {
       const planName = plan?.name ?? nameInput.value.trim();
