@@ -3,7 +3,7 @@ import { type Browser, type Page } from "playwright-core";
 import { join } from "node:path";
 import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+import { openSignedIn, startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 import { type ServerProcess } from "../support/server-process.ts";
 
 /**
@@ -32,17 +32,8 @@ beforeAll(async () => {
 
 afterAll(() => setup?.close());
 
-async function signedIn(with_: string, viewport = DESKTOP): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
-  const context = await openContext(browser, { viewport });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("console", (message) => {
-    if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
-  });
-  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
-  await page.goto(`${admin}/console#token=${with_}`);
-  await page.locator("#signed-in").waitFor({ state: "visible" });
-  return { page, errors, close: () => context.close() };
+function signedIn(with_: string, viewport = DESKTOP): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
+  return openSignedIn(browser, admin, with_, viewport);
 }
 
 const lookup = (key: string) =>

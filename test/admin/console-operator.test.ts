@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { AuditLog } from "../../src/audit/audit-log.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
+import { openSignedIn, startConsoleServer, type ConsoleServer } from "../support/console-server.ts";
 
 /**
  * What an operator meets using the console day to day, in a real browser against a real
@@ -47,15 +47,11 @@ beforeAll(async () => {
 
 afterAll(() => setup?.close());
 
+/** Signed in, the keys drawn. */
 async function signedIn(with_: string, viewport = DESKTOP): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
-  const context = await openContext(browser, { viewport });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
-  await page.goto(`${admin}/console#token=${with_}`);
-  await page.locator("#signed-in").waitFor({ state: "visible" });
-  await page.locator("#keys tbody tr[data-key-id]").first().waitFor();
-  return { page, errors, close: () => context.close() };
+  const opened = await openSignedIn(browser, admin, with_, viewport);
+  await opened.page.locator("#keys tbody tr[data-key-id]").first().waitFor();
+  return opened;
 }
 
 /** Whether an element is wholly inside the screen. */

@@ -2,12 +2,12 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../../src/cli/run.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import type { Store } from "../../src/store/store.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { cli } from "../support/server-process.ts";
+import { runCliInProcess } from "../support/in-process-cli.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-state-copy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,17 +16,8 @@ const freshFile = () => join(dir, `state-${++files}.db`);
 const states = testStates();
 
 /** Runs a command line in this process; resolves to its exit code and what it printed. */
-async function run(...args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: {},
-    io: { out: (text) => void (stdout += `${text}\n`), err: (text) => void (stderr += `${text}\n`) },
-    now: () => new Date(),
-    defaultDataPath: join(dir, "no-data.db"),
-    selfCommand: ["iplookup"],
-  });
-  return { code, stdout, stderr };
+function run(...args: string[]) {
+  return runCliInProcess(join(dir, "no-data.db"), args);
 }
 
 async function using<T>(location: string, work: (store: Store) => Promise<T>): Promise<T> {

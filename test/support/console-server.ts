@@ -1,8 +1,8 @@
-import type { Browser } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { launchChromium } from "./chromium.ts";
+import { launchChromium, openContext } from "./chromium.ts";
 import { heavyTurn } from "./heavy-turn.ts";
 import { cli, startServerProcess, type ServerProcess } from "./server-process.ts";
 
@@ -59,4 +59,22 @@ export async function startConsoleServer(name: string, serveArgs: string[] = [],
     await close();
     throw error;
   }
+}
+
+/**
+ * A page of its own (a new browser context) on the console, signed in with `token` from
+ * `#token=`: resolves once the signed-in page shows. `errors` collects the page's
+ * uncaught errors and its console's errors and warnings.
+ */
+export async function openSignedIn(browser: Browser, admin: string, token: string, viewport: { width: number; height: number }): Promise<{ page: Page; errors: string[]; close: () => Promise<void> }> {
+  const context = await openContext(browser, { viewport });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" || message.type() === "warning") errors.push(`${message.type()}: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
+  await page.goto(`${admin}/console#token=${token}`);
+  await page.locator("#signed-in").waitFor({ state: "visible" });
+  return { page, errors, close: () => context.close() };
 }

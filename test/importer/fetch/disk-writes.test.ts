@@ -2,7 +2,6 @@ import { afterAll, afterEach, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../../../src/cli/run.ts";
 import { buildDataSet } from "../../../src/importer/build.ts";
 import { writeDataFile } from "../../../src/importer/data-file.ts";
 import { fileWrites } from "../../../src/importer/fetch/disk-writes.ts";
@@ -10,6 +9,7 @@ import { unpack, UnpackError } from "../../../src/importer/fetch/unpack.ts";
 import { gzip, iptoasnTsv, sha256, zip } from "../../support/download-fixtures.ts";
 import { startPublisher } from "../../support/publisher.ts";
 import { writeSmallSources } from "../../support/small-dataset.ts";
+import { runCliInProcess } from "../../support/in-process-cli.ts";
 
 /**
  * A disk that fills up during an import or update (CONTRACT §11: any failure leaves the
@@ -39,18 +39,9 @@ function diskFullAfter(limit: number): void {
   fileWrites.writeSync = (fd, bytes) => real.writeSync(fd, bytes.subarray(0, take(bytes.byteLength)));
 }
 
-/** Runs a command line in this process: its exit code and what it printed. */
-async function run(...args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: {},
-    io: { out: (text) => void (stdout += `${text}\n`), err: (text) => void (stderr += `${text}\n`) },
-    now: () => new Date(),
-    defaultDataPath: join(dir, "no-default.db"),
-    selfCommand: ["iplookup"],
-  });
-  return { code, stdout, stderr };
+/** Runs a command line in this process; resolves to its exit code and what it printed. */
+function run(...args: string[]) {
+  return runCliInProcess(join(dir, "no-default.db"), args);
 }
 
 let files = 0;
