@@ -43,3 +43,12 @@ export function parseNonEmpty(text: string, name: string): string {
   if (text.trim() === "") throw new ConfigError(`${name}: must not be empty`);
   return text;
 }
+
+/** A whole number from 1 to `max`. */
+export function parseBetweenOneAnd(max: number): (text: string, name: string) => number {
+  return (text, name) => {
+    const value = parsePositive(text, name);
+    if (value > max) throw new ConfigError(`${name}: ${text} is more than ${max}`);
+    return value;
+  };
+}

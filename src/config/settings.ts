@@ -1,11 +1,13 @@
 import { parseCidr, type Cidr } from "../address/cidr.ts";
+import { parseAddress } from "../address/parse.ts";
 import { ConfigError } from "./config-error.ts";
 import { availableParallelism } from "node:os";
 import { LOG_LEVELS, type LogLevel } from "../log/logger.ts";
 import { parseDownloadTimeout, parseUpdateEvery } from "./duration.ts";
-import { parseByteSize, parseNonEmpty, parsePort, parsePositive } from "./options.ts";
+import { parseBetweenOneAnd, parseByteSize, parseNonEmpty, parsePort } from "./options.ts";
 import { absolutePath, defaultDataPath, defaultStatePath } from "./paths.ts";
 import type { ConfigFile } from "./config-file.ts";
+import { isPostgresUrl, redactUrl } from "../store/redact-url.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -49,6 +51,36 @@ function parseOptionalPath(text: string, name: string): string | null {
   return parsePath(text, name);
 }
 
+/**
+ * Where state lives: a SQLite file's path, or a `postgres://` (`postgresql://`) URL. Any
+ * other URL is refused rather than taken for a file's path (a folder named after it,
+ * its password included, would be made).
+ */
+function parseState(text: string, name: string): string {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text.trim()) && !isPostgresUrl(text.trim())) {
+    throw new ConfigError(`${name}: "${redactUrl(text.trim())}" is a URL iplookup cannot open: give a SQLite file's path, or a postgres:// (postgresql://) URL of a PostgreSQL database`);
+  }
+  return parsePath(text, name);
+}
+
+/** Host names of RFC 1123: dot-separated labels of letters, digits and inner hyphens. */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
+/**
+ * An address to listen on: an IPv4 or IPv6 address (`::`, `0.0.0.0`, `127.0.0.1`), or a
+ * host name (`localhost`). Something that is neither (`999.1.1.1`, `127.0.0.1:80`, a
+ * bracketed or spaced text) is a bad value, refused before anything listens.
+ */
+function parseHost(text: string, name: string): string {
+  const host = parseNonEmpty(text, name);
+  const looksNumeric = /^[0-9.]+$/.test(host);
+  if (parseAddress(host) !== null || (!looksNumeric && !host.includes(":") && HOST_NAME.test(host))) return host;
+  throw new ConfigError(`${name}: "${host}" is not an address or host name to listen on (e.g. ::, 0.0.0.0, 127.0.0.1, localhost); give the port with its own flag`);
+}
+
+/** The most threads `serve --workers` starts: each holds a runtime and a heap of its own (tens of MiB). */
+const MAX_WORKERS = 256;
+
 /** The admin listener's port, or `off` (null): no admin listener. */
 function parseAdminPort(text: string, name: string): number | null {
   return text === "off" ? null : parsePort(text, name);
@@ -60,17 +92,17 @@ function parseLogLevel(text: string, name: string): LogLevel {
 }
 
 export const SETTINGS = {
-  host: setting("host", "address to listen on (:: is every IPv6 and IPv4 address)", parseNonEmpty, () => "::"),
+  host: setting("host", "address to listen on (:: is every IPv6 and IPv4 address)", parseHost, () => "::"),
   port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
-  state: setting("state", "where keys, plans and usage live: a SQLite file, or a postgres:// URL of a PostgreSQL database", parsePath, (env) => absolutePath(defaultStatePath(env))),
+  state: setting("state", "where keys, plans and usage live: a SQLite file, or a postgres:// URL of a PostgreSQL database", parseState, (env) => absolutePath(defaultStatePath(env))),
   data: setting("data", "SQLite file of IP ranges", parsePath, () => defaultDataPath()),
   trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
   logLevel: setting("log-level", "least severe log level written: debug, info, warn, error or silent", parseLogLevel, (): LogLevel => "info"),
-  workers: setting("workers", "threads serving the port as one server", parsePositive, () => availableParallelism()),
+  workers: setting("workers", `threads serving the port as one server (1 to ${MAX_WORKERS})`, parseBetweenOneAnd(MAX_WORKERS), () => Math.min(availableParallelism(), MAX_WORKERS)),
   tlsCert: setting("tls-cert", "PEM certificate (chain) for HTTPS on both listeners; with --tls-key", parseOptionalPath, (): string | null => null),
   tlsKey: setting("tls-key", "PEM private key of --tls-cert", parseOptionalPath, (): string | null => null),
-  adminHost: setting("admin-host", "address the admin API and console listen on", parseNonEmpty, () => "127.0.0.1"),
+  adminHost: setting("admin-host", "address the admin API and console listen on", parseHost, () => "127.0.0.1"),
   adminPort: setting("admin-port", "TCP port of the admin API and console (0 picks a free one; off: none)", parseAdminPort, (): number | null => 8081),
   updateEvery: setting("update-every", "run data update on the data file this often (24h, 6h, 30m; off)", parseUpdateEvery, (): number | null => null),
   downloadTimeout: setting("download-timeout", "the longest one download of data import or update may take (30m, 2h)", parseDownloadTimeout, () => 30 * 60_000),

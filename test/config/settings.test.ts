@@ -41,6 +41,12 @@ describe("readServeConfig", () => {
     }
   });
 
+  test("a host is an IPv4 or IPv6 address or a host name", () => {
+    for (const host of ["::", "0.0.0.0", "127.0.0.1", "::1", "fd00::5", "localhost", "api.example.com", "node-1"]) {
+      expect(readServeConfig({ host, "admin-host": host }, {})).toMatchObject({ host, adminHost: host });
+    }
+  });
+
   test("trusted proxies parse as CIDR blocks", () => {
     const config = readServeConfig({ "trust-proxy": "10.0.0.0/8, 127.0.0.1,fd00::/8" }, {});
     expect(config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`)).toEqual(["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
@@ -54,6 +60,15 @@ describe("readServeConfig", () => {
     [{ "trust-proxy": "010.0.0.0/8" }, {}, /--trust-proxy/],
     [{ "max-body": "2GB!" }, {}, /--max-body/],
     [{ host: " " }, {}, /--host/],
+    // Not an address nor a host name: a bad value, refused before anything listens.
+    [{ host: "999.1.1.1" }, {}, /--host: "999.1.1.1" is not an address or host name/],
+    [{ host: "127.0.0.1:80" }, {}, /--host: "127.0.0.1:80" is not an address or host name/],
+    [{ host: "[::1]" }, {}, /--host/],
+    [{}, { IPLOOKUP_ADMIN_HOST: "bad host" }, /IPLOOKUP_ADMIN_HOST/],
+    // A URL that is not PostgreSQL's is not taken for a file's path (its password hidden).
+    [{ state: "postgress://u:secretpw@127.0.0.1/db" }, {}, /--state: "postgress:\/\/u:\*\*\*@127\.0\.0\.1\/db" is a URL iplookup cannot open/],
+    [{}, { IPLOOKUP_STATE: "mysql://x" }, /IPLOOKUP_STATE/],
+    [{ workers: "100000" }, {}, /--workers: 100000 is more than 256/],
   ])("bad values are a ConfigError naming the flag: %p %p", (flags, env, message) => {
     expect(() => readServeConfig(flags, env)).toThrow(ConfigError);
     expect(() => readServeConfig(flags, env)).toThrow(message);
