@@ -36,7 +36,7 @@ export class Meter {
     if (!outcome.ok) {
       throw new ApiError(
         "quota_exceeded",
-        `this request needs ${units} units; the key has ${remaining} left until ${period.end.toISOString()}`,
+        `this request needs ${units} unit${units === 1 ? "" : "s"}; the key has ${remaining} left until ${period.end.toISOString()}`,
         { units_requested: units, units_remaining: remaining, period_end: period.end.toISOString() },
       );
     }
