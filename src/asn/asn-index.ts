@@ -324,8 +324,8 @@ const built = new WeakMap<RangeIndex, AsnIndex>();
 
 /**
  * The AS index of a range index, built on first use into the range index's image. A
- * server builds it on its main thread (LiveIndex.buildAsnIndex, and with every reload)
- * and hands the image to its worker threads, which answer from the same shared memory
+ * server builds it on a loader thread (LiveIndex.buildAsnIndex, and with every reload;
+ * see serve/index-loader.ts) and hands the image to its worker threads, which answer from the same shared memory
  * (AsnService waits for it there rather than build a copy). The CLI and tests build it
  * when they first ask.
  */

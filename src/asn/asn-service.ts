@@ -49,8 +49,9 @@ export class AsnService {
   }
 
   /**
-   * The AS index of the current data. A server's main thread builds it once it answers
-   * and hands it to the worker threads (LiveIndex.buildAsnIndex); a worker thread asked
+   * The AS index of the current data. A server's main thread has it built (on a loader
+   * thread) once it answers and hands it to the worker threads (LiveIndex.buildAsnIndex,
+   * serve/index-loader.ts); a worker thread asked
    * before it arrives waits for it (at most WAIT_FOR_MAIN_MS) rather than build a copy of
    * its own, so a server has one copy even when AS requests come in at start-up. The main
    * thread, the CLI and tests build it on the spot.

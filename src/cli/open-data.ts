@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { dirname } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
 import { defaultDataPath } from "../config/paths.ts";
-import { LiveIndex } from "../index/live-index.ts";
+import { LiveIndex, type IndexLoader } from "../index/live-index.ts";
 import { RangeIndex } from "../index/range-index.ts";
 import { CommandFailed } from "./command.ts";
 
@@ -11,8 +11,8 @@ export function openIndex(path: string): RangeIndex {
   return asConfigError(path, () => RangeIndex.open(path));
 }
 
-export function openLiveIndex(path: string, onReload: ConstructorParameters<typeof LiveIndex>[1]): LiveIndex {
-  return asConfigError(path, () => new LiveIndex(path, onReload));
+export function openLiveIndex(path: string, onReload: ConstructorParameters<typeof LiveIndex>[1], loader?: IndexLoader): LiveIndex {
+  return asConfigError(path, () => new LiveIndex(path, onReload, loader));
 }
 
 function asConfigError<T>(path: string, load: () => T): T {

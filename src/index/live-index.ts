@@ -3,6 +3,31 @@ import { asnIndexOf } from "../asn/asn-index.ts";
 import { RangeIndex } from "./range-index.ts";
 
 /**
+ * How a LiveIndex loads a data file and builds an AS index. The CLI and tests do both on
+ * the calling thread (`onThisThread`); a server does them on a thread of their own
+ * (serve/index-loader.ts), since its main thread serves too: a load of the default data
+ * with its AS index takes some 400 ms of CPU, one of the city data over a second, and
+ * for that long the main thread answered nothing and read no change of the state store.
+ */
+export interface IndexLoader {
+  /** The data file at `path`, loaded and checked, with its AS index built into its image. */
+  load(path: string): Promise<RangeIndex>;
+  /** Builds the AS index of `index` into its image, if it is not built yet. */
+  buildAsn(index: RangeIndex): Promise<void>;
+}
+
+export const onThisThread: IndexLoader = {
+  async load(path) {
+    return openWithAsnIndex(path);
+  },
+  async buildAsn(index) {
+    asnIndexOf(index);
+  },
+};
+
+type ReloadOutcome = { ok: true; index: RangeIndex } | { ok: false; error: unknown };
+
+/**
  * The index a server answers from, replaced whole on reload: a request holds the index
  * it started with, so it never sees half of one, and a reload that fails leaves the old
  * index serving.
@@ -11,13 +36,19 @@ export class LiveIndex {
   private index: RangeIndex;
   private signature: string;
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** The reload under way, and the one asked for while it runs (see reload). */
+  private running: Promise<boolean> | undefined;
+  private queued: Promise<boolean> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly path: string,
-    private readonly onReload: (outcome: { ok: true; index: RangeIndex } | { ok: false; error: unknown }) => void = () => {},
+    private readonly onReload: (outcome: ReloadOutcome) => void = () => {},
+    private readonly loader: IndexLoader = onThisThread,
   ) {
     this.signature = fileSignature(path);
-    // The AS index of the first load comes later (buildAsnIndex), so start-up does not wait for it.
+    // The AS index of the first load comes later (buildAsnIndex), so start-up does not wait for
+    // it. The first load itself is made here, on this thread: nothing is served before it.
     this.index = RangeIndex.open(path);
   }
 
@@ -29,24 +60,41 @@ export class LiveIndex {
    * Builds the AS index of the data loaded at start into its image, if it is not built
    * yet; a reload builds its own before it swaps (see reload). A server calls this once it
    * answers, then hands the image to its worker threads again: the build takes a few
-   * hundred milliseconds that the first lookups need not wait for. An AS request before
-   * then builds it on the spot (asnIndexOf), into the same image on the main thread.
+   * hundred milliseconds that the first lookups need not wait for. An AS request on the
+   * main thread before then builds it on the spot (asnIndexOf).
    */
-  buildAsnIndex(): void {
-    asnIndexOf(this.index);
+  async buildAsnIndex(): Promise<void> {
+    await this.loader.buildAsn(this.index);
   }
 
-  /** Loads the file again and swaps it in; on failure keeps the old index. */
-  reload(): boolean {
+  /**
+   * Loads the file again and swaps it in; on failure keeps the old index. Resolves to
+   * whether it swapped. One reload runs at a time: one asked for while another runs
+   * follows it (the file may have changed since that one read it), and any more asked for
+   * meanwhile join that one. After stop, a load that ends swaps nothing.
+   */
+  reload(): Promise<boolean> {
+    if (this.running === undefined) {
+      this.running = this.loadAndSwap().finally(() => (this.running = undefined));
+      return this.running;
+    }
+    return (this.queued ??= this.running.then(() => {
+      this.queued = undefined;
+      return this.reload();
+    }));
+  }
+
+  private async loadAndSwap(): Promise<boolean> {
     try {
       const signature = fileSignature(this.path);
-      const index = openWithAsnIndex(this.path);
+      const index = await this.loader.load(this.path);
+      if (this.stopped) return false;
       this.index = index;
       this.signature = signature;
       this.onReload({ ok: true, index });
       return true;
     } catch (error) {
-      this.onReload({ ok: false, error });
+      if (!this.stopped) this.onReload({ ok: false, error });
       return false;
     }
   }
@@ -56,17 +104,23 @@ export class LiveIndex {
    * every `pollMs`. A file that fails to load is tried again only once it changes again.
    */
   watch(pollMs: number): void {
-    this.stop();
+    this.clearTimer();
     this.timer = setInterval(() => {
       const signature = fileSignature(this.path);
       if (signature === this.signature || signature === "missing") return;
       this.signature = signature;
-      this.reload();
+      void this.reload();
     }, pollMs);
     this.timer.unref?.();
   }
 
+  /** Stops watching; a reload under way swaps nothing and reports nothing. */
   stop(): void {
+    this.stopped = true;
+    this.clearTimer();
+  }
+
+  private clearTimer(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
   }
@@ -77,7 +131,7 @@ export class LiveIndex {
  * image handed to worker threads carries both and every thread shares one copy.
  * (Reloads: the old data serves meanwhile, so the swap can wait for both.)
  */
-function openWithAsnIndex(path: string): RangeIndex {
+export function openWithAsnIndex(path: string): RangeIndex {
   const index = RangeIndex.open(path);
   asnIndexOf(index);
   return index;

@@ -78,7 +78,7 @@ export interface IndexImage {
   readonly info: DataSetInfo;
   /**
    * The AS index built from this image (src/asn/), set once it is built. A server builds
-   * it on its main thread and posts the image with it to its worker threads, so they
+   * it on a loader thread and posts the image with it to its worker threads, so they
    * share it (see LiveIndex.buildAsnIndex).
    */
   asn?: AsnImage;

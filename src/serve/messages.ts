@@ -1,4 +1,5 @@
 import type { ServeConfig } from "../config/serve-config.ts";
+import type { AsnImage } from "../asn/asn-image.ts";
 import type { IndexImage } from "../index/range-index.ts";
 import type { MetricsTable } from "../metrics/metrics.ts";
 import type { TlsPair } from "./tls.ts";
@@ -30,6 +31,10 @@ export type ToWorker =
   | { readonly type: "checkpoints"; readonly path: string; readonly intervalMs: number }
   /** Be `backup`'s thread: copy the state file at `path` into the file `into` (see vacuum-into.ts); say "copied" once done. */
   | { readonly type: "vacuum-into"; readonly path: string; readonly into: string }
+  /** Be a loader (see index-loader.ts): load the data file at `path` with its AS index; say "index-loaded" with its image. */
+  | { readonly type: "load-index"; readonly path: string }
+  /** Be a loader: build the AS index of `image`; say "asn-built" with it. */
+  | { readonly type: "build-asn"; readonly image: IndexImage }
   /** A reloaded data set: answer from it from now on. */
   | { readonly type: "index"; readonly image: IndexImage }
   /** A new certificate: listen with it from now on; connections open finish on the old one. */
@@ -47,4 +52,6 @@ export type FromWorker =
   /** A checkpoint of the state file failed (said once until one succeeds again). */
   | { readonly type: "checkpoint-failed"; readonly error: string }
   | { readonly type: "copied" }
+  | { readonly type: "index-loaded"; readonly image: IndexImage }
+  | { readonly type: "asn-built"; readonly asn: AsnImage }
   | { readonly type: "stopped" };

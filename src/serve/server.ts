@@ -1,7 +1,7 @@
 import { sharedStoreMarks } from "../access/store-health.ts";
 import { startAdminListener, type AdminListener } from "../admin/admin-listener.ts";
 import type { ServeConfig } from "../config/serve-config.ts";
-import { LiveIndex } from "../index/live-index.ts";
+import { onThisThread, type IndexLoader, type LiveIndex } from "../index/live-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
 import { LogOutput } from "../log/log-output.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
@@ -13,6 +13,7 @@ import { bindError, claimPort, listenableHost } from "./port.ts";
 import { loadTlsAtStart, loadTlsPair, type TlsPair } from "./tls.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
 import { startServeEvents, type ServeEvents } from "./events.ts";
+import { offThreadLoader } from "./index-loader.ts";
 
 /** How often the main thread looks for a replaced data file. */
 const DATA_POLL_MS = 1000;
@@ -36,8 +37,11 @@ export interface ServerEnvironment {
   readonly writeLog: (text: string, written: () => void) => void;
   readonly now: () => Date;
   readonly version: string;
-  /** Loads the data file and watches it; a reload reports through `onReload`. */
-  readonly openIndex: (onReload: ConstructorParameters<typeof LiveIndex>[1]) => LiveIndex;
+  /**
+   * Loads the data file and watches it; a reload reports through `onReload`, and loads
+   * with `loader` (a thread of its own: see index-loader.ts).
+   */
+  readonly openIndex: (onReload: ConstructorParameters<typeof LiveIndex>[1], loader: IndexLoader) => LiveIndex;
   /** The worker threads' module (default: worker-thread.ts beside this file). */
   readonly workerEntry?: string;
 }
@@ -69,8 +73,8 @@ export interface RunningServer {
  * thread listens on the same port (SO_REUSEPORT within this process, so the kernel
  * spreads connections over them) with its own app and store connection, over one index,
  * one set of rate-limit buckets and one table of metrics. The main thread alone writes
- * the logs, reloads the data (and hands the new image to every thread) and stops the
- * others.
+ * the logs, reloads the data (loaded on a loader thread, then handed to every thread)
+ * and stops the others.
  */
 export async function startServer(requested: ServeConfig, environment: ServerEnvironment): Promise<RunningServer> {
   const config = { ...requested, host: listenableHost(requested.host) };
@@ -86,6 +90,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   const logLines = lineBuffer(output.write);
   const logger = createLogger(config.logLevel, logLines.write, environment.now);
   const workers: WorkerThread[] = [];
+  const workerEntry = environment.workerEntry ?? WORKER_ENTRY;
   const index = environment.openIndex((outcome) => {
     if (outcome.ok) {
       for (const worker of workers) worker.post({ type: "index", image: outcome.index.image });
@@ -93,7 +98,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     } else {
       logger.log("error", "data reload failed; still serving the data loaded before", { data: config.dataPath, error: String((outcome.error as Error)?.message ?? outcome.error) });
     }
-  });
+  }, offThreadLoader(workerEntry));
   // Loading read the data file whole and built the index from it: give that memory back
   // before serving rather than carry it as resident size.
   Bun.gc(true);
@@ -130,7 +135,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   // Every connection of this server leaves the WAL's checkpoints to this thread, started
   // once the main thread's connection has created the file.
   try {
-    if (isSqliteFile(config.statePath)) checkpoints = await startCheckpointThread(environment.workerEntry ?? WORKER_ENTRY, config.statePath, logger);
+    if (isSqliteFile(config.statePath)) checkpoints = await startCheckpointThread(workerEntry, config.statePath, logger);
   } catch (error) {
     await stopStarted();
     throw error;
@@ -140,7 +145,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   const failed = new Promise<string>((resolve) => (reportFailure = resolve));
   try {
     for (let thread = 1; thread < config.workers; thread++) {
-      workers.push(await startWorker(environment.workerEntry ?? WORKER_ENTRY, { ...setup, port, thread }, logLines.write, reportFailure));
+      workers.push(await startWorker(workerEntry, { ...setup, port, thread }, logLines.write, reportFailure));
     }
   } catch (error) {
     await stopStarted();
@@ -180,10 +185,21 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   }
   index.watch(DATA_POLL_MS);
   // The AS index of the data loaded at start, built once the server answers (the first
-  // lookups need not wait for it), then handed to the worker threads with the image.
+  // lookups need not wait for it), on a loader thread, then handed to the worker threads
+  // with the image (unless a reload came first, which built its own).
+  let stopping = false;
   const asnIndexTimer = setTimeout(() => {
-    index.buildAsnIndex();
-    for (const worker of workers) worker.post({ type: "index", image: index.current().image });
+    const loaded = index.current();
+    void index
+      .buildAsnIndex()
+      .catch((error) => {
+        logger.log("warn", "the AS index could not be built on a thread of its own; building it on the main thread", { error: String((error as Error)?.message ?? error) });
+        return onThisThread.buildAsn(loaded);
+      })
+      .then(() => {
+        if (stopping || index.current() !== loaded) return;
+        for (const worker of workers) worker.post({ type: "index", image: loaded.image });
+      });
   }, AS_INDEX_DELAY_MS);
   return {
     url: main.url.href,
@@ -195,7 +211,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     metrics: mainMetrics,
     failed,
     reload() {
-      index.reload();
+      void index.reload();
       if (!config.tls) return;
       let renewed: TlsPair;
       try {
@@ -212,6 +228,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       logger.log("info", "tls reloaded", { cert: config.tls.certPath });
     },
     async stop() {
+      stopping = true;
       clearTimeout(asnIndexTimer);
       index.stop();
       await Promise.all([admin?.stop(), main.stop(), ...workers.map((worker) => worker.stop()), events.stop()]);

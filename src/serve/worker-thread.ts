@@ -4,7 +4,9 @@
  * main thread, which writes every thread's logs; the data index arrives as a shared
  * image and is swapped when the main thread reloads it. One, on a SQLite state file,
  * runs the WAL's checkpoints instead (see wal-checkpoints.ts), and loads nothing else;
- * so does `backup`'s, which copies a state file (see vacuum-into.ts).
+ * so does `backup`'s, which copies a state file (see vacuum-into.ts), and a loader,
+ * which loads a data file or builds an AS index for the main thread and is done (see
+ * index-loader.ts).
  */
 import type { RangeIndex } from "../index/range-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
@@ -60,6 +62,24 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         send({ type: "copied" });
       } catch (error) {
         send({ type: "failed", error: (error as Error)?.message ?? String(error), code: (error as { code?: string })?.code });
+      }
+      return;
+    }
+    case "load-index": {
+      const { openWithAsnIndex } = await import("../index/live-index.ts");
+      try {
+        send({ type: "index-loaded", image: openWithAsnIndex(message.path).image });
+      } catch (error) {
+        send({ type: "failed", error: (error as Error)?.message ?? String(error) });
+      }
+      return;
+    }
+    case "build-asn": {
+      const { buildAsnImage } = await import("../asn/asn-image.ts");
+      try {
+        send({ type: "asn-built", asn: buildAsnImage(message.image) });
+      } catch (error) {
+        send({ type: "failed", error: (error as Error)?.message ?? String(error) });
       }
       return;
     }

@@ -16,14 +16,14 @@ import { RangeIndex } from "../../src/index/range-index.ts";
 const dir = mkdtempSync(join(tmpdir(), "iplookup-asn-shared-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("LiveIndex builds the AS index after the first load when asked, and with every reload; a posted image carries it, shared, and it is not built again", () => {
+test("LiveIndex builds the AS index after the first load when asked, and with every reload; a posted image carries it, shared, and it is not built again", async () => {
   const path = join(dir, "data.db");
   copyFileSync(defaultDataPath(), path);
   const live = new LiveIndex(path);
   const first = live.current();
   // Start-up does not wait for it; the server asks for it once it answers.
   expect(first.image.asn).toBeUndefined();
-  live.buildAsnIndex();
+  await live.buildAsnIndex();
   const image = first.image.asn;
   expect(image).toBeDefined();
   for (const array of Object.values(image!)) if (array !== null) expect((array as Uint8Array).buffer).toBeInstanceOf(SharedArrayBuffer);
@@ -39,7 +39,7 @@ test("LiveIndex builds the AS index after the first load when asked, and with ev
   names[0] = saved;
   expect(inWorker.result(13335)).toEqual(asnIndexOf(first).result(13335));
 
-  expect(live.reload()).toBe(true);
+  expect(await live.reload()).toBe(true);
   const second = live.current();
   expect(second).not.toBe(first);
   expect(second.image.asn).toBeDefined();

@@ -225,7 +225,7 @@ describe("a hostile data file, its checksums recomputed, is refused", () => {
     expect(answersOf(load(bytes))).toEqual(answers);
   });
 
-  test("a server reloading to it keeps the data it had; data info says it is damaged and exits 2", () => {
+  test("a server reloading to it keeps the data it had; data info says it is damaged and exits 2", async () => {
     const live = join(dir, "live.db");
     copyFileSync(path, live);
     const outcomes: unknown[] = [];
@@ -234,7 +234,7 @@ describe("a hostile data file, its checksums recomputed, is refused", () => {
     const { bytes, line } = withValueLine(pristine, "as_name", '"Cloudflare, Inc."', '"Cloudf"lare, Inc."');
     writeFileSync(`${live}.new`, bytes);
     renameSync(`${live}.new`, live);
-    expect(index.reload()).toBe(false);
+    expect(await index.reload()).toBe(false);
     expect(outcomes).toEqual([`the data file is damaged: line ${line} of its values:as_name table is not a JSON string or null`]);
     expect(index.current()).toBe(before);
     expect(answersOf(index.current())).toEqual(answers);

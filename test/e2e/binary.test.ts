@@ -67,6 +67,27 @@ test("the binary alone serves, manages keys and looks addresses up", async () =>
   server = undefined;
 }, 60_000);
 
+test("the binary builds the AS index and reloads its embedded data on a loader thread (its worker module is in the binary)", async () => {
+  server = await startServerProcess(["--log-level", "info", "--state", join(dir, "loader-state.db")], { command: [binary], env: bareEnv });
+  const created = run(["keys", "create", "--name", "loader", "--state", join(dir, "loader-state.db"), "--json"]);
+  expect(created.code).toBe(0);
+  const { key } = JSON.parse(created.stdout) as { key: string };
+  const asn = async () => {
+    const response = await fetch(`${server!.url}/v1/asn/13335`, { headers: { authorization: `Bearer ${key}` } });
+    expect(response.status).toBe(200);
+    return (await response.json()) as { found: boolean; prefixes: string[] };
+  };
+  expect((await asn()).prefixes).toContain("1.1.1.0/24");
+  server.process.kill("SIGHUP");
+  for (let i = 0; i < 100 && !server.stderr().includes('"msg":"data reloaded"'); i++) await Bun.sleep(100);
+  expect(server.stderr()).toContain('"msg":"data reloaded"');
+  expect(server.stderr()).not.toContain("data reload failed");
+  expect(server.stderr()).not.toContain("could not be built on a thread of its own");
+  expect((await asn()).prefixes).toContain("1.1.1.0/24");
+  expect(await server.stop("SIGTERM")).toBe(0);
+  server = undefined;
+}, 60_000);
+
 test("the binary imports an MMDB file into a data file of its own and answers from it", () => {
   const mmdb = join(dir, "country.mmdb");
   copyFileSync(join(root, "node_modules", "@ip-location-db", "geo-whois-asn-country-mmdb", "geo-whois-asn-country.mmdb"), mmdb);

@@ -30,7 +30,7 @@ export async function startServerFor(config: ServeConfig, context: CliContext): 
     },
     now: context.now,
     version: VERSION,
-    openIndex: (onReload) => openLiveIndex(config.dataPath, onReload),
+    openIndex: (onReload, loader) => openLiveIndex(config.dataPath, onReload, loader),
     workerEntry: context.workerEntry,
   });
 }

@@ -1,0 +1,44 @@
+import { RangeIndex } from "../index/range-index.ts";
+import type { IndexLoader } from "../index/live-index.ts";
+import type { FromWorker, ToWorker } from "./messages.ts";
+
+/**
+ * A server's IndexLoader: each load of the data file, and the AS index of the data
+ * loaded at start, on a thread of its own (worker-thread.ts as a loader), started for
+ * the job and ended with it, so the main thread keeps answering and polling the state
+ * store meanwhile, and the memory the load works in goes with the thread. What comes
+ * back is the image, in SharedArrayBuffers: the same memory, not a copy, which the
+ * main thread then hands to the worker threads as before.
+ */
+export function offThreadLoader(workerEntry: string): IndexLoader {
+  return {
+    async load(path) {
+      const loaded = await runLoader(workerEntry, { type: "load-index", path }, "index-loaded");
+      return RangeIndex.fromImage(loaded.image);
+    },
+    async buildAsn(index) {
+      if (index.image.asn !== undefined) return;
+      const built = await runLoader(workerEntry, { type: "build-asn", image: index.image }, "asn-built");
+      // An AS request on this thread may have built it meanwhile (asnIndexOf): that one stays.
+      index.image.asn ??= built.asn;
+    },
+  };
+}
+
+/** Starts a loader thread with one job and resolves with its answer; rejects with its error. */
+async function runLoader<Type extends "index-loaded" | "asn-built">(workerEntry: string, job: ToWorker, answer: Type): Promise<Extract<FromWorker, { type: Type }>> {
+  const worker = new Worker(workerEntry);
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<FromWorker>) => {
+        const message = event.data;
+        if (message.type === answer) resolve(message as Extract<FromWorker, { type: Type }>);
+        else if (message.type === "failed") reject(new Error(message.error));
+      };
+      worker.onerror = (event) => reject(new Error(`the loader thread failed: ${event.message}`));
+      worker.postMessage(job);
+    });
+  } finally {
+    worker.terminate();
+  }
+}
