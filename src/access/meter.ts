@@ -10,6 +10,25 @@ export interface Metered {
   readonly remaining: number | null;
 }
 
+/** What a charge knows of its request. */
+export interface ChargeOptions {
+  /** The request's signal: a client gone before the commit is charged nothing. */
+  readonly signal?: AbortSignal;
+  /** When the server took the request (performance.now()). */
+  readonly receivedAt?: number;
+}
+
+/**
+ * A request that came this long before its charge has most likely waited on its thread's
+ * own work (a large batch, or requests read in the same turn of the event loop and
+ * handled before it), and the loop has not read the sockets since: a client that reset
+ * its connection meanwhile is not seen gone yet, and would be charged for an answer
+ * nobody receives (CONTRACT §13). Such a charge first lets the loop take one turn (a
+ * timer, about a millisecond: it reads the sockets, which the store's setImmediate flush
+ * does not), so the reset is seen. A quicker request does not wait.
+ */
+const SEE_GONE_AFTER_MS = 20;
+
 /** Charges units to a key's monthly quota, all or nothing. */
 export class Meter {
   /** The period of the last charge: every charge of a month shares it. */
@@ -25,12 +44,16 @@ export class Meter {
    * Resolves once the units are committed. With the request's `signal`, a client that
    * has gone before the commit is charged nothing, and ClientGoneError is thrown.
    */
-  async charge(active: ActiveKey, units: number, options?: { readonly signal?: AbortSignal }): Promise<Metered> {
+  async charge(active: ActiveKey, units: number, options?: ChargeOptions): Promise<Metered> {
+    const signal = options?.signal;
+    if (signal !== undefined && !signal.aborted && options?.receivedAt !== undefined && performance.now() - options.receivedAt >= SEE_GONE_AFTER_MS) {
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
     const limit = active.plan.monthlyUnits;
     const now = this.now();
     const period = this.periodOf(now);
     // `at`, from the clock that chose the period, puts the request on its UTC day.
-    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal: options?.signal });
+    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal });
     if (outcome.gone) throw new ClientGoneError();
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {

@@ -3,7 +3,7 @@ import type { Cidr } from "../address/cidr.ts";
 import type { KeyCache } from "../access/key-cache.ts";
 import type { LeaseLimiter } from "../access/lease-limiter.ts";
 import type { StoreHealth } from "../access/store-health.ts";
-import { Meter, type Metered } from "../access/meter.ts";
+import { Meter, type ChargeOptions, type Metered } from "../access/meter.ts";
 import { monotonicMs } from "../access/monotonic-clock.ts";
 import { RateLimiter } from "../access/rate-limiter.ts";
 import { usageReport } from "../access/usage-report.ts";
@@ -156,7 +156,7 @@ export function createApp(deps: AppDeps) {
       "/v1/lookup",
       async ({ body, request }) => {
         const addresses = lookups.resolve([body.ip]);
-        const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
+        const metered = await meter.charge(callerOf(request), 1, chargeOptions(request));
         metrics.addLookups(1);
         metrics.addUnits(1);
         return jsonResponse(lookups.lookupJson(addresses, false), metered, request, answerHeaders);
@@ -170,7 +170,7 @@ export function createApp(deps: AppDeps) {
         lookups.checkBatchSize(body.ips.length, caller.plan.maxBatchSize);
         const addresses = lookups.resolve(body.ips);
         const answer = lookups.lookupJson(addresses, true);
-        const metered = await meter.charge(caller, addresses.length, { signal: request.signal });
+        const metered = await meter.charge(caller, addresses.length, chargeOptions(request));
         metrics.addLookups(addresses.length);
         metrics.addUnits(addresses.length);
         return jsonResponse(answer, metered, request, answerHeaders);
@@ -180,7 +180,7 @@ export function createApp(deps: AppDeps) {
     .get("/v1/asn/:asn", async ({ params, request }) => {
       // A bad or special-purpose number is refused before anything is charged.
       const answer = await asns.answer(asns.check(params.asn));
-      const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
+      const metered = await meter.charge(callerOf(request), 1, chargeOptions(request));
       metrics.addUnits(1);
       return jsonResponse(answer, metered, request, answerHeaders);
     })
@@ -189,7 +189,7 @@ export function createApp(deps: AppDeps) {
       async ({ request }) => {
         // Every q, not the one the framework keeps: a repeated q is refused.
         const answer = await asns.search(asns.checkQuery(queryValues(request.url, "q")));
-        const metered = await meter.charge(callerOf(request), 1, { signal: request.signal });
+        const metered = await meter.charge(callerOf(request), 1, chargeOptions(request));
         metrics.addUnits(1);
         return jsonResponse(answer, metered, request, answerHeaders);
       },
@@ -212,6 +212,11 @@ export type App = ReturnType<typeof createApp>;
  * A JSON answer. Every JSON answer says `application/json` alone: RFC 8259 defines no
  * charset parameter (JSON is UTF-8), and a client comparing the header sees one value.
  */
+/** What a charge needs of its request: its signal, to see a client gone, and when it came. */
+function chargeOptions(request: Request): ChargeOptions {
+  return { signal: request.signal, receivedAt: contextOf(request).receivedAt };
+}
+
 function json(value: unknown, status = 200, request?: Request): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (request) corsHeaders(contextOf(request).cors, headers);

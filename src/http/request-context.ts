@@ -29,10 +29,12 @@ export class RequestContext {
   /**
    * @param requestId the id the server answers with; requests made in-process have none.
    * @param askPeer finds the TCP peer: asking the socket costs, and few routes need it.
+   * @param receivedAt when the server took the request (performance.now()); in-process, none.
    */
   constructor(
     readonly requestId?: string,
     private askPeer?: () => Address | null,
+    readonly receivedAt?: number,
   ) {}
 
   /** The TCP peer, or null for a request that did not come through a socket. */

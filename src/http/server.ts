@@ -115,10 +115,14 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
       const began = performance.now();
       const request = requestForApp(received);
       const requestId = requestIdOf(request);
-      const context = new RequestContext(requestId, () => {
-        const peer = server.requestIP(received);
-        return peer ? peers(peer.address) : null;
-      });
+      const context = new RequestContext(
+        requestId,
+        () => {
+          const peer = server.requestIP(received);
+          return peer ? peers(peer.address) : null;
+        },
+        began,
+      );
       attachContext(request, context);
       // The access log names the peer, asked once a request either way: asked now, it is
       // known still when the client leaves before its answer (the socket's peer is gone then).

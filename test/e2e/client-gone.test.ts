@@ -113,6 +113,34 @@ test("a client that leaves in the middle of its body: 499 in the access log, wit
   expect(usage.units.used).toBe(0);
 });
 
+test("clients that reset while the server was busy with their large batches are not charged (no store lock held)", async () => {
+  const state = join(dir, "busy.db");
+  const store = await openStore(state);
+  const { secret } = await store.createKey("busy", "unlimited");
+  await store.close();
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--log-level", "info"]);
+  servers.push(server);
+  const port = Number(new URL(server.url).port);
+  // Ten batches of 10,000 IPv6 addresses: each takes the one thread tens of milliseconds,
+  // and all ten arrive together, so most are answered well after their client has gone.
+  const batch = JSON.stringify({ ips: Array.from({ length: 10_000 }, (_, i) => `2606:4700:${(i >> 8).toString(16)}:${(i & 255).toString(16)}::1`) });
+  const request = `POST /v1/lookup/batch HTTP/1.1\r\nHost: ip\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${batch.length}\r\nConnection: close\r\n\r\n${batch}`;
+  await Promise.all(Array.from({ length: 10 }, () => sendAndReset(port, request, 15)));
+  const batchLines = () => server.stderr().split("\n").filter((line) => line.includes('"route":"/v1/lookup/batch"'));
+  const deadline = Date.now() + 10_000;
+  while (batchLines().length < 10 && Date.now() < deadline) await Bun.sleep(50);
+  const lines = batchLines();
+  expect(lines).toHaveLength(10);
+  const answered = lines.filter((line) => line.includes('"status":200')).length;
+  const gone = lines.filter((line) => line.includes('"status":499') && line.includes('"units":0')).length;
+  expect(answered + gone).toBe(10);
+  // An answer can only leave before its client resets (15 ms after sending) if it was
+  // among the first; the rest are seen gone.
+  expect(gone).toBeGreaterThanOrEqual(5);
+  const usage = (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { units: { used: number } };
+  expect(usage.units.used).toBe(answered * 10_000);
+});
+
 const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("the batch whose client reset is not charged; the one whose client waited is", async () => {
