@@ -116,7 +116,7 @@ export function matchRoute(routes: RouteTable, path: string): { route: string; m
 }
 
 function rateLimited(caller: ActiveKey, wait: number): ApiError {
-  return new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} requests a second`, { retry_after: wait }, { "retry-after": String(wait) });
+  return new ApiError("rate_limited", `this key's plan allows ${caller.plan.rateLimit} request${caller.plan.rateLimit === 1 ? "" : "s"} a second`, { retry_after: wait }, { "retry-after": String(wait) });
 }
 
 function authenticate(request: Request, context: RequestContext, options: GateOptions): ActiveKey | Promise<void> {

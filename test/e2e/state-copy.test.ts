@@ -82,7 +82,7 @@ describe("state copy", () => {
     const before = await using(to, (store) => store.exportState());
     const refused = await run("state", "copy", "--from", from, "--to", to);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toBe(`iplookup: ${to} holds 1 key already; copy into a new or empty state, or add --replace to replace its keys, plans, usage and admin tokens with those of ${from}\n`);
+    expect(refused.stderr).toBe(`iplookup: ${to} holds 1 key already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${from}\n`);
     expect(await using(to, (store) => store.exportState())).toEqual(before);
     const replaced = await run("state", "copy", "--from", from, "--to", to, "--replace");
     expect(replaced.code).toBe(0);

@@ -483,7 +483,7 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
       const saved = await api<Plan>("PUT", `/admin/v1/plans/${encodeURIComponent(planName)}`, body);
       savedPlanRow = place;
       await refresh();
-      say(`Plan ${saved.name} saved: ${formatCount(saved.max_batch_size)} a batch, ${formatCount(saved.monthly_units)} units a month, ${formatCount(saved.rate_limit)} requests a second.`, false, `plan:${saved.name}`);
+      say(`Plan ${saved.name} saved: ${formatCount(saved.max_batch_size)} a batch, ${formatCount(saved.monthly_units)} ${saved.monthly_units === 1 ? "unit" : "units"} a month, ${formatCount(saved.rate_limit)} ${saved.rate_limit === 1 ? "request" : "requests"} a second.`, false, `plan:${saved.name}`);
     }, place),
   );
   const actions = make("td", undefined, { class: "actions" });

@@ -68,7 +68,7 @@ ${STATE_FLAG_HELP}`,
       setPlanAudited(store, new AuditLog(store, () => context.now()), CLI_ACTOR, positionals[0] as string, changes),
     );
     context.io.out(
-      `Plan ${plan.name}: max batch ${formatLimit(plan.maxBatchSize)}, ${formatLimit(plan.monthlyUnits)} units a month, ${formatLimit(plan.rateLimit)} requests a second.`,
+      `Plan ${plan.name}: max batch ${formatLimit(plan.maxBatchSize)}, ${formatLimit(plan.monthlyUnits)} ${plan.monthlyUnits === 1 ? "unit" : "units"} a month, ${formatLimit(plan.rateLimit)} ${plan.rateLimit === 1 ? "request" : "requests"} a second.`,
     );
     return EXIT_OK;
   },

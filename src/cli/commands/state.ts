@@ -29,7 +29,7 @@ good, stop the servers, copy, and start them on the new state.
 The destination is created when missing (a SQLite file, or iplookup's tables in an
 existing PostgreSQL database). One that holds keys or corrections already is refused,
 unless --replace: then its keys (with their controls), plans, usage, admin tokens,
-corrections and audit log are replaced by the source's.
+corrections, webhooks and audit log are replaced by the source's.
 Without --replace, plans the destination has and the source has not are kept.
 
   --from PATH|URL  the state to copy from
@@ -48,7 +48,7 @@ Without --replace, plans the destination has and the source has not are kept.
     await withStoreAt(to, { create: true }, async (destination) => {
       const held = (await destination.listKeys()).length;
       if (held > 0 && !replace) {
-        throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans, usage and admin tokens with those of ${redactUrl(from)}`);
+        throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${redactUrl(from)}`);
       }
       // importState checks again in its transaction, should a key appear meanwhile.
       await destination.importState(snapshot, { replace });
@@ -58,7 +58,10 @@ Without --replace, plans the destination has and the source has not are kept.
   },
 };
 
-/** "3 plans, 12 keys (2 revoked), 30 monthly usage rows (1,234 units), 41 daily usage rows and 1 admin token". */
+/**
+ * "3 plans, 12 keys (2 revoked), 30 monthly usage rows (1,234 units), 41 daily usage rows,
+ * 1 admin token, 2 corrections, 1 webhook and 57 audit entries".
+ */
 function describe(snapshot: StateSnapshot): string {
   const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
   const revoked = snapshot.keys.filter((key) => key.revokedAt !== null).length;
@@ -70,8 +73,10 @@ function describe(snapshot: StateSnapshot): string {
     count(snapshot.days?.length ?? 0, "daily usage row"),
   ];
   const last = [count(snapshot.adminTokens?.length ?? 0, "admin token")];
-  // Named only when there are some, so a copy of a state without corrections reads as before.
+  // Named only when there are some, so a copy of a state without them reads as before.
   if ((snapshot.corrections?.length ?? 0) > 0) last.push(count(snapshot.corrections?.length ?? 0, "correction"));
+  if ((snapshot.webhooks?.length ?? 0) > 0) last.push(count(snapshot.webhooks?.length ?? 0, "webhook"));
+  if ((snapshot.audit?.length ?? 0) > 0) last.push(count(snapshot.audit?.length ?? 0, "audit entry", "audit entries"));
   return [...parts, ...last.slice(0, -1)].join(", ") + ` and ${last.at(-1)}`;
 }
 
