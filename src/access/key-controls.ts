@@ -18,11 +18,17 @@ export interface KeyCall<R> {
 }
 
 /**
- * What a request may tell a browser (CORS) once its key's checks pass: undefined when
- * the key lists no origins (nothing to say), null when it does but the request sent no
- * Origin (the answer still varies by Origin), else the origin to allow.
+ * What an answer to a request of a key may tell a browser (CORS): undefined when the key
+ * lists no origins (nothing to say), null when it does but the request's Origin is not
+ * one of them or there is none (the answer still varies by Origin: `Vary: Origin`,
+ * nothing allowed), else the listed origin to allow.
  */
 export type CorsGrant = string | null | undefined;
+
+/** Where the checks leave a request's CorsGrant (the request's context). */
+export interface CorsSink {
+  cors: CorsGrant;
+}
 
 /** A key's controls made ready for the request path: times as numbers, blocks parsed, origins in a set. */
 interface CompiledControls {
@@ -43,16 +49,26 @@ const REALM = 'Bearer realm="iplookup"';
  * (`address_not_allowed`), the Origin (`origin_not_allowed`). Throws the first ApiError
  * that applies, before anything is charged or counted against the rate. Called only for
  * a key that has controls or a grace: a plain key costs the request path nothing.
+ *
+ * Once the secret is known good, and before any other check may refuse, the request's
+ * CorsGrant is left in `into`: every answer to a key that lists origins depends on the
+ * Origin, its refusals (`key_expired`, `address_not_allowed`, `origin_not_allowed`)
+ * included, so each says `Vary: Origin`, and one to a listed origin allows it (a script
+ * there may read why it was refused); an Origin not listed is never allowed. A dead
+ * secret (`invalid_key`) is answered as an unknown one, with nothing about the key.
  */
-export function checkKeyControls<R>(caller: ActiveKey, call: KeyCall<R>, request: R): CorsGrant {
+export function checkKeyControls<R>(caller: ActiveKey, call: KeyCall<R>, request: R, into: CorsSink): void {
   if (caller.secretValidUntil !== undefined && call.now() >= caller.secretValidUntil) {
     throw new ApiError("invalid_key", "the API key was rotated, and the grace of its old secret is over", {}, {
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key was rotated"`,
     });
   }
   const source = caller.key.controls;
-  if (source === undefined) return undefined;
+  if (source === undefined) return;
   const controls = compile(source);
+  const origin = controls.origins === null ? null : call.origin(request);
+  const listed = origin !== null && controls.origins !== null && controls.origins.has(origin);
+  into.cors = controls.origins === null ? undefined : listed ? origin : null;
   if (controls.expiresAtMs !== null && call.now() >= controls.expiresAtMs) {
     throw new ApiError("key_expired", `the API key expired at ${source.expiresAt}`, { expired_at: source.expiresAt }, {
       "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key expired"`,
@@ -64,11 +80,7 @@ export function checkKeyControls<R>(caller: ActiveKey, call: KeyCall<R>, request
       throw new ApiError("address_not_allowed", `this API key is not allowed from ${client?.text ?? "an unknown address"}`);
     }
   }
-  if (controls.origins === null) return undefined;
-  const origin = call.origin(request);
-  if (origin === null) return null;
-  if (!controls.origins.has(origin)) throw new ApiError("origin_not_allowed", `this API key is not allowed from the origin ${shorten(origin)}`);
-  return origin;
+  if (origin !== null && !listed) throw new ApiError("origin_not_allowed", `this API key is not allowed from the origin ${shorten(origin)}`);
 }
 
 function compile(controls: KeyControls): CompiledControls {

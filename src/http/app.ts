@@ -117,7 +117,7 @@ export function createApp(deps: AppDeps) {
   const afterKeyLookup = (lookup: Promise<void>, request: Request): Promise<Response> =>
     lookup.then(
       (): Promise<Response> => app.handle(request),
-      // A refusal after the key's checks passed (a rate lease) still tells the browser it may read it.
+      // A refusal once the key is known (a rate lease) still tells the browser what the key allows it.
       (error: unknown) => withCors(errorResponse(error, "UNKNOWN", logger), contextOf(request).cors),
     );
   // Written so the framework sees a synchronous hook (it inspects the source for calls

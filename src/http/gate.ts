@@ -71,7 +71,8 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
   const caller = authenticate(request, context, options);
   if (caller instanceof Promise) return caller;
   // The key's own checks (expiry, address, origin), for a key that has any: CONTRACT §16.
-  if (caller.key.controls !== undefined || caller.secretValidUntil !== undefined) context.cors = checkKeyControls(caller, options.controls, request);
+  // It leaves what the answer, a refusal included, may tell a browser in context.cors.
+  if (caller.key.controls !== undefined || caller.secretValidUntil !== undefined) checkKeyControls(caller, options.controls, request, context);
   if (!context.rateTaken) {
     // This server's share first (no store involved), then, on a shared store, the key's
     // rate across all servers.

@@ -22,7 +22,7 @@ export class RequestContext {
   requestIdWritten = false;
   /** Units the answer charged (its X-Units-Consumed), for the access log. */
   units = 0;
-  /** What the answer may tell a browser (CORS), once the key's checks passed: see checkKeyControls. */
+  /** What the answer, a refusal by the key's own checks included, may tell a browser (CORS): see checkKeyControls. */
   cors: CorsGrant = undefined;
   private peer: Address | null | undefined;
 

@@ -133,6 +133,42 @@ function suite(fresh: () => Promise<string>) {
     await t.close();
   });
 
+  test("every answer to a key that lists origins says Vary: Origin, its refusals included; only a listed origin is ever allowed", async () => {
+    const t = await setUp(await fresh());
+    const { key, secret } = await t.store.createKey("web", "free", CONTROLS);
+    await t.keys.refresh();
+    const listed = { origin: "https://app.example.com" };
+    const other = { origin: "https://evil.example" };
+    const cors = async (response: Response) => ({
+      status: response.status,
+      code: await t.codeOf(response),
+      vary: response.headers.get("vary"),
+      allow: response.headers.get("access-control-allow-origin"),
+    });
+    // A shared cache must not hand the 403 to the listed origin, nor its 200 to another.
+    expect(await cors(await t.lookup(secret, { headers: other }))).toEqual({ status: 403, code: "origin_not_allowed", vary: "Origin", allow: null });
+    expect(await cors(await t.lookup(secret, { headers: listed }))).toMatchObject({ status: 200, vary: "Origin", allow: listed.origin });
+    // The key's other refusals: Vary either way, and the listed origin may read why.
+    expect(await cors(await t.lookup(secret, { peer: "203.0.113.1", headers: listed }))).toEqual({ status: 403, code: "address_not_allowed", vary: "Origin", allow: listed.origin });
+    expect(await cors(await t.lookup(secret, { peer: "203.0.113.1", headers: other }))).toEqual({ status: 403, code: "address_not_allowed", vary: "Origin", allow: null });
+    t.clock.now = new Date(CONTROLS.expiresAt!);
+    expect(await cors(await t.lookup(secret, { headers: listed }))).toEqual({ status: 401, code: "key_expired", vary: "Origin", allow: listed.origin });
+    expect(await cors(await t.lookup(secret, { headers: other }))).toEqual({ status: 401, code: "key_expired", vary: "Origin", allow: null });
+    expect(await cors(await t.lookup(secret))).toEqual({ status: 401, code: "key_expired", vary: "Origin", allow: null });
+    // A key that lists no origins answers the same to every Origin: nothing to say.
+    const { secret: plain } = await t.store.createKey("server", "free", { ...CONTROLS, allowedOrigins: null });
+    await t.keys.refresh();
+    expect(await cors(await t.lookup(plain, { headers: listed }))).toEqual({ status: 401, code: "key_expired", vary: null, allow: null });
+    // A secret past its grace is answered as an unknown one, with nothing about its key.
+    t.clock.now = new Date("2026-11-15T12:00:00Z");
+    const rotated = (await t.store.rotateKey(key.id))!;
+    await t.keys.refresh();
+    expect(await cors(await t.lookup(secret, { headers: listed }))).toEqual({ status: 401, code: "invalid_key", vary: null, allow: null });
+    expect(await cors(await t.lookup(rotated.secret, { headers: other }))).toEqual({ status: 403, code: "origin_not_allowed", vary: "Origin", allow: null });
+    expect(await t.used(key.id)).toBe(1);
+    await t.close();
+  });
+
   test("the order of checks: route, key (expiry, address, origin), rate, then the rest; no refusal charges", async () => {
     const t = await setUp(await fresh());
     const { key, secret } = await t.store.createKey("all", "free", CONTROLS);
