@@ -68,12 +68,17 @@ export function parseCidrList(values: readonly string[], field = "allowed_cidrs"
 /**
  * `allowed_origins`: browser origins, `http://` or `https://` with a host and an optional
  * port, nothing after (a trailing `/` is dropped). Written as a browser sends them in
- * the Origin header (lower-case host, default port left out), each once.
+ * the Origin header (lower-case host, default port left out), each once. A wildcard
+ * (`https://*.example.com`, `*`) is refused with its own message: a request's Origin is
+ * compared exactly, so one would never match and the key would refuse every browser.
  */
 export function parseOriginList(values: readonly string[], field = "allowed_origins"): string[] {
   checkListSize(values, field);
   const out: string[] = [];
   for (const value of values) {
+    if (typeof value === "string" && value.includes("*")) {
+      throw new ControlValueError(`${field}: "${shorten(value)}": wildcards are not supported; list each origin, such as https://app.example.com`);
+    }
     const origin = typeof value === "string" ? canonicalOrigin(value.trim()) : null;
     if (!origin) throw new ControlValueError(`${field}: "${shorten(String(value))}" is not an origin such as https://app.example.com`);
     if (!out.includes(origin)) out.push(origin);

@@ -25,7 +25,7 @@ const Cidrs = Type.Array(Type.String({ maxLength: 64 }), {
 });
 const Origins = Type.Array(Type.String({ maxLength: 300 }), {
   maxItems: MAX_LIST,
-  description: "Browser origins (scheme, host, port) a request's Origin header must be one of; such a request gets Access-Control-Allow-Origin. Empty or null: no origin check, no CORS",
+  description: "Browser origins (scheme, host, port) a request's Origin header must be one of, each in full (a wildcard such as https://*.example.com is refused: 400 invalid_request); such a request gets Access-Control-Allow-Origin. Empty or null: no origin check, no CORS",
   examples: [["https://app.example.com"]],
 });
 const Metadata = Type.Object({}, { additionalProperties: true, description: "Your own JSON object, at most 1 KiB; returned as it is ({} when none)", examples: [{ team: "maps" }] });

@@ -27,9 +27,9 @@ const CONTROL_HELP = `  --expires-at TIME          RFC 3339 (2027-01-01T00:00:00
                              refused (401 key_expired)
   --allowed-cidrs LIST       comma-separated blocks or addresses (203.0.113.0/24,2001:db8::/32)
                              the client's address (as /v1/me sees it) must lie in (403)
-  --allowed-origins LIST     comma-separated browser origins (https://app.example.com); a
-                             request from another Origin is refused (403), a listed one
-                             gets CORS headers
+  --allowed-origins LIST     comma-separated browser origins (https://app.example.com), each
+                             in full (no wildcards); a request from another Origin is
+                             refused (403), a listed one gets CORS headers
   --metadata JSON            your own JSON object, at most 1 KiB`;
 
 /**
