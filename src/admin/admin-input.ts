@@ -1,5 +1,6 @@
 import { hasUnsafeCharacter, printable } from "../access/plain-text.ts";
 import { ApiError } from "../errors/api-error.ts";
+import { badQueryEncoding, decodeQueryPart } from "../http/query-values.ts";
 
 /*
  * What no admin input may hold, whatever the field (see plain-text.ts): control
@@ -36,11 +37,7 @@ export function checkAdminTarget(url: string, path: string): void {
     seen.add(name);
   }
   for (const part of url.slice(query + 1).split("&")) {
-    try {
-      decodeURIComponent(part.replaceAll("+", " "));
-    } catch {
-      throw new ApiError("invalid_request", `the query "${printable(part)}" is not valid percent-encoding (UTF-8)`);
-    }
+    if (decodeQueryPart(part) === null) throw badQueryEncoding(part);
   }
 }
 

@@ -9,7 +9,7 @@ import { ERROR_STATUS, type ErrorCode } from "../errors/api-error.ts";
 /** What each code means, for the documents' descriptions (CONTRACT §3). */
 const CODE_MEANING: Record<ErrorCode, string> = {
   invalid_json: "the body is not JSON (or not UTF-8)",
-  invalid_request: "JSON of the wrong shape, or a value out of range",
+  invalid_request: "JSON of the wrong shape, a value out of range, or a query parameter that is not valid percent-encoding (UTF-8)",
   invalid_address: "an entry is not an address in an accepted text form",
   address_not_public: "an entry is private, local, reserved, multicast, …",
   invalid_asn: "not an AS number: 0–4294967295 in decimal, alone or after AS, no sign, no leading zeros",

@@ -93,7 +93,7 @@ export function openApiDocument(version: string) {
               name: "q",
               in: "query",
               required: true,
-              description: "1 to 64 characters",
+              description: "1 to 64 characters, percent-encoded as UTF-8 (a value that is not valid percent-encoding, such as %zz or a cut sequence such as %E2%82, is 400 invalid_request, no unit)",
               schema: { type: "string", minLength: 1, maxLength: 64 },
               examples: { name: { value: "cloudflare" }, number: { value: "AS1333" } },
             },

@@ -63,6 +63,12 @@ describe("GET /admin/v1/asn/{asn} and /admin/v1/asn?q=", () => {
     // Bad percent-encoding is refused before any admin route runs, by the one rule for all of them.
     expect(await (await get("/admin/v1/asn/%zz")).json()).toMatchObject({ status: 400, code: "invalid_request" });
     expect(await (await get("/admin/v1/asn")).json()).toMatchObject({ status: 400, code: "invalid_request" });
+    // …and in q, with the public API's answer, word for word.
+    for (const q of ["%zz", "%E2%82"]) {
+      const admin = await (await get(`/admin/v1/asn?q=${q}`)).json();
+      expect(admin).toMatchObject({ status: 400, code: "invalid_request", detail: `the query "q=${q}" is not valid percent-encoding (UTF-8)` });
+      expect(await (await t.request("GET", `/v1/asn?q=${q}`, { key: apiKey })).json()).toEqual(admin);
+    }
     expect(await (await get("/admin/v1/asn/4199999999")).json()).toEqual(JSON.parse(JSON.stringify(asnIndexOf(defaultIndex()).result(4199999999))));
   });
 

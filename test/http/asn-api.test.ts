@@ -146,10 +146,30 @@ describe("GET /v1/asn?q=", () => {
     expect(body.results).toHaveLength(50);
   });
 
-  test("bad percent-encoding in q is searched as it is written", async () => {
-    const response = await get("/v1/asn?q=%zz");
-    expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ results: [] });
+  test.each([
+    ["%zz", "q=%zz"],
+    ["a lone %", "q=cloud%"],
+    ["a cut escape", "q=cloud%2"],
+    ["truncated UTF-8", "q=%E2%82"],
+    ["an encoded surrogate", "q=%ED%A0%80"],
+    ["an overlong form", "q=%C0%AF"],
+    ["a second q", "q=cloud&q=%zz"],
+  ])("bad percent-encoding in q (%s): 400 invalid_request saying so, no unit", async (_, query) => {
+    const before = await unitsUsed();
+    const response = await get(`/v1/asn?${query}`);
+    expect(response.status).toBe(400);
+    expect(response.headers.get("content-type")).toBe("application/problem+json");
+    const part = query.split("&").at(-1)!;
+    expect(await response.json()).toMatchObject({ status: 400, code: "invalid_request", detail: `the query "${part}" is not valid percent-encoding (UTF-8)` });
+    expect(await unitsUsed()).toBe(before);
+  });
+
+  test("q in good percent-encoding is searched as it decodes: %41S13335 is AS13335, + a space; %00 decodes (to a NUL no name holds)", async () => {
+    expect(await (await get("/v1/asn?q=%41S13335")).text()).toBe(await (await get("/v1/asn?q=AS13335")).text());
+    expect(await (await get("/v1/asn?q=cloudflare+inc")).text()).toBe(await (await get("/v1/asn?q=cloudflare%20inc")).text());
+    const nul = await get("/v1/asn?q=%00");
+    expect(nul.status).toBe(200);
+    expect(await nul.json()).toEqual({ results: [] });
   });
 
   test("nothing found: an empty list, still 1 unit", async () => {
