@@ -2,7 +2,7 @@ import { Elysia } from "elysia";
 import { ApiError } from "../errors/api-error.ts";
 import { errorResponse } from "../http/error-response.ts";
 import { readJsonBody } from "../http/json-body.ts";
-import { isJsonMediaType } from "../http/media-type.ts";
+import { checkContentEncoding, isJsonMediaType } from "../http/media-type.ts";
 import { createLogger, type Logger } from "../log/logger.ts";
 import type { AdminToken, DeliveryState } from "../store/store.ts";
 import { AdminRouteTable, checkAdminGate } from "./admin-gate.ts";
@@ -90,8 +90,9 @@ export function createAdminApp(deps: AdminAppDeps) {
       const info: AdminRequestInfo = { route: undefined, token: null };
       infos.set(request, info);
       info.token = await checkAdminGate(request, (routes ??= new AdminRouteTable(app.routes)), deps.store, (route) => (info.route = route));
-      if (readsBody(request, info.route) && !isJsonMediaType(request.headers.get("content-type"))) {
-        throw new ApiError("unsupported_media_type", "send the body as application/json (charset utf-8, if any)");
+      if (readsBody(request, info.route)) {
+        if (!isJsonMediaType(request.headers.get("content-type"))) throw new ApiError("unsupported_media_type", "send the body as application/json (charset utf-8, if any)");
+        checkContentEncoding(request.headers.get("content-encoding"));
       }
     })
     .onParse(({ request }) => {

@@ -217,7 +217,7 @@ export function adminOpenApiDocument(version: string) {
     },
     components: {
       securitySchemes: { adminToken: { type: "http", scheme: "bearer", description: "An admin token, `ipla_…` (iplookup admin create); an API key is refused" } },
-      headers: { "X-Request-Id": HEADERS["X-Request-Id"], "WWW-Authenticate": HEADERS["WWW-Authenticate"], Allow: HEADERS.Allow, "Retry-After": HEADERS["Retry-After"] },
+      headers: { "X-Request-Id": HEADERS["X-Request-Id"], "WWW-Authenticate": HEADERS["WWW-Authenticate"], Allow: HEADERS.Allow, "Retry-After": HEADERS["Retry-After"], "Accept-Encoding": HEADERS["Accept-Encoding"] },
       responses: { NotFound: NOT_FOUND_RESPONSE },
       schemas: {
         AdminKey: plain(AdminKey),

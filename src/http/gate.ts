@@ -9,7 +9,7 @@ import { clientAddress } from "./client-address.ts";
 import { pathOf } from "./path.ts";
 import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
-import { isJsonMediaType } from "./media-type.ts";
+import { checkContentEncoding, isJsonMediaType } from "./media-type.ts";
 import { checkKeyControls, type KeyCall } from "../access/key-controls.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
@@ -44,7 +44,7 @@ const REALM = 'Bearer realm="iplookup"';
 
 /**
  * The checks that come before a body is read, in the contract's order: route, key, rate,
- * media type, declared body size. Throws the first ApiError that applies; records the
+ * media type (and content coding: none), declared body size. Throws the first ApiError that applies; records the
  * matched route and the caller in the request's context.
  *
  * A secret the key cache does not know is looked up in the store: then the gate returns
@@ -91,6 +91,7 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
     if (!isJsonMediaType(request.headers.get("content-type"))) {
       throw new ApiError("unsupported_media_type", "send the body as application/json (charset utf-8, if any)");
     }
+    checkContentEncoding(request.headers.get("content-encoding"));
     const declared = request.headers.get("content-length");
     if (declared !== null && Number(declared) > options.maxBody) throw bodyTooLarge(options.maxBody);
   }

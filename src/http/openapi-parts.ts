@@ -24,7 +24,7 @@ const CODE_MEANING: Record<ErrorCode, string> = {
   method_not_allowed: "another method than this path answers (Allow lists them)",
   batch_too_large: "more entries than the plan's max_batch_size",
   payload_too_large: "a body over the size limit",
-  unsupported_media_type: "a body that is not application/json",
+  unsupported_media_type: "a body that is not application/json, or one sent with a Content-Encoding other than identity (bodies are accepted unencoded only; Accept-Encoding: identity says so)",
   quota_exceeded: "more units than the key has left this period; nothing is charged",
   rate_limited: "over the request rate (Retry-After says when to try again)",
   internal_error: "a bug; the body carries no internals",
@@ -78,6 +78,10 @@ export const HEADERS = {
   "WWW-Authenticate": { description: "Bearer realm, with error=\"invalid_token\" for invalid_key", required: true, schema: { type: "string" } },
   Allow: { description: "The methods the path answers", required: true, schema: { type: "string" } },
   "Retry-After": { description: "Seconds to wait before trying again", required: true, schema: { type: "integer", minimum: 0 } },
+  "Accept-Encoding": {
+    description: "With a 415 for a body sent with a Content-Encoding: the content codings a request body may have, identity (none) alone (RFC 9110 §15.5.16)",
+    schema: { type: "string", enum: ["identity"] },
+  },
 } as const;
 
 type HeaderName = keyof typeof HEADERS;
@@ -89,6 +93,7 @@ function errorHeaders(status: number, codes: readonly ErrorCode[]) {
   const headers: Record<string, { $ref: string }> = { "X-Request-Id": headerRef("X-Request-Id") };
   if (status === 401) headers["WWW-Authenticate"] = headerRef("WWW-Authenticate");
   if (status === 405) headers.Allow = headerRef("Allow");
+  if (status === 415) headers["Accept-Encoding"] = headerRef("Accept-Encoding");
   // Only these two codes carry Retry-After; with quota_exceeded beside rate_limited it is not always there.
   if (codes.length === 1 && (codes[0] === "rate_limited" || codes[0] === "store_unavailable")) headers["Retry-After"] = headerRef("Retry-After");
   return headers;
