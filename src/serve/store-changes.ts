@@ -23,7 +23,8 @@ export interface StoreChangeReports {
  * read: one read of the counter a tick, however many follow it. A tick while the last
  * one still waits for the store (a database gone silent) starts none; a follower that
  * fails to reload does not keep the others from theirs. The timer never keeps the
- * process alive.
+ * process alive. Once stopped, a read still under way reports nothing: the store is
+ * closed under it when its thread stops.
  */
 export function followStoreChanges(
   store: Pick<Store, "generation">,
@@ -32,24 +33,27 @@ export function followStoreChanges(
   reports: StoreChangeReports,
 ): { stop(): void } {
   let polling = false;
+  let stopped = false;
   const tick = async () => {
     let generation: number;
     try {
       generation = await store.generation();
     } catch (error) {
-      reports.failed(error, undefined);
+      // Stopped meanwhile: the store was closed under the read, which lost nothing.
+      if (!stopped) reports.failed(error, undefined);
       return;
     }
     let allReloaded = true;
     for (const [name, follower] of Object.entries(followers)) {
+      if (stopped) return;
       try {
         await follower.refresh(generation);
       } catch (error) {
         allReloaded = false;
-        reports.failed(error, name);
+        if (!stopped) reports.failed(error, name);
       }
     }
-    if (allReloaded) reports.reached();
+    if (allReloaded && !stopped) reports.reached();
   };
   const timer = setInterval(() => {
     if (polling) return;
@@ -59,5 +63,10 @@ export function followStoreChanges(
     });
   }, pollMs);
   timer.unref?.();
-  return { stop: () => clearInterval(timer) };
+  return {
+    stop() {
+      stopped = true;
+      clearInterval(timer);
+    },
+  };
 }

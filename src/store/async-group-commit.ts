@@ -58,6 +58,8 @@ interface Entry<Item, Result> {
 export class AsyncGroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
   private inFlight = 0;
+  /** Items submitted and not yet settled, queued or in a group in flight. */
+  private unsettled = 0;
   private scheduled = false;
   private readonly idleWaiters: (() => void)[] = [];
   /** Groups committed, and the items they carried, since the start (for measurements). */
@@ -71,6 +73,7 @@ export class AsyncGroupCommit<Item, Result> {
   /** Queues an item; resolves with its result once its group has committed. */
   submit(item: Item): Promise<Result> {
     if (this.queue.length >= this.options.maxQueued) return Promise.reject(this.options.timeoutError("queue-full"));
+    this.unsettled++;
     return new Promise((resolve, reject) => {
       const entry: Entry<Item, Result> = { item, resolve, reject, settled: false };
       if (this.options.timeoutMs > 0) {
@@ -81,10 +84,16 @@ export class AsyncGroupCommit<Item, Result> {
     });
   }
 
-  /** Starts groups for everything queued, and resolves once nothing is queued or in flight. */
+  /**
+   * Starts groups for everything queued, and resolves once every item submitted has
+   * settled: committed, failed, or rejected at its time. A group in flight whose items
+   * have all rejected already (a database gone silent) is not waited for: nobody waits
+   * for its outcome, and it may be cut short (see the class's notes on items past their
+   * time).
+   */
   async drain(): Promise<void> {
     this.start();
-    if (this.queue.length === 0 && this.inFlight === 0) return;
+    if (this.unsettled === 0) return;
     await new Promise<void>((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -120,7 +129,7 @@ export class AsyncGroupCommit<Item, Result> {
       if (results === "abandoned") {
         // Late results are dropped: the items have rejected already.
         committing.catch(() => {});
-        for (const entry of group) settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
+        for (const entry of group) this.settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
         this.options.onAbandon?.();
         return;
       }
@@ -128,30 +137,30 @@ export class AsyncGroupCommit<Item, Result> {
       this.stats.items += group.length;
       group.forEach((entry, i) => {
         const result = results[i];
-        settle(entry, () => (result instanceof ItemFailure ? entry.reject(result.error) : entry.resolve(result as Result)));
+        this.settle(entry, () => (result instanceof ItemFailure ? entry.reject(result.error) : entry.resolve(result as Result)));
       });
     } catch (error) {
-      for (const entry of group) settle(entry, () => entry.reject(error));
+      for (const entry of group) this.settle(entry, () => entry.reject(error));
     } finally {
       clearTimeout(watchdog);
       this.inFlight--;
       // Items that queued while this group was in flight have waited already: no need to
       // wait for another turn.
       this.start();
-      if (this.queue.length === 0 && this.inFlight === 0) for (const wake of this.idleWaiters.splice(0)) wake();
     }
   }
 
   private expire(entry: Entry<Item, Result>): void {
     const queued = this.queue.indexOf(entry);
     if (queued >= 0) this.queue.splice(queued, 1);
-    settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
+    this.settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
   }
-}
 
-function settle<Item, Result>(entry: Entry<Item, Result>, how: () => void): void {
-  if (entry.settled) return;
-  entry.settled = true;
-  if (entry.timer !== undefined) clearTimeout(entry.timer);
-  how();
+  private settle(entry: Entry<Item, Result>, how: () => void): void {
+    if (entry.settled) return;
+    entry.settled = true;
+    if (entry.timer !== undefined) clearTimeout(entry.timer);
+    how();
+    if (--this.unsettled === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+  }
 }

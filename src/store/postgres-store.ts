@@ -923,13 +923,21 @@ export class PostgresStore implements Store {
     return rows.map(toAuditEntry);
   }
 
-  /** Commits the charges still queued, then closes the connections. Closing twice is harmless. */
+  /**
+   * Commits the charges still queued and waits for every charge's outcome (see
+   * AsyncGroupCommit.drain), then closes the connections at once. The caller has waited
+   * for what it needs of the store (a server, for the requests in flight), so a query
+   * still running is one nobody waits for: a poll, a lease, a charge's transaction given
+   * up after its time. Waiting for those would wait for nothing, and for as long as a
+   * database gone silent keeps them; closed, they reject, and a transaction cut short
+   * changes nothing. Closing twice is harmless.
+   */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
     await this.charges.drain();
     this.closed = true;
-    await Promise.all([this.sql.close({ timeout: 5 }), this.quickSql.close({ timeout: 5 })]);
+    await Promise.all([this.sql.close({ timeout: 0 }), this.quickSql.close({ timeout: 0 })]);
   }
 }
 

@@ -107,7 +107,7 @@ test("a full queue refuses at once", async () => {
   expect(await Promise.all(queued)).toEqual([20, 30]);
 });
 
-test("drain commits what is queued and waits for every group in flight", async () => {
+test("drain commits what is queued and waits for every item's result", async () => {
   const { pending, commit } = controlledCommit();
   const grouper = new AsyncGroupCommit(commit, OPTIONS);
   const results = [grouper.submit(1), grouper.submit(2)];
@@ -119,4 +119,22 @@ test("drain commits what is queued and waits for every group in flight", async (
   await draining;
   expect(await Promise.all(results)).toEqual([10, 20]);
   await grouper.drain();
+});
+
+test("drain does not wait for a group in flight whose items have all given up at their time", async () => {
+  const { groups, pending, commit } = controlledCommit();
+  const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, timeoutMs: 30 });
+  const given = grouper.submit(1).catch((error: Error) => error.message);
+  await Bun.sleep(1);
+  expect(groups).toEqual([[1]]);
+  let drained = false;
+  const draining = grouper.drain().then(() => (drained = true));
+  await Bun.sleep(5);
+  // The item still waits for its result: so does drain.
+  expect(drained).toBe(false);
+  expect(await given).toBe("timeout");
+  // The group hangs (a connection gone silent); nobody waits for its outcome now.
+  await draining;
+  expect(pending).toHaveLength(1);
+  pending[0]!.resolve();
 });
