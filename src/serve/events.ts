@@ -13,6 +13,8 @@ export const EXPIRY_SWEEP_MS = 10 * 60_000;
  * expiry it is about.
  */
 export const OUTBOX_KEPT_DAYS = 45;
+/** How long a stop waits for the deliveries being recorded and a sweep under way. */
+const STOP_GRACE_MS = 300;
 
 export interface ServeEventsOptions {
   /** The --state location: the events get a store connection of their own there. */
@@ -24,7 +26,10 @@ export interface ServeEventsOptions {
 }
 
 export interface ServeEvents {
-  /** Stops the timers and the deliveries under way (see Deliverer.stop), then the store connection. */
+  /**
+   * Stops the timers and the deliveries under way (see Deliverer.stop), waits a moment
+   * for a sweep under way, then closes the store connection, ending what still waits.
+   */
   stop(): Promise<void>;
 }
 
@@ -43,12 +48,16 @@ export async function startServeEvents(options: ServeEventsOptions): Promise<Ser
   const deliverer = new Deliverer({ store, now: () => options.now().getTime(), logger: options.logger, onAttempt: (state) => options.metrics?.addWebhookAttempt(state) });
   deliverer.start(POLL_MS);
   let sweeping: Promise<unknown> | undefined;
+  let stopped = false;
   const sweep = () => {
     sweeping ??= store
       .listKeys()
       .then((keys) => emitExpiringKeys(store, keys.map(expiringView), options.now()))
       .then(() => store.webhooks.pruneOutbox(new Date(options.now().getTime() - OUTBOX_KEPT_DAYS * 86_400_000).toISOString()))
-      .catch((error) => options.logger.log("warn", "key.expiring: the keys could not be read; trying again later", { error: String((error as Error)?.message ?? error) }))
+      .catch((error) => {
+        // Stopped meanwhile: the store was closed under the sweep, which the next start does again.
+        if (!stopped) options.logger.log("warn", "key.expiring: the keys could not be read; trying again later", { error: String((error as Error)?.message ?? error) });
+      })
       .finally(() => (sweeping = undefined));
   };
   sweep();
@@ -56,8 +65,12 @@ export async function startServeEvents(options: ServeEventsOptions): Promise<Ser
   timer.unref?.();
   return {
     async stop() {
+      stopped = true;
       clearInterval(timer);
-      await Promise.all([deliverer.stop(), sweeping]);
+      // A sweep is waited for as long as the deliveries being recorded, no longer: one
+      // waiting for a database gone silent would hold the stop until TCP gave up. Its
+      // writes are each one transaction, and closing the store ends it.
+      await Promise.all([deliverer.stop(STOP_GRACE_MS), sweeping && Promise.race([sweeping, Bun.sleep(STOP_GRACE_MS)])]);
       await store.close();
     },
   };

@@ -36,9 +36,14 @@ afterAll(async () => {
   await store?.close();
 });
 
-/** A server on the database through the proxy, with its admin listener and webhook sender (each a connection pool of its own). */
-async function serve(): Promise<ServerProcess> {
+/**
+ * A server on the database through the proxy, with its admin listener and webhook sender
+ * (each a connection pool of its own); `stallOn`: the proxy stalls once a statement with
+ * that text is sent.
+ */
+async function serve(stallOn?: string): Promise<ServerProcess> {
   proxy.restore();
+  if (stallOn) proxy.stallWhenSent(stallOn);
   const server = await startServerProcess(["--state", stateUrl, "--workers", "2", "--admin-port", "0"]);
   servers.push(server);
   return server;
@@ -77,6 +82,23 @@ describe.skipIf(!postgresAvailable)("SIGTERM while PostgreSQL is silent", () => 
     expect(server.stderr()).toContain('"stopped"');
     // The reads the stop cut short are not reported as failures.
     expect(server.stderr().split("\n").filter((line) => line.includes("the store is closed"))).toEqual([]);
+  }, 40_000);
+
+  test("with the key.expiring sweep waiting for the database: exit 0 at once, not when the sweep's connection ends", async () => {
+    // The sweep at start-up lists the keys, records key.expiring events, then prunes the
+    // outbox: the database goes silent under that last statement.
+    const server = await serve("DELETE FROM webhook_deliveries");
+    await untilUnready(server);
+    const began = performance.now();
+    // Before, the stop waited for the sweep without a bound of its own: here until
+    // PostgreSQL ended the sweep's transaction, idle for 10 s as far as it could see
+    // (idle_in_transaction_session_timeout); across a real partition, until TCP gave up.
+    expect(await stopWithin(server, 15_000)).toBe(0);
+    const tookMs = performance.now() - began;
+    console.log(`sweep waiting, database silent: exit 0 ${tookMs.toFixed(0)} ms after SIGTERM`);
+    expect(tookMs).toBeLessThan(2000);
+    // The sweep the stop cut short is not reported as a failure.
+    expect(server.stderr().split("\n").filter((line) => line.includes("key.expiring"))).toEqual([]);
   }, 40_000);
 
   test("with a lookup in flight: it answers 503 store_unavailable at its time, then the server exits 0 at once", async () => {

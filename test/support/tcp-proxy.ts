@@ -12,12 +12,16 @@ import type { Socket, TCPSocketListener } from "bun";
  *   as they would once a partition heals;
  * - `forget()`: the connections open now go silent for good, never closed, while new
  *   ones work (a stateful firewall that lost them: only TCP's retransmission timeout,
- *   many minutes later, would tell the client).
+ *   many minutes later, would tell the client);
+ * - `stallWhenSent(text)`: stall() as soon as a client sends bytes that contain `text`
+ *   (a statement's text), before they are forwarded: the database goes silent while
+ *   that statement waits for it.
  */
 export interface TcpProxy {
   readonly port: number;
   cut(): void;
   stall(): void;
+  stallWhenSent(text: string): void;
   restore(): void;
   forget(): void;
   close(): void;
@@ -36,6 +40,8 @@ interface Pair {
 export async function startTcpProxy(target: { hostname: string; port: number }): Promise<TcpProxy> {
   let mode: "open" | "cut" | "stall" = "open";
   const pairs = new Set<Pair>();
+  /** stallWhenSent's text, until a client sends it. */
+  let trigger: Buffer | undefined;
 
   const flush = (pair: Pair) => {
     if (mode !== "open" || pair.silent) return;
@@ -86,6 +92,10 @@ export async function startTcpProxy(target: { hostname: string; port: number }):
       },
       data(client, chunk) {
         const pair = client.data;
+        if (trigger && Buffer.from(chunk).includes(trigger)) {
+          trigger = undefined;
+          mode = "stall";
+        }
         pair.toUpstream.push(new Uint8Array(chunk));
         flush(pair);
       },
@@ -114,8 +124,12 @@ export async function startTcpProxy(target: { hostname: string; port: number }):
     stall() {
       mode = "stall";
     },
+    stallWhenSent(text) {
+      trigger = Buffer.from(text);
+    },
     restore() {
       mode = "open";
+      trigger = undefined;
       for (const pair of pairs) flush(pair);
     },
     forget() {
