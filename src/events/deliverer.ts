@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger.ts";
-import type { AttemptResult, DeliveryState, DueDelivery, Store } from "../store/store.ts";
+import { isUnavailable } from "../store/postgres-unavailable.ts";
+import { StoreUnavailableError, type AttemptResult, type DeliveryState, type DueDelivery, type Store } from "../store/store.ts";
 import { nextAttemptAt } from "./retry-schedule.ts";
 import { ATTEMPT_TIMEOUT_MS, sendMessage, type SendOutcome } from "./send.ts";
 
@@ -20,8 +21,9 @@ export const PER_WEBHOOK = 16;
  * dies with claims leaves them to the others after this.
  */
 export const LEASE_MS = 6 * ATTEMPT_TIMEOUT_MS;
+/** The first pause before an attempt's record is tried again; it doubles up to RECORD_RETRY_MAX_MS. */
 const RECORD_RETRY_MS = 20;
-const RECORD_TRIES_FOR_MS = 2000;
+const RECORD_RETRY_MAX_MS = 1000;
 
 export interface DelivererOptions {
   readonly store: Store;
@@ -82,13 +84,17 @@ export class Deliverer {
 
   /** One pass: claims what is due (of one event only, with `eventId`), sends it, records it. */
   async deliverDue(eventId?: string): Promise<AttemptReport[]> {
-    const due = await this.options.store.webhooks.claimDeliveries({ limit: BATCH, nowMs: this.now(), leaseMs: LEASE_MS, eventId });
-    const reports = await Promise.all(due.map((delivery) => this.attempt(delivery)));
+    const claimedMs = this.now();
+    const due = await this.options.store.webhooks.claimDeliveries({ limit: BATCH, nowMs: claimedMs, leaseMs: LEASE_MS, eventId });
+    const reports = await Promise.all(due.map((delivery) => this.attempt(delivery, claimedMs + LEASE_MS)));
     return reports.filter((report) => report !== null);
   }
 
-  /** Sends a delivery and records the attempt; null when stop() cut it short. */
-  private async attempt(delivery: DueDelivery): Promise<AttemptReport | null> {
+  /**
+   * Sends a delivery and records the attempt; null when stop() cut it short. The claim
+   * holds the delivery until `leaseEndsMs` (the wall clock, as `now`).
+   */
+  private async attempt(delivery: DueDelivery, leaseEndsMs: number): Promise<AttemptReport | null> {
     const startedMs = this.now();
     const outcome = await this.send({ url: delivery.url, secret: delivery.secret, id: delivery.eventId, body: delivery.body }, startedMs, this.options.timeoutMs, this.stopping.signal);
     // Cut short by stop() before an answer: not recorded, neither as a failure (the
@@ -99,7 +105,7 @@ export class Deliverer {
     const delivered = outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
     const next = delivered ? null : nextAttemptAt(delivery.attempt, this.now(), Date.parse(delivery.eventCreatedAt));
     const state: DeliveryState = delivered ? "delivered" : next === null ? "failed" : "pending";
-    await this.record({
+    await this.record(leaseEndsMs, {
       deliveryId: delivery.deliveryId,
       attempt: delivery.attempt,
       at: new Date(startedMs).toISOString(),
@@ -127,19 +133,31 @@ export class Deliverer {
   }
 
   /**
-   * Records an attempt; a SQLite state file locked for a moment by a writer (the
-   * deliverer's connection never waits for the lock on the thread) is tried again for up
-   * to two seconds, so that a delivery made is seldom sent again for want of its record.
+   * Records an attempt. A record the store cannot take now (a SQLite state file locked for
+   * a moment by a writer, the deliverer's connection never waiting for the lock on the
+   * thread; a PostgreSQL connection that broke, the database restarting or away for a
+   * while) is tried again, with a backoff, for as long as the claim holds the delivery:
+   * until `leaseEndsMs`, when another server may claim it and send it again, or until
+   * stop(). Without its record, a delivery made (a 2xx) would be sent again once the lease
+   * has run out. Trying again is safe: recordAttempt writes only while the delivery is
+   * still at the attempt before this one, so a record that was committed although its
+   * answer was lost is not written twice.
    */
-  private async record(result: AttemptResult): Promise<void> {
-    for (let waited = 0; ; waited += RECORD_RETRY_MS) {
+  private async record(leaseEndsMs: number, result: AttemptResult): Promise<void> {
+    for (let pause = RECORD_RETRY_MS; ; pause = Math.min(pause * 2, RECORD_RETRY_MAX_MS)) {
+      const leftMs = leaseEndsMs - this.now();
+      let error: unknown;
       try {
-        await this.options.store.webhooks.recordAttempt(result);
-        return;
-      } catch (error) {
-        if ((error as { code?: unknown })?.code !== "SQLITE_BUSY" || waited >= RECORD_TRIES_FOR_MS) throw error;
-        await Bun.sleep(RECORD_RETRY_MS);
+        // One try at most until the lease ends: a connection gone silent does not hold the
+        // delivery's slot past it.
+        const recorded = await untilLater(this.options.store.webhooks.recordAttempt(result), leftMs);
+        if (recorded !== timedOut) return;
+        error = new StoreUnavailableError(`the state store did not record the attempt before the delivery's lease ran out`);
+      } catch (failed) {
+        error = failed;
       }
+      if (!recordable(error) || this.stopping.signal.aborted || this.now() + pause >= leaseEndsMs) throw error;
+      await pauseUnlessStopped(pause, this.stopping.signal);
     }
   }
 
@@ -171,16 +189,17 @@ export class Deliverer {
     for (;;) {
       const free = MAX_IN_FLIGHT - this.attempts.size;
       if (free <= 0 || this.stopped) return;
+      const claimedMs = this.now();
       const due = await this.options.store.webhooks.claimDeliveries({
         limit: free,
-        nowMs: this.now(),
+        nowMs: claimedMs,
         leaseMs: LEASE_MS,
         perWebhook: { limit: PER_WEBHOOK, inFlight: Object.fromEntries(this.inFlight) },
       });
       // Stopped meanwhile: the claims' leases run out and a server sends them later.
       if (this.stopped) return;
       let capped = false;
-      for (const delivery of due) capped = this.begin(delivery) >= PER_WEBHOOK || capped;
+      for (const delivery of due) capped = this.begin(delivery, claimedMs + LEASE_MS) >= PER_WEBHOOK || capped;
       // Only a webhook that reached its share can have left due deliveries unclaimed
       // with slots free: claim again without it.
       if (!capped || due.length === free) return;
@@ -188,10 +207,10 @@ export class Deliverer {
   }
 
   /** Starts an attempt in a slot; answers how many its webhook has in flight now. */
-  private begin(delivery: DueDelivery): number {
+  private begin(delivery: DueDelivery, leaseEndsMs: number): number {
     const held = (this.inFlight.get(delivery.webhookId) ?? 0) + 1;
     this.inFlight.set(delivery.webhookId, held);
-    const attempt: Promise<void> = this.attempt(delivery)
+    const attempt: Promise<void> = this.attempt(delivery, leaseEndsMs)
       .then(
         () => {},
         (error) => this.warn(error),
@@ -229,4 +248,44 @@ export class Deliverer {
     this.stopping.abort();
     await Promise.race([Promise.allSettled([this.claiming, ...this.attempts]), Bun.sleep(graceMs)]);
   }
+}
+
+const timedOut = Symbol("timed out");
+
+/** The work's outcome, or `timedOut` if it has not settled within `ms`. */
+async function untilLater<T>(work: Promise<T>, ms: number): Promise<T | typeof timedOut> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof timedOut>((resolve) => {
+    timer = setTimeout(() => resolve(timedOut), Math.max(0, ms));
+    timer.unref?.();
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+    // A try given up may still fail later: nobody waits for it.
+    work.catch(() => {});
+  }
+}
+
+/** Sleeps `ms`, or less if `signal` aborts meanwhile. */
+function pauseUnlessStopped(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}
+
+/**
+ * A failure to record that a later try may not meet: SQLite's write lock taken, or a
+ * PostgreSQL database that cannot be reached or cannot serve now (a broken connection).
+ */
+function recordable(error: unknown): boolean {
+  return error instanceof StoreUnavailableError || isUnavailable(error) || (error as { code?: unknown })?.code === "SQLITE_BUSY";
 }

@@ -15,13 +15,18 @@ import type { Socket, TCPSocketListener } from "bun";
  *   many minutes later, would tell the client);
  * - `stallWhenSent(text)`: stall() as soon as a client sends bytes that contain `text`
  *   (a statement's text), before they are forwarded: the database goes silent while
- *   that statement waits for it.
+ *   that statement waits for it;
+ * - `cutWhenSent(text)`: cut() then, and the bytes are dropped: the connection breaks
+ *   under that statement, which the database never sees.
  */
 export interface TcpProxy {
   readonly port: number;
   cut(): void;
   stall(): void;
-  stallWhenSent(text: string): void;
+  /** Resolves once it has stalled. */
+  stallWhenSent(text: string): Promise<void>;
+  /** Resolves once it has cut. */
+  cutWhenSent(text: string): Promise<void>;
   restore(): void;
   forget(): void;
   close(): void;
@@ -40,8 +45,9 @@ interface Pair {
 export async function startTcpProxy(target: { hostname: string; port: number }): Promise<TcpProxy> {
   let mode: "open" | "cut" | "stall" = "open";
   const pairs = new Set<Pair>();
-  /** stallWhenSent's text, until a client sends it. */
-  let trigger: Buffer | undefined;
+  /** The text of stallWhenSent or cutWhenSent, until a client sends it, and what to do then. */
+  let trigger: { text: Buffer; act: "stall" | "cut"; fired: () => void } | undefined;
+  const arm = (text: string, act: "stall" | "cut") => new Promise<void>((fired) => (trigger = { text: Buffer.from(text), act, fired }));
 
   const flush = (pair: Pair) => {
     if (mode !== "open" || pair.silent) return;
@@ -92,8 +98,11 @@ export async function startTcpProxy(target: { hostname: string; port: number }):
       },
       data(client, chunk) {
         const pair = client.data;
-        if (trigger && Buffer.from(chunk).includes(trigger)) {
+        if (trigger && Buffer.from(chunk).includes(trigger.text)) {
+          const { act, fired } = trigger;
           trigger = undefined;
+          fired();
+          if (act === "cut") return cut();
           mode = "stall";
         }
         pair.toUpstream.push(new Uint8Array(chunk));
@@ -124,9 +133,8 @@ export async function startTcpProxy(target: { hostname: string; port: number }):
     stall() {
       mode = "stall";
     },
-    stallWhenSent(text) {
-      trigger = Buffer.from(text);
-    },
+    stallWhenSent: (text) => arm(text, "stall"),
+    cutWhenSent: (text) => arm(text, "cut"),
     restore() {
       mode = "open";
       trigger = undefined;
