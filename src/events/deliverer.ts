@@ -240,13 +240,18 @@ export class Deliverer {
    * Stops the timer, cuts short the attempts waiting for an answer, and waits for the
    * rest (an answer being recorded) at most `graceMs`: a server stops promptly even
    * while a receiver is slow. An attempt cut short is not recorded; its lease runs out
-   * and a server sends it again (at least once).
+   * and a server sends it again (at least once). A claim under way is not waited for:
+   * what it claims is not sent once stopped, whether it answers now or never (a
+   * database gone silent).
    */
   async stop(graceMs = 300): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.stopping.abort();
-    await Promise.race([Promise.allSettled([this.claiming, ...this.attempts]), Bun.sleep(graceMs)]);
+    if (this.attempts.size === 0) return;
+    // A timer cleared as soon as the attempts end: one left running would keep the
+    // process alive after the stop.
+    await untilLater(Promise.allSettled(this.attempts), graceMs);
   }
 }
 

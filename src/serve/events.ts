@@ -70,8 +70,23 @@ export async function startServeEvents(options: ServeEventsOptions): Promise<Ser
       // A sweep is waited for as long as the deliveries being recorded, no longer: one
       // waiting for a database gone silent would hold the stop until TCP gave up. Its
       // writes are each one transaction, and closing the store ends it.
-      await Promise.all([deliverer.stop(STOP_GRACE_MS), sweeping && Promise.race([sweeping, Bun.sleep(STOP_GRACE_MS)])]);
+      await Promise.all([deliverer.stop(STOP_GRACE_MS), sweeping && awhile(sweeping, STOP_GRACE_MS)]);
       await store.close();
     },
   };
+}
+
+/**
+ * Resolves when `work` settles or `ms` have passed, whichever comes first; the timer is
+ * cleared then, so that it does not keep a stopped process alive.
+ */
+function awhile(work: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    work.then(done, done);
+  });
 }

@@ -219,6 +219,28 @@ describe("a running deliverer", () => {
     expect(new Set(receiver.received.map((r) => r.headers["webhook-id"])).size).toBe(50);
   });
 
+  test("stopping does not wait for a claim the store never answers (a database gone silent)", async () => {
+    const { store } = await setup();
+    let claims = 0;
+    const webhooks = new Proxy(store.webhooks, {
+      get: (target, property) =>
+        property === "claimDeliveries"
+          ? () => {
+              claims++;
+              return new Promise(() => {});
+            }
+          : Reflect.get(target, property, target),
+    });
+    const silent = new Proxy(store, { get: (target, property) => (property === "webhooks" ? webhooks : Reflect.get(target, property, target)) });
+    const deliverer = new Deliverer({ store: silent, now: () => T0 });
+    deliverer.start(60_000);
+    while (claims === 0) await Bun.sleep(10);
+    const began = performance.now();
+    await deliverer.stop(5000);
+    // Nothing is being recorded: nothing to wait for, however long the grace.
+    expect(performance.now() - began).toBeLessThan(2000);
+  });
+
   test("stopping cuts an attempt waiting for an answer short: nothing is recorded, and after its lease the delivery is sent again", async () => {
     const { store } = await setup();
     const stuck = new StuckReceiver();
