@@ -125,7 +125,7 @@ describe("corrections are part of the state's copies", () => {
     const url = await states.fresh();
     const there = cli(["state", "copy", "--from", state, "--to", url]);
     expect(there.code).toBe(0);
-    expect(there.stdout).toContain("and 2 corrections from");
+    expect(there.stdout).toContain(", 2 corrections and 2 audit entries from");
     const back = freshState();
     expect(cli(["state", "copy", "--from", url, "--to", back]).code).toBe(0);
     const original = JSON.parse(cli(["corrections", "list", "--json", "--state", state]).stdout);
