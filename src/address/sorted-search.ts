@@ -62,6 +62,27 @@ export function segmentPrefix128(starts: Uint32Array, i: number, words: readonly
   return prefix;
 }
 
+/**
+ * segmentPrefix32 for a run of neighbouring segments, `first` to `last`: the prefix of
+ * the largest block around `value` that reaches neither below start `first` nor the
+ * start after `last`.
+ */
+export function runPrefix32(starts: Uint32Array, first: number, last: number, value: number): number {
+  const start = starts[first] as number;
+  let prefix = 0;
+  if (start > 0) prefix = Math.max(prefix, commonPrefix32(value, start - 1) + 1);
+  if (last + 1 < starts.length) prefix = Math.max(prefix, commonPrefix32(value, starts[last + 1] as number) + 1);
+  return prefix;
+}
+
+/** runPrefix32 for IPv6 starts; `first` and `last` count addresses, not words. */
+export function runPrefix128(starts: Uint32Array, first: number, last: number, words: readonly number[]): number {
+  let prefix = 0;
+  if (!isZeroAt(starts, first * 4)) prefix = Math.max(prefix, commonPrefix128(words, minusOneAt(starts, first * 4), 0) + 1);
+  if ((last + 1) * 4 < starts.length) prefix = Math.max(prefix, commonPrefix128(words, starts, (last + 1) * 4) + 1);
+  return prefix;
+}
+
 function commonPrefix32(a: number, b: number): number {
   return a === b ? 32 : Math.clz32((a ^ b) >>> 0);
 }

@@ -290,6 +290,26 @@ export class RangeIndex {
     return address.version === 4 ? this.lookup4(address.value) : this.lookup6(address.words);
   }
 
+  /**
+   * The index of the segment of the address's family table that holds it (the search
+   * `lookup` makes, by its prefix tables): for walking from it to its neighbours in
+   * `image`'s starts and records, as a corrected answer's network does. Not on the
+   * path of a lookup, which keeps its own copy of the search.
+   */
+  segmentIndex(address: Address): number {
+    if (address.version === 4) {
+      const top = address.value >>> 16;
+      return lastStartAtOrBelow32(this.v4Starts, address.value, this.v4Prefixes[top], this.v4Prefixes[top + 1]);
+    }
+    const words = address.words;
+    const first = words[0] as number;
+    const top = first >>> 16;
+    const dense = this.v6Dense[top] as number;
+    if (dense === 0) return lastStartAtOrBelow128(this.v6Starts, words, this.v6Prefixes[top], this.v6Prefixes[top + 1]);
+    const at = dense + ((first >>> 8) & 0xff);
+    return lastStartAtOrBelow128(this.v6Starts, words, this.v6Dense[at], this.v6Dense[at + 1]);
+  }
+
   private lookup4(value: number): IndexHit | null {
     const starts = this.v4Starts;
     const top = value >>> 16;

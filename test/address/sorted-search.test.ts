@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { parseAddress } from "../../src/address/parse.ts";
-import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../../src/address/sorted-search.ts";
+import { lastStartAtOrBelow128, lastStartAtOrBelow32, runPrefix128, runPrefix32, segmentPrefix128, segmentPrefix32 } from "../../src/address/sorted-search.ts";
 
 /**
  * The block around an address that stays in its segment, against its definition: the
@@ -74,6 +74,38 @@ describe("segmentPrefix128", () => {
         const i = lastStartAtOrBelow128(table, value);
         const next = i * 4 + 4 < table.length ? bigOfWords(table.subarray(i * 4 + 4, i * 4 + 8)) : null;
         expect(segmentPrefix128(table, i, value)).toBe(oraclePrefix(bigOfWords(value), bigOfWords(table.subarray(i * 4, i * 4 + 4)), next, 128));
+      }),
+    );
+  });
+});
+
+describe("runPrefix32 and runPrefix128", () => {
+  test("is the shortest prefix whose block stays in the run of segments from `first` to `last`, for any starts, run and address in it", () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: 0xffffffff }), { maxLength: 12 }), fc.integer({ min: 0, max: 0xffffffff }), fc.nat(), fc.nat(), (rest, value, below, above) => {
+        const table = Uint32Array.from([0, ...rest].sort((a, b) => a - b));
+        const i = lastStartAtOrBelow32(table, value);
+        const first = i - (below % (i + 1));
+        const last = i + (above % (table.length - i));
+        const next = last + 1 < table.length ? BigInt(table[last + 1] as number) : null;
+        expect(runPrefix32(table, first, last, value)).toBe(oraclePrefix(BigInt(value), BigInt(table[first] as number), next, 32));
+        // A run of one segment is the segment.
+        expect(runPrefix32(table, i, i, value)).toBe(segmentPrefix32(table, i, value));
+      }),
+    );
+    const word = fc.integer({ min: 0, max: 0xffffffff });
+    const address = fc.tuple(word, word, word, word);
+    fc.assert(
+      fc.property(fc.uniqueArray(address, { maxLength: 8, selector: (a) => a.join(":") }), address, fc.nat(), fc.nat(), (rest, value, below, above) => {
+        const sorted = rest.filter((a) => a.some((w) => w !== 0)).sort((a, b) => (bigOfWords(a) < bigOfWords(b) ? -1 : 1));
+        const table = Uint32Array.from([0, 0, 0, 0, ...sorted.flat()]);
+        const count = table.length / 4;
+        const i = lastStartAtOrBelow128(table, value);
+        const first = i - (below % (i + 1));
+        const last = i + (above % (count - i));
+        const next = last + 1 < count ? bigOfWords(table.subarray(last * 4 + 4, last * 4 + 8)) : null;
+        expect(runPrefix128(table, first, last, value)).toBe(oraclePrefix(bigOfWords(value), bigOfWords(table.subarray(first * 4, first * 4 + 4)), next, 128));
+        expect(runPrefix128(table, i, i, value)).toBe(segmentPrefix128(table, i, value));
       }),
     );
   });

@@ -60,6 +60,24 @@ describe("prefix tables", () => {
     expect(mismatches(defaultIndex())).toEqual([]);
   });
 
+  test("segmentIndex finds the segment a search of the whole table finds, on the default data", () => {
+    const index = defaultIndex();
+    const { v4Starts, v6Starts } = index.image;
+    const wrong: string[] = [];
+    let seed = 11;
+    const word = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0);
+    for (let n = 0; n < 20_000; n++) {
+      const v4 = parseAddress(`${word() >>> 24}.${word() >>> 24}.${word() >>> 24}.${word() >>> 24}`)!;
+      // IPv6 in 2000::/3, where the data is; its top 16 bits are those of a dense prefix half the time.
+      const top = n % 2 === 0 ? 0x2000 + (word() % 0x2000) : ((v6Starts[(word() % (v6Starts.length / 4)) * 4]! >>> 16) | 0);
+      const v6words = [((top << 16) | (word() & 0xffff)) >>> 0, word(), word(), word()];
+      const v6 = parseAddress(ipv6Text(v6words))!;
+      if (v4.version === 4 && index.segmentIndex(v4) !== lastStartAtOrBelow32(v4Starts, v4.value)) wrong.push(v4.text);
+      if (v6.version === 6 && index.segmentIndex(v6) !== lastStartAtOrBelow128(v6Starts, v6.words)) wrong.push(v6.text);
+    }
+    expect(wrong).toEqual([]);
+  });
+
   test("agree on segments that start on a prefix's first address, just after it, and end just before the next", async () => {
     const v6 = (group: bigint) => group << 112n;
     const sources = writeSmallSources(dir, {
@@ -101,6 +119,8 @@ describe("prefix tables", () => {
         const hit = index.lookup(parseAddress(text)!);
         const actual = hit ? JSON.stringify(hit.record) : null;
         if (actual !== expected) wrong.push(`${text}: ${actual}, search ${expected}`);
+        const segment = index.segmentIndex(parseAddress(text)!);
+        if (segment !== lastStartAtOrBelow128(v6Starts, words)) wrong.push(`${text}: segment ${segment}, search ${lastStartAtOrBelow128(v6Starts, words)}`);
       }
     }
     expect(wrong).toEqual([]);
