@@ -6,8 +6,9 @@ import { continentName } from "../importer/continent-names.ts";
 import { countryName } from "../importer/country-names.ts";
 import { IndexHit, type RangeIndex } from "../index/range-index.ts";
 import { toLookupResult, type LookupResult } from "../lookup/lookup-result.ts";
-import { PRIVACY_SIGNALS, type CorrectionFields } from "./correction.ts";
+import type { CorrectionFields } from "./correction.ts";
 import type { CorrectionHit } from "./correction-table.ts";
+import { correctedPrivacy, type PrivacyMembers } from "./corrected-privacy.ts";
 import { continentOf } from "./country-continents.ts";
 
 /**
@@ -66,12 +67,7 @@ export function applyFields(result: LookupResult, fields: CorrectionFields): voi
   }
   if (fields.privacy !== undefined) {
     const base = (result as { privacy?: unknown }).privacy;
-    const privacy: Record<string, boolean | string | null> = isObject(base) ? { ...(base as Record<string, boolean | string | null>) } : emptyPrivacy();
-    Object.assign(privacy, fields.privacy);
-    if (fields.privacy.service === undefined && (fields.privacy.hosting !== undefined || fields.privacy.relay !== undefined) && privacy.hosting !== true && privacy.relay !== true) {
-      privacy.service = null;
-    }
-    (result as Record<string, unknown>).privacy = privacy;
+    (result as Record<string, unknown>).privacy = correctedPrivacy(isObject(base) ? (base as PrivacyMembers) : null, fields.privacy);
   }
   // `privacy` stays the last member, as in every answer (a `city` added above came after it).
   const record = result as Record<string, unknown>;
@@ -80,13 +76,6 @@ export function applyFields(result: LookupResult, fields: CorrectionFields): voi
     delete record.privacy;
     record.privacy = privacy;
   }
-}
-
-function emptyPrivacy(): Record<string, boolean | string | null> {
-  const privacy: Record<string, boolean | string | null> = {};
-  for (const signal of PRIVACY_SIGNALS) privacy[signal] = null;
-  privacy.service = null;
-  return privacy;
 }
 
 function isObject(value: unknown): boolean {
