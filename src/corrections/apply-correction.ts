@@ -1,20 +1,21 @@
 import type { Address } from "../address/address.ts";
 import { network128, network32 } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
-import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { continentName } from "../importer/continent-names.ts";
 import { countryName } from "../importer/country-names.ts";
 import { IndexHit, type RangeIndex } from "../index/range-index.ts";
 import { toLookupResult, type LookupResult } from "../lookup/lookup-result.ts";
 import type { CorrectionFields } from "./correction.ts";
 import type { CorrectionHit } from "./correction-table.ts";
+import { correctedPrefix } from "./corrected-network.ts";
 import { correctedPrivacy, type PrivacyMembers } from "./corrected-privacy.ts";
 import { continentOf } from "./country-continents.ts";
 
 /**
- * The data's hit with its network narrowed so that it crosses no correction's edge
- * (CONTRACT §15): the largest block around the address inside both the data's network
- * and the corrections' segment. The same hit when it needs no narrowing.
+ * The data's hit for an address no correction covers, its network narrowed so that it
+ * crosses no correction's edge (CONTRACT §15): the largest block around the address
+ * inside both the data's network and the corrections' segment. The same hit when it
+ * needs no narrowing. (A corrected address's network is correctedResult's.)
  */
 export function narrowHit(hit: IndexHit, address: Address, minPrefix: number): IndexHit {
   if (minPrefix <= hit.prefix) return hit;
@@ -24,21 +25,18 @@ export function narrowHit(hit: IndexHit, address: Address, minPrefix: number): I
 
 /**
  * A lookup's result with a correction laid over it: every field the correction names
- * takes its value (see applyFields), and the network is narrowed as narrowHit does. An
- * address the data does not cover is found by its correction: the network is then the
- * largest block around it inside both the data's gap and the corrections' segment, and
- * the fields the correction does not name are null.
+ * takes its value (see applyFields), and the network is the largest block around the
+ * address on which the corrected answer is the same, inside the corrections' segment
+ * (see correctedPrefix): wider than the data's network where the correction makes
+ * neighbouring data segments answer alike, narrower where the segment ends first. An
+ * address the data does not cover is found by its correction, the fields the correction
+ * does not name null.
  */
 export function correctedResult(address: Address, hit: IndexHit | null, index: RangeIndex, at: CorrectionHit & { fields: CorrectionFields }): LookupResult {
-  let result: LookupResult;
-  if (hit) {
-    result = toLookupResult(address, narrowHit(hit, address, at.minPrefix), index.notFoundRecord);
-  } else {
-    result = toLookupResult(address, null, index.notFoundRecord);
-    const prefix = Math.max(at.minPrefix, gapPrefix(index, address));
-    result.found = true;
-    result.network = address.version === 4 ? `${ipv4Text(network32(address.value, prefix))}/${prefix}` : `${ipv6Text(network128(address.words, prefix))}/${prefix}`;
-  }
+  const result = toLookupResult(address, hit, index.notFoundRecord);
+  result.found = true;
+  const prefix = correctedPrefix(index, address, at.fields, at.minPrefix);
+  result.network = address.version === 4 ? `${ipv4Text(network32(address.value, prefix))}/${prefix}` : `${ipv6Text(network128(address.words, prefix))}/${prefix}`;
   applyFields(result, at.fields);
   return result;
 }
@@ -80,11 +78,4 @@ export function applyFields(result: LookupResult, fields: CorrectionFields): voi
 
 function isObject(value: unknown): boolean {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** The prefix of the largest block around an address the data does not cover (the address lies in a gap). */
-function gapPrefix(index: RangeIndex, address: Address): number {
-  const image = index.image;
-  if (address.version === 4) return segmentPrefix32(image.v4Starts, lastStartAtOrBelow32(image.v4Starts, address.value), address.value);
-  return segmentPrefix128(image.v6Starts, lastStartAtOrBelow128(image.v6Starts, address.words), address.words);
 }

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Address } from "../../src/address/address.ts";
 import { checkAddress } from "../../src/address/check.ts";
-import { ipv4Text } from "../../src/address/parse.ts";
+import { ipv4Text, ipv6Text } from "../../src/address/parse.ts";
 import { applyFields } from "../../src/corrections/apply-correction.ts";
 import type { Correction, CorrectionFields } from "../../src/corrections/correction.ts";
 import { parseCorrectionBlock } from "../../src/corrections/correction-rules.ts";
@@ -43,7 +43,7 @@ const privacyOf = (result: LookupResult) => (result as unknown as { privacy?: un
 const data = (ip: string) => plain.lookup(plain.resolve([ip]))[0]!;
 
 /** An address as a number of its family (bigint for both), and its family's width. */
-function valueOf(ip: string): { value: bigint; bits: number } {
+function valueOf(ip: string): { value: bigint; bits: 32 | 128 } {
   const checked = checkAddress(ip);
   if (!checked.ok) throw new Error(ip);
   const address = checked.address as Address;
@@ -57,32 +57,62 @@ function rangeOf(cidr: string): { first: bigint; last: bigint; prefix: number } 
 }
 
 /**
- * The network rule at an address: the answer's network holds the address, lies inside
- * the data's network, crosses no correction's edge (each correction's block holds all of
- * it or none of it), and is the largest such block (its parent breaks one of these).
+ * The network rule at an address (CONTRACT §1 with §15): the answer's network holds the
+ * address, crosses no correction's edge (each correction's block holds all of it or
+ * none of it), every address in it answers alike, and it is the largest such block (its
+ * parent breaks one of these). "Alike" is read piece by piece: between two edges of the
+ * data's segments or the corrections' blocks every address answers the same, so the
+ * first address of each piece stands for it.
  */
-function expectNetworkRule(result: LookupResult, corrections: readonly Correction[]): void {
+function expectNetworkRule(result: LookupResult, corrections: readonly Correction[], look: (ip: string) => LookupResult): void {
   const { value, bits } = valueOf(result.ip);
   const network = rangeOf(result.network!);
   expect(network.first <= value && value <= network.last).toBe(true);
-  const dataNetwork = data(result.ip).network;
-  const fits = (first: bigint, last: bigint) => {
-    if (dataNetwork !== null) {
-      const outer = rangeOf(dataNetwork);
-      if (first < outer.first || last > outer.last) return false;
-    }
-    return corrections.every((c) => {
-      const block = rangeOf(c.cidr);
-      if (parseCorrectionBlock(c.cidr).version !== (bits === 32 ? 4 : 6)) return true;
-      return last < block.first || first > block.last || (first >= block.first && last <= block.last);
-    });
-  };
-  expect(fits(network.first, network.last)).toBe(true);
-  if (network.prefix > 0 && dataNetwork !== null) {
+  const family = bits === 32 ? 4 : 6;
+  const blocks = corrections.filter((c) => parseCorrectionBlock(c.cidr).version === family).map((c) => rangeOf(c.cidr));
+  const crosses = (first: bigint, last: bigint) => blocks.some((block) => block.first <= last && block.last >= first && !(block.first <= first && last <= block.last));
+  const answer = JSON.stringify(fieldsOf(result));
+  const alike = (first: bigint, last: bigint) => piecesOf(first, last, bits, blocks).every((start) => JSON.stringify(fieldsOf(look(textOf(start, bits)))) === answer);
+  expect({ ip: result.ip, network: result.network, crosses: crosses(network.first, network.last), alike: alike(network.first, network.last) }).toEqual({ ip: result.ip, network: result.network, crosses: false, alike: true });
+  if (network.prefix > 0) {
     const size = 1n << BigInt(bits - network.prefix + 1);
     const parentFirst = (value / size) * size;
-    expect(fits(parentFirst, parentFirst + size - 1n)).toBe(false);
+    expect(crosses(parentFirst, parentFirst + size - 1n) || !alike(parentFirst, parentFirst + size - 1n)).toBe(true);
   }
+}
+
+function fieldsOf(result: LookupResult): Record<string, unknown> {
+  const { ip: _ip, network: _network, ...fields } = result;
+  return fields;
+}
+
+/** The first address of each piece of `first`…`last` cut at the data's segment starts and the blocks' edges. */
+function piecesOf(first: bigint, last: bigint, bits: 32 | 128, blocks: readonly { first: bigint; last: bigint }[]): bigint[] {
+  const starts = new Set<bigint>([first]);
+  const image = index.image;
+  const words = bits === 32 ? 1 : 4;
+  const table = bits === 32 ? image.v4Starts : image.v6Starts;
+  const count = table.length / words;
+  const at = (i: number) => table.subarray(i * words, i * words + words).reduce((v, w) => (v << 32n) | BigInt(w), 0n);
+  // Binary search for the first segment starting after `first`.
+  let low = 0;
+  let high = count;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (at(mid) <= first) low = mid + 1;
+    else high = mid;
+  }
+  for (let i = low; i < count && at(i) <= last; i++) starts.add(at(i));
+  for (const block of blocks) {
+    if (block.first > first && block.first <= last) starts.add(block.first);
+    if (block.last >= first && block.last < last) starts.add(block.last + 1n);
+  }
+  return [...starts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function textOf(value: bigint, bits: 32 | 128): string {
+  if (bits === 32) return ipv4Text(Number(value));
+  return ipv6Text([0, 1, 2, 3].map((w) => Number((value >> BigInt(96 - 32 * w)) & 0xffffffffn)));
 }
 
 describe("without corrections", () => {
@@ -119,25 +149,26 @@ describe("one correction, IPv4", () => {
     for (const [ip, network, country] of cases) {
       const result = look(ip);
       expect([ip, result.network, result.country_code]).toEqual([ip, network, country]);
-      expectNetworkRule(result, corrections);
+      expectNetworkRule(result, corrections, look);
     }
     // Outside the data's /24 nothing changes.
     for (const ip of ["1.1.0.255", "1.1.2.0", "8.8.8.8"]) expect(look(ip)).toEqual(data(ip));
   });
 
-  test("a correction larger than the data's networks: each answer keeps the data's smaller network", () => {
+  test("a correction larger than the data's networks: each answer keeps the data's network where its neighbours still differ (here in their AS)", () => {
     const corrections = [correction("1.1.0.0/16", { country_code: "JP" })];
     const { look } = serviceWith(...corrections);
     for (const ip of ["1.1.1.1", "1.1.0.1", "1.1.200.3"]) {
       const result = look(ip);
       expect(result.network).toBe(data(ip).network);
       expect(result.country).toBe("Japan");
+      expectNetworkRule(result, corrections, look);
     }
     // Just outside the block: the data's answer, its network cut at the block's edge.
     for (const ip of ["1.0.255.255", "1.2.0.0"]) {
       const result = look(ip);
       expect(result.country_code).toBe(data(ip).country_code);
-      expectNetworkRule(result, corrections);
+      expectNetworkRule(result, corrections, look);
     }
   });
 
@@ -174,7 +205,7 @@ describe("nested blocks", () => {
   test("the network rule holds at every address of the block and around it", () => {
     for (let last = -2; last <= 257; last++) {
       const ip = last < 0 ? `1.1.0.${256 + last}` : last > 255 ? `1.1.2.${last - 256}` : `1.1.1.${last}`;
-      expectNetworkRule(look(ip), corrections);
+      expectNetworkRule(look(ip), corrections, look);
     }
   });
 
@@ -201,7 +232,7 @@ describe("IPv6", () => {
     expect(look("2606:4700:4700::11ff")).toMatchObject({ network: "2606:4700:4700::1180/121", country_code: "CA" });
     for (const edge of ["2606:4700:4700::10ff", "2606:4700:4700::1100", "2606:4700:4700::110f", "2606:4700:4700::1110", "2606:4700:4700::111f", "2606:4700:4700::1120", "2606:4700:4700::11ff", "2606:4700:4700::1200"]) {
       const result = look(edge);
-      expectNetworkRule(result, corrections);
+      expectNetworkRule(result, corrections, look);
       const inside = rangeOf("2606:4700:4700::1100/120");
       const { value } = valueOf(edge);
       expect(result.country_code).toBe(value >= inside.first && value <= inside.last ? "CA" : data(edge).country_code);
@@ -235,11 +266,12 @@ describe("addresses the data does not cover", () => {
     throw new Error("no public gap of a /24 in the default data");
   })();
 
-  test("a correction makes them found, the network inside both the gap and the block", () => {
+  test("a correction makes them found, the network inside the block (and here the gap: the records around it have an AS name)", () => {
     const corrections = [correction(gap.block, { country_code: "SE", asn: 64496 })];
     const { look } = serviceWith(...corrections);
     const result = look(gap.ip);
     expect(result).toMatchObject({ found: true, country_code: "SE", country: "Sweden", asn: 64496, as_name: null });
+    expectNetworkRule(result, corrections, look);
     const network = rangeOf(result.network!);
     const block = rangeOf(gap.block);
     expect(network.first >= block.first && network.last <= block.last && network.first >= gap.start && network.last <= gap.end).toBe(true);
@@ -311,7 +343,7 @@ describe("random nested corrections against a brute-force reading of the rule", 
         expect({ ip, ...rest }).toEqual({ ip, ...expectedRest });
         if (Object.keys(privacy).length > 0) expect(answered).toMatchObject(privacy);
         else expect(answered).toEqual(dataPrivacy);
-        expectNetworkRule(look(ip), corrections);
+        expectNetworkRule(look(ip), corrections, look);
       }
     }
   });
