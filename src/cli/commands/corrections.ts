@@ -39,7 +39,8 @@ to correct. The block's host bits must be zero (192.0.2.0/24, not 192.0.2.1/24).
                      the privacy signals
   --service TEXT     the provider or service (privacy.service)
   --note TEXT        why, for the people who read 'corrections list'
-An empty value (--city '') makes the answer say null there.
+An empty --country, --asn, --as-name, --city or --service (--city '') makes the
+answer say null there; the signals take only true or false.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, {
