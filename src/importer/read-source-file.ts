@@ -2,7 +2,7 @@ import { closeSync, existsSync, fstatSync, openSync, readSync, statSync } from "
 import { familyFromFileName, readDelimitedPacked, type ByteSource } from "./delimited/read-delimited.ts";
 import { detectFormat, type SourceFormat } from "./detect-format.ts";
 import { isFeedFormat } from "./feeds/feed-entry.ts";
-import { readFeedPacked } from "./feeds/read-feed.ts";
+import { feedByteLimit, feedTooLarge, readFeedPacked } from "./feeds/read-feed.ts";
 import { sampleOfFile } from "./fetch/unpack.ts";
 import type { PackedPart } from "./join-parts.ts";
 import { readMmdbPacked } from "./mmdb/read-mmdb.ts";
@@ -38,7 +38,9 @@ export async function readSourceFile(
   if (format === "mmdb") {
     part = readMmdbPacked(await Bun.file(file).bytes(), name, report);
   } else if (isFeedFormat(format)) {
-    // Feeds are read whole: their readers refuse one over 256 MiB.
+    // Feeds are read whole: one larger than its bound is refused before it is read.
+    const size = statSync(file).size;
+    if (size > feedByteLimit(format)) throw feedTooLarge(name, size, feedByteLimit(format));
     part = readFeedPacked(await Bun.file(file).bytes(), { format, file: name, feed: options.feed });
   } else {
     const source = openByteSource(file);

@@ -1,5 +1,5 @@
 import { SERVICE_SIGNALS } from "../../index/privacy.ts";
-import { blockOf, type FeedEntry, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, FeedBlocks, type FeedInput, type FeedRead } from "./feed-entry.ts";
 import { eachLine } from "./geofeed.ts";
 
 /**
@@ -16,12 +16,12 @@ export function readAddressList(input: FeedInput): FeedRead {
   if (service !== undefined && !SERVICE_SIGNALS.includes(signal)) {
     throw new Error(`${input.file}: --service names the provider of hosting or relay addresses; a ${signal} list has none`);
   }
-  const entries: FeedEntry[] = [];
+  const blocks = new FeedBlocks(input);
   eachLine(input.text, input.file, (line, number) => {
     const comment = line.indexOf("#");
     const text = (comment < 0 ? line : line.slice(0, comment)).trim();
     if (text === "") return;
-    entries.push({ block: blockOf(text, input.file, number), service: service ?? null, rank: 0 });
+    blocks.add(blockOf(text, input.file, number), service ?? null, 0);
   });
-  return { signal, entries };
+  return { signal, blocks };
 }

@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, isObject, lineOfValue, parseJsonFeed, type FeedEntry, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * AWS's ip-ranges.json: `{"syncToken","createDate":"YYYY-MM-DD-hh-mm-ss","prefixes":
@@ -39,7 +39,7 @@ export function readAwsIpRanges(input: FeedInput): FeedRead {
   const signal = cloudFeedSignal(input, KIND);
   const json = parseJsonFeed(input, KIND);
   if (!isObject(json) || !Array.isArray(json.prefixes)) throw new Error(`${input.file}: not an ${KIND}: it has no "prefixes" list`);
-  const entries: FeedEntry[] = [];
+  const blocks = new FeedBlocks(input);
   const lists: Array<[unknown, string]> = [
     [json.prefixes, "ip_prefix"],
     [json.ipv6_prefixes ?? [], "ipv6_prefix"],
@@ -54,10 +54,10 @@ export function readAwsIpRanges(input: FeedInput): FeedRead {
       }
       const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${where}.${key})`);
       const name = SERVICE_NAMES[item.service] ?? `AWS ${item.service}`;
-      entries.push({ block, service: item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, rank: item.service === "AMAZON" ? 0 : 1 });
+      blocks.add(block, item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, item.service === "AMAZON" ? 0 : 1);
     });
   }
-  return { signal, entries, builtAt: awsCreated(json) };
+  return { signal, blocks, builtAt: awsCreated(json) };
 }
 
 /** When the feed was made: its createDate ("2026-11-24-22-13-08", UTC) as ISO 8601, if it has one. */

@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, isObject, lineOfValue, parseJsonFeed, type FeedEntry, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Azure's Service Tags JSON (ServiceTags_Public_YYYYMMDD.json): `{"changeNumber","cloud":
@@ -16,7 +16,7 @@ export function readAzureServiceTags(input: FeedInput): FeedRead {
   const signal = cloudFeedSignal(input, KIND);
   const json = parseJsonFeed(input, KIND);
   if (!isObject(json) || !Array.isArray(json.values)) throw new Error(`${input.file}: not an ${KIND}: it has no "values" list`);
-  const entries: FeedEntry[] = [];
+  const blocks = new FeedBlocks(input);
   json.values.forEach((tag, i) => {
     const properties = isObject(tag) ? tag.properties : undefined;
     if (!isObject(tag) || typeof tag.name !== "string" || !isObject(properties) || !Array.isArray(properties.addressPrefixes)) {
@@ -31,8 +31,8 @@ export function readAzureServiceTags(input: FeedInput): FeedRead {
     properties.addressPrefixes.forEach((prefix, j) => {
       if (typeof prefix !== "string") throw new Error(`${input.file}: values[${i}].properties.addressPrefixes[${j}] is not text`);
       const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${tag.name})`);
-      entries.push({ block, service, rank });
+      blocks.add(block, service, rank);
     });
   });
-  return { signal, entries };
+  return { signal, blocks };
 }

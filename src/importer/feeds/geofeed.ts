@@ -1,5 +1,5 @@
 import { SERVICE_SIGNALS } from "../../index/privacy.ts";
-import { blockOf, MAX_FEED_LINE, type FeedEntry, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, FeedBlocks, MAX_FEED_LINE, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * An RFC 8805 geofeed: CSV lines `ip_prefix,alpha2code,region,city,postal_code` (the
@@ -13,14 +13,14 @@ export function readGeofeed(input: FeedInput): FeedRead {
   if (signal === undefined || !SERVICE_SIGNALS.includes(signal) || service === undefined) {
     throw new Error(`${input.file}: a geofeed says where its addresses are, not what they are: name that with --signal hosting|relay --service NAME before the file`);
   }
-  const entries: FeedEntry[] = [];
+  const blocks = new FeedBlocks(input);
   eachLine(input.text, input.file, (line, number) => {
     if (line.startsWith("#")) return;
     const fields = line.split(",");
     if (fields.length > 5) throw new Error(`${input.file}:${number}: a geofeed line has at most 5 fields (ip_prefix,alpha2code,region,city,postal_code), found ${fields.length}`);
-    entries.push({ block: blockOf(fields[0] as string, input.file, number, "block (a geofeed line begins with one)"), service, rank: 0 });
+    blocks.add(blockOf(fields[0] as string, input.file, number, "block (a geofeed line begins with one)"), service, 0);
   });
-  return { signal, entries };
+  return { signal, blocks };
 }
 
 /**

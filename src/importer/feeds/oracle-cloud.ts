@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, isObject, lineOfValue, parseJsonFeed, type FeedEntry, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Oracle Cloud's public_ip_ranges.json: `{"last_updated_timestamp":"…","regions":
@@ -11,7 +11,7 @@ export function readOracleCloud(input: FeedInput): FeedRead {
   const signal = cloudFeedSignal(input, KIND);
   const json = parseJsonFeed(input, KIND);
   if (!isObject(json) || !Array.isArray(json.regions)) throw new Error(`${input.file}: not an ${KIND}: it has no "regions" list`);
-  const entries: FeedEntry[] = [];
+  const blocks = new FeedBlocks(input);
   json.regions.forEach((region, i) => {
     if (!isObject(region) || typeof region.region !== "string" || !Array.isArray(region.cidrs)) {
       throw new Error(`${input.file}: regions[${i}] is not {"region", "cidrs": […]}`);
@@ -20,9 +20,9 @@ export function readOracleCloud(input: FeedInput): FeedRead {
     region.cidrs.forEach((item, j) => {
       const cidr = isObject(item) ? item.cidr : undefined;
       if (typeof cidr !== "string") throw new Error(`${input.file}: regions[${i}].cidrs[${j}] is not {"cidr", "tags"}`);
-      entries.push({ block: blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`), service, rank: 0 });
+      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`), service, 0);
     });
   });
   const updated = typeof json.last_updated_timestamp === "string" ? new Date(json.last_updated_timestamp) : null;
-  return { signal, entries, builtAt: updated !== null && !Number.isNaN(updated.getTime()) ? updated.toISOString() : undefined };
+  return { signal, blocks, builtAt: updated !== null && !Number.isNaN(updated.getTime()) ? updated.toISOString() : undefined };
 }
