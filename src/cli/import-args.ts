@@ -88,7 +88,7 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       if (service.trim() === "") throw new ConfigError("--service must not be empty");
       pending.service = service;
       pendingFlags.push(flag);
-    } else if (flag in DESCRIBING) {
+    } else if (Object.hasOwn(DESCRIBING, flag)) {
       const text = value();
       if (text.trim() === "") throw new ConfigError(`${flag} must not be empty`);
       pending.describe[DESCRIBING[flag] as keyof SourceDescription] = text;

@@ -27,6 +27,19 @@ describe("data import arguments", () => {
     });
   });
 
+  test("a FILE named like a member of Object.prototype is a FILE, not an option", () => {
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      for (const name of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+        writeFileSync(join(dir, name), "");
+        expect(parseImportArgs([name]).sources).toEqual([{ files: [{ path: name, format: undefined, family: undefined, sha256: undefined }], describe: {} }]);
+      }
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   test("--download-timeout, --max-expanded and --require-checksum are the import's, anywhere", () => {
     expect(parseImportArgs([a, "--max-expanded", "1MiB", "--download-timeout=5s", "--require-checksum"]).downloads).toEqual({ "max-expanded": "1MiB", "download-timeout": "5s", requireChecksum: true });
   });

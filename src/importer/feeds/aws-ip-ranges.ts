@@ -9,8 +9,12 @@ import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonF
  */
 const KIND = "AWS ip-ranges.json";
 
-/** AWS's service codes as AWS names the services; others are shown as `AWS CODE`. */
-const SERVICE_NAMES: Readonly<Record<string, string>> = {
+/**
+ * AWS's service codes as AWS names the services; others are shown as `AWS CODE`. A Map:
+ * the code is the feed's text, and a plain object would answer `__proto__`,
+ * `constructor` or `toString` with what Object.prototype holds.
+ */
+const SERVICE_NAMES: ReadonlyMap<string, string> = new Map(Object.entries({
   AMAZON: "Amazon Web Services",
   EC2: "Amazon EC2",
   S3: "Amazon S3",
@@ -33,7 +37,7 @@ const SERVICE_NAMES: Readonly<Record<string, string>> = {
   AMAZON_APPFLOW: "Amazon AppFlow",
   CHIME_MEETINGS: "Amazon Chime",
   CHIME_VOICECONNECTOR: "Amazon Chime Voice Connector",
-};
+}));
 
 export function readAwsIpRanges(input: FeedInput): FeedRead {
   const signal = cloudFeedSignal(input, KIND);
@@ -53,7 +57,7 @@ export function readAwsIpRanges(input: FeedInput): FeedRead {
         throw new Error(`${input.file}: ${where} is not {"${key}", "region", "service", …}`);
       }
       const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${where}.${key})`);
-      const name = SERVICE_NAMES[item.service] ?? `AWS ${item.service}`;
+      const name = SERVICE_NAMES.get(item.service) ?? `AWS ${item.service}`;
       blocks.add(block, item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, item.service === "AMAZON" ? 0 : 1);
     });
   }

@@ -57,6 +57,17 @@ describe("AWS ip-ranges.json", () => {
   });
 });
 
+test("AWS service codes that are names of Object.prototype's members are codes like any other", async () => {
+  const codes = ["__proto__", "constructor", "toString", "hasOwnProperty", "valueOf"];
+  const json = JSON.stringify({
+    syncToken: "1",
+    createDate: "2026-11-24-22-13-08",
+    prefixes: codes.map((service, i) => ({ ip_prefix: `3.5.${i}.0/24`, region: "us-east-1", service, network_border_group: "us-east-1" })),
+  });
+  const { at } = await answers(fixture(dir, "proto-ip-ranges.json", json));
+  codes.forEach((code, i) => expect(at(`3.5.${i}.1`).privacy).toEqual(privacy({ hosting: true }, `AWS ${code} (us-east-1)`)));
+});
+
 describe("Google Cloud cloud.json", () => {
   const json = JSON.stringify({
     syncToken: "1764000000000",
