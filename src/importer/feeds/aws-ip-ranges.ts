@@ -1,11 +1,12 @@
-import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOfFamily, cloudFeedSignal, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * AWS's ip-ranges.json: `{"syncToken","createDate":"YYYY-MM-DD-hh-mm-ss","prefixes":
  * [{"ip_prefix","region","service","network_border_group"}],"ipv6_prefixes":
  * [{"ipv6_prefix",…}]}`. Every block is hosting; its service is AWS's service and region
  * ("Amazon EC2 (us-east-1)"). AWS lists its whole space as service AMAZON and the same
- * or smaller blocks again under EC2, S3, …: the more specific service wins.
+ * or smaller blocks again under EC2, S3, …: the more specific service wins. An IPv6
+ * block among "prefixes" or an IPv4 one among "ipv6_prefixes" is refused.
  */
 const KIND = "AWS ip-ranges.json";
 
@@ -56,7 +57,7 @@ export function readAwsIpRanges(input: FeedInput): FeedRead {
       if (!isObject(item) || typeof prefix !== "string" || typeof item.service !== "string" || typeof item.region !== "string") {
         throw new Error(`${input.file}: ${where} is not {"${key}", "region", "service", …}`);
       }
-      const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${where}.${key})`);
+      const block = blockOfFamily(prefix, key === "ip_prefix" ? 4 : 6, input, `${where}.${key}`);
       const name = SERVICE_NAMES.get(item.service) ?? `AWS ${item.service}`;
       blocks.add(block, item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, item.service === "AMAZON" ? 0 : 1);
     });

@@ -30,7 +30,7 @@ export function readAzureServiceTags(input: FeedInput): FeedRead {
     const rank = (cloudTag ? 0 : 2) + (region === "" ? 0 : 1);
     properties.addressPrefixes.forEach((prefix, j) => {
       if (typeof prefix !== "string") throw new Error(`${input.file}: values[${i}].properties.addressPrefixes[${j}] is not text`);
-      const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${tag.name})`);
+      const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${tag.name})`, `values[${i}].properties.addressPrefixes[${j}]`);
       blocks.add(block, service, rank);
     });
   });

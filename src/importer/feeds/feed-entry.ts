@@ -1,4 +1,5 @@
-import { parseCidr, type Cidr } from "../../address/cidr.ts";
+import { network128, network32, parseCidr, type Cidr } from "../../address/cidr.ts";
+import { ipv4Text, ipv6Text } from "../../address/parse.ts";
 import type { Signal } from "../../index/privacy.ts";
 import { LayerBuilder, type PackedLayer } from "../packed-layer.ts";
 import type { FeedOptions } from "../source.ts";
@@ -145,18 +146,60 @@ function blockBounds(block: Cidr, start: Uint32Array, end: Uint32Array): void {
 }
 
 /**
- * The block written as `text` (`ADDRESS/PREFIX`, or an address alone), or an error
- * naming the file and the line it is on (`line` is asked only then: finding a JSON
- * value's line costs a search of the text).
+ * The block written as `text` (`ADDRESS/PREFIX`, or an address alone: a /32 or /128, an
+ * IPv4-mapped IPv6 address being its IPv4 address), or an error naming the file, the
+ * line it is on (`line` is asked only then: finding a JSON value's line costs a search
+ * of the text) and the JSON `entry` it is, if any. Refused, as mistakes that would
+ * change answers far beyond what the feed meant:
+ * - a block whose host bits are not zero (`1.2.3.4/8` is no typo for 1.2.3.0/24 this way,
+ *   as corrections refuse it too);
+ * - an IPv4-mapped IPv6 block (`::ffff:0:0/96`, every IPv4 address);
+ * - a block larger than a /8 (IPv4) or a /16 (IPv6), `0.0.0.0/0` and `::/0` among them
+ *   (no public feed lists one: a block that large is taken for a mistake).
  */
-export function blockOf(text: string, file: string, line: number | (() => number), what = "block"): Cidr {
-  const block = parseCidr(text.trim());
-  if (block === null) {
+export function blockOf(text: string, file: string, line: number | (() => number), what = "block", entry?: string): Cidr {
+  const written = text.trim();
+  const block = parseCidr(written);
+  const fault = (message: string) => {
     const at = typeof line === "number" ? line : line();
-    throw new Error(`${file}${at > 0 ? `:${at}` : ""}: ${quoted(text)} is not an IP address or a CIDR ${what}`);
+    return new Error(`${file}${at > 0 ? `:${at}` : ""}: ${message}`);
+  };
+  if (block === null) throw fault(`${quoted(text)} is not an IP address or a CIDR ${what}`);
+  const slash = written.indexOf("/");
+  if (slash < 0) return block;
+  const named = `${entry !== undefined ? `${entry} ` : ""}${quoted(text)}`;
+  const { network, prefix } = block;
+  const first = () => (network.version === 4 ? `${ipv4Text(network32(network.value, prefix))}/${prefix}` : `${ipv6Text(network128(network.words, prefix))}/${prefix}`);
+  if (network.version === 4 && written.lastIndexOf(":", slash) >= 0) {
+    throw fault(`${named} is an IPv4-mapped IPv6 block: a feed lists IPv4 blocks as IPv4 (${first()}), and a mapped one is taken for a mistake`);
+  }
+  const hostBits = network.version === 4 ? network32(network.value, prefix) !== network.value : network128(network.words, prefix).some((word, w) => word !== network.words[w]);
+  if (hostBits) throw fault(`${named} has host bits set: the block of that prefix is ${first()}`);
+  const least = network.version === 4 ? MIN_PREFIX_V4 : MIN_PREFIX_V6;
+  if (prefix < least) throw fault(`${named} is larger than a /${least}: a block that large in a signal source is taken for a mistake`);
+  return block;
+}
+
+/**
+ * The block of `entry`, a member of a JSON feed that holds blocks of one family only
+ * (AWS's "prefixes" and "ipv6_prefixes", Google's "ipv4Prefix" and "ipv6Prefix"): one of
+ * the other family (an IPv4-mapped IPv6 address among them) is refused, naming it.
+ */
+export function blockOfFamily(text: string, family: 4 | 6, input: FeedInput, entry: string): Cidr {
+  const line = () => lineOfValue(input.text, text);
+  const block = blockOf(text, input.file, line, `block (${entry})`, entry);
+  const mapped = block.network.version === 4 && text.includes(":");
+  if (block.network.version !== family || mapped) {
+    const at = line();
+    const is = mapped ? "an IPv4-mapped IPv6 address" : `an IPv${block.network.version} ${text.includes("/") ? "block" : "address"}`;
+    throw new Error(`${input.file}${at > 0 ? `:${at}` : ""}: ${entry} ${quoted(text)} is ${is}, where the feed lists IPv${family} blocks`);
   }
   return block;
 }
+
+/** The largest blocks a feed may list: a /8 of IPv4, a /16 of IPv6. */
+export const MIN_PREFIX_V4 = 8;
+export const MIN_PREFIX_V6 = 16;
 
 /** Text as a message quotes it: JSON, cut after 80 characters (a hostile file's line may be long). */
 export function quoted(text: string): string {
