@@ -1,8 +1,10 @@
 import { existsSync } from "node:fs";
 import { ConfigError } from "../config/config-error.ts";
+import { textFault } from "../corrections/correction-rules.ts";
 import type { SourceDescription } from "../index/network-record.ts";
 import { isSignal, SERVICE_SIGNALS, SIGNALS, type Signal } from "../index/privacy.ts";
 import { SOURCE_FORMATS, type SourceFormat } from "../importer/detect-format.ts";
+import { quoted } from "../importer/feeds/feed-entry.ts";
 import { isSha256Hex } from "../importer/fetch/checksum.ts";
 import { isUrl, redactSecrets } from "../importer/fetch/locations.ts";
 import type { SourceSpec } from "../importer/source.ts";
@@ -85,7 +87,8 @@ export function parseImportArgs(argv: readonly string[]): ImportArgs {
       pendingFlags.push(flag);
     } else if (flag === "--service") {
       const service = value();
-      if (service.trim() === "") throw new ConfigError("--service must not be empty");
+      const fault = textFault(service);
+      if (fault !== null) throw new ConfigError(`--service must be ${fault} (got ${quoted(service)})`);
       pending.service = service;
       pendingFlags.push(flag);
     } else if (Object.hasOwn(DESCRIBING, flag)) {

@@ -120,10 +120,19 @@ export function checkNote(value: unknown): string | null {
 }
 
 function checkNoteLike(value: string, field: string, max: number): string {
-  if (value.trim() === "" || value.length > max || hasUnsafeCharacter(value)) {
-    throw new CorrectionError(`${field}: 1 to ${max} characters, not all spaces, without control characters`);
-  }
+  const fault = textFault(value, max);
+  if (fault !== null) throw new CorrectionError(`${field}: ${fault}`);
   return value;
+}
+
+/**
+ * The rule for a short text iplookup keeps and answers (a correction's as_name, city
+ * and privacy.service, a note; a signal source's service, from `--service` or from the
+ * feed): 1 to `max` characters (MAX_TEXT unless said), not all spaces, without control
+ * characters. Null when `value` keeps it; else the rule, for a message.
+ */
+export function textFault(value: string, max = MAX_TEXT): string | null {
+  return value.trim() === "" || value.length > max || hasUnsafeCharacter(value) ? `1 to ${max} characters, not all spaces, without control characters` : null;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

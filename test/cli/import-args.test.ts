@@ -64,11 +64,23 @@ describe("data import arguments", () => {
   test.each([
     [["--signal", "anonymous", a], /--signal must be one of hosting, tor, vpn, relay, proxy \(got "anonymous"\)/],
     [["--signal", "tor", "--service", "Onion", a], /--service names the provider of hosting or relay addresses; a tor source has none/],
-    [["--service", "", a], /--service must not be empty/],
+    [["--service", "", a], /--service must be 1 to 200 characters, not all spaces, without control characters \(got ""\)/],
+    [["--service", "   ", a], /--service must be 1 to 200 characters/],
+    [["--service", "x".repeat(201), a], /--service must be 1 to 200 characters, not all spaces, without control characters \(got "x{80}"…\)/],
+    [["--service", "x".repeat(10_000), a], /--service must be 1 to 200 characters/],
+    [["--service", "Relay\u0000", a], /--service must be 1 to 200 characters, not all spaces, without control characters \(got "Relay\\u0000"\)/],
+    [["--service", "\u001b[31mRelay", a], /--service must be 1 to 200 characters/],
+    [["--service", "Relay\u0007", a], /--service must be 1 to 200 characters/],
+    [["--service", "Relay\nNext", a], /--service must be 1 to 200 characters/],
+    [["--service", "Relay\u009b", a], /--service must be 1 to 200 characters, not all spaces, without control characters \(got "Relay\\u009b"\)/],
     [[a, "--signal", "tor"], /--signal must come before the FILE it describes/],
     [[a, "+", "--signal", "tor", b], /describe a joined source before its first FILE/],
   ])("feed options refused: %p", (argv, message) => {
     expect(() => parseImportArgs(argv as string[])).toThrow(message);
+  });
+
+  test("--service of 200 characters is taken, as a correction's service is", () => {
+    expect(parseImportArgs(["--signal", "relay", "--service", "x".repeat(200), a]).sources[0]?.feed).toEqual({ signal: "relay", service: "x".repeat(200) });
   });
 
   test.each([

@@ -1,5 +1,5 @@
 import { SERVICE_SIGNALS } from "../../index/privacy.ts";
-import { blockOf, FeedBlocks, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, checkServiceOption, FeedBlocks, type FeedInput, type FeedRead } from "./feed-entry.ts";
 import { eachLine } from "./geofeed.ts";
 
 /**
@@ -16,6 +16,7 @@ export function readAddressList(input: FeedInput): FeedRead {
   if (service !== undefined && !SERVICE_SIGNALS.includes(signal)) {
     throw new Error(`${input.file}: --service names the provider of hosting or relay addresses; a ${signal} list has none`);
   }
+  checkServiceOption(input);
   const blocks = new FeedBlocks(input);
   eachLine(input.text, input.file, (line, number) => {
     const comment = line.indexOf("#");

@@ -1,4 +1,4 @@
-import { blockOfFamily, cloudFeedSignal, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOfFamily, cloudFeedSignal, entryAt, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * AWS's ip-ranges.json: `{"syncToken","createDate":"YYYY-MM-DD-hh-mm-ss","prefixes":
@@ -59,7 +59,7 @@ export function readAwsIpRanges(input: FeedInput): FeedRead {
       }
       const block = blockOfFamily(prefix, key === "ip_prefix" ? 4 : 6, input, `${where}.${key}`);
       const name = SERVICE_NAMES.get(item.service) ?? `AWS ${item.service}`;
-      blocks.add(block, item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, item.service === "AMAZON" ? 0 : 1);
+      blocks.add(block, item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, item.service === "AMAZON" ? 0 : 1, () => entryAt(input, prefix, where));
     });
   }
   return { signal, blocks, builtAt: awsCreated(json) };

@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Azure's Service Tags JSON (ServiceTags_Public_YYYYMMDD.json): `{"changeNumber","cloud":
@@ -31,7 +31,7 @@ export function readAzureServiceTags(input: FeedInput): FeedRead {
     properties.addressPrefixes.forEach((prefix, j) => {
       if (typeof prefix !== "string") throw new Error(`${input.file}: values[${i}].properties.addressPrefixes[${j}] is not text`);
       const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${tag.name})`, `values[${i}].properties.addressPrefixes[${j}]`);
-      blocks.add(block, service, rank);
+      blocks.add(block, service, rank, () => entryAt(input, tag.name as string, `values[${i}]`));
     });
   });
   return { signal, blocks };

@@ -1,5 +1,6 @@
 import { network128, network32, parseCidr, type Cidr } from "../../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../../address/parse.ts";
+import { textFault } from "../../corrections/correction-rules.ts";
 import type { Signal } from "../../index/privacy.ts";
 import { LayerBuilder, type PackedLayer } from "../packed-layer.ts";
 import type { FeedOptions } from "../source.ts";
@@ -82,13 +83,20 @@ export class FeedBlocks {
     return this.rows[family].length;
   }
 
-  add(block: Cidr, service: string | null, rank: number): void {
+  /**
+   * Adds a block. A service not seen before must keep the rule corrections keep theirs
+   * to (textFault: at most 200 characters, no control characters), or the feed is
+   * refused naming `where` it is (the file, line and entry).
+   */
+  add(block: Cidr, service: string | null, rank: number, where?: () => string): void {
     if (this.count >= this.maxEntries) {
       throw new Error(`${this.file}: the feed lists more than ${this.maxEntries.toLocaleString("en-US")} blocks, more than any feed of addresses (the largest public ones list a few hundred thousand)`);
     }
     if (!Number.isInteger(rank) || rank < 0 || rank >= RANKS) throw new Error(`rank ${rank} is not 0 to ${RANKS - 1}`);
     let value = this.serviceIndex.get(service);
     if (value === undefined) {
+      const fault = service === null ? null : textFault(service);
+      if (fault !== null) throw new Error(`${where?.() ?? this.file}: the service ${quoted(service as string)} is refused: a service is ${fault}`);
       value = this.services.push(service) - 1;
       this.serviceIndex.set(service, value);
     }
@@ -201,9 +209,24 @@ export function blockOfFamily(text: string, family: 4 | 6, input: FeedInput, ent
 export const MIN_PREFIX_V4 = 8;
 export const MIN_PREFIX_V6 = 16;
 
-/** Text as a message quotes it: JSON, cut after 80 characters (a hostile file's line may be long). */
+/**
+ * Text as a message quotes it: JSON, cut after 80 characters (a hostile file's line may be
+ * long), with the control characters JSON leaves as they are (DEL, C1, among them CSI,
+ * which a terminal acts on) and the bidirectional controls (U+202E…) escaped too.
+ */
 export function quoted(text: string): string {
-  return text.length > 80 ? `${JSON.stringify(text.slice(0, 80))}…` : JSON.stringify(text);
+  const json = text.length > 80 ? `${JSON.stringify(text.slice(0, 80))}…` : JSON.stringify(text);
+  return json.replace(/[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * Refuses a feed whose --service breaks the rule textFault says (given to a list or a
+ * geofeed, here from the data file's record of an import as well as from the command line).
+ */
+export function checkServiceOption(input: FeedInput): void {
+  const { service } = input.options;
+  const fault = service === undefined ? null : textFault(service);
+  if (fault !== null) throw new Error(`${input.file}: --service ${quoted(service as string)} is refused: a service is ${fault}`);
 }
 
 /**
@@ -239,6 +262,12 @@ export const MAX_JSON_CONTAINERS = 500_000;
 
 /** The longest line a list or geofeed may have, as for the delimited files. */
 export const MAX_FEED_LINE = 65_536;
+
+/** `FILE:LINE: ENTRY` for a message about a JSON entry, its line found as that of `value`'s first appearance (none when not found). */
+export function entryAt(input: FeedInput, value: string, entry: string): string {
+  const at = lineOfValue(input.text, value);
+  return `${input.file}${at > 0 ? `:${at}` : ""}: ${entry}`;
+}
 
 /** The 1-based line of a JSON text on which `value` (a string member's text) first appears, or 0. */
 export function lineOfValue(text: string, value: string, from = 0): number {

@@ -1,5 +1,5 @@
 import { SERVICE_SIGNALS } from "../../index/privacy.ts";
-import { blockOf, FeedBlocks, MAX_FEED_LINE, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, checkServiceOption, FeedBlocks, MAX_FEED_LINE, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * An RFC 8805 geofeed: CSV lines `ip_prefix,alpha2code,region,city,postal_code` (the
@@ -13,6 +13,7 @@ export function readGeofeed(input: FeedInput): FeedRead {
   if (signal === undefined || !SERVICE_SIGNALS.includes(signal) || service === undefined) {
     throw new Error(`${input.file}: a geofeed says where its addresses are, not what they are: name that with --signal hosting|relay --service NAME before the file`);
   }
+  checkServiceOption(input);
   const blocks = new FeedBlocks(input);
   eachLine(input.text, input.file, (line, number) => {
     if (line.startsWith("#")) return;

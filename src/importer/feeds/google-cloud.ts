@@ -1,4 +1,4 @@
-import { blockOfFamily, cloudFeedSignal, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOfFamily, cloudFeedSignal, entryAt, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Google Cloud's cloud.json: `{"syncToken","creationTime":"…","prefixes":[{"ipv4Prefix"
@@ -24,7 +24,7 @@ export function readGoogleCloud(input: FeedInput): FeedRead {
     for (const [key, family] of families) {
       const prefix = item[key];
       if (typeof prefix !== "string") throw new Error(`${input.file}: prefixes[${i}].${key} is not text`);
-      blocks.add(blockOfFamily(prefix, family, input, `prefixes[${i}].${key}`), named, 0);
+      blocks.add(blockOfFamily(prefix, family, input, `prefixes[${i}].${key}`), named, 0, () => entryAt(input, prefix, `prefixes[${i}]`));
     }
   });
   const created = typeof json.creationTime === "string" ? new Date(json.creationTime) : null;

@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Oracle Cloud's public_ip_ranges.json: `{"last_updated_timestamp":"…","regions":
@@ -20,7 +20,7 @@ export function readOracleCloud(input: FeedInput): FeedRead {
     region.cidrs.forEach((item, j) => {
       const cidr = isObject(item) ? item.cidr : undefined;
       if (typeof cidr !== "string") throw new Error(`${input.file}: regions[${i}].cidrs[${j}] is not {"cidr", "tags"}`);
-      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`, `regions[${i}].cidrs[${j}].cidr`), service, 0);
+      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`, `regions[${i}].cidrs[${j}].cidr`), service, 0, () => entryAt(input, region.region as string, `regions[${i}]`));
     });
   });
   const updated = typeof json.last_updated_timestamp === "string" ? new Date(json.last_updated_timestamp) : null;
