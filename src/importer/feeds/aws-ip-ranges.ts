@@ -1,4 +1,4 @@
-import { blockOfFamily, cloudFeedSignal, entryAt, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOfFamily, cloudFeedSignal, entryAt, FeedBlocks, feedDate, quoted, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * AWS's ip-ranges.json: `{"syncToken","createDate":"YYYY-MM-DD-hh-mm-ss","prefixes":
@@ -62,11 +62,18 @@ export function readAwsIpRanges(input: FeedInput): FeedRead {
       blocks.add(block, item.region === "GLOBAL" || item.region === "" ? name : `${name} (${item.region})`, item.service === "AMAZON" ? 0 : 1, () => entryAt(input, prefix, where));
     });
   }
-  return { signal, blocks, builtAt: awsCreated(json) };
+  const builtAt = awsCreated(json.createDate, input);
+  return { signal, blocks, ...(builtAt !== undefined ? { builtAt } : {}) };
 }
 
-/** When the feed was made: its createDate ("2026-11-24-22-13-08", UTC) as ISO 8601, if it has one. */
-export function awsCreated(json: unknown): string | undefined {
-  const date = isObject(json) && typeof json.createDate === "string" ? /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$/.exec(json.createDate) : null;
-  return date ? `${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}.000Z` : undefined;
+/**
+ * When the feed was made: its createDate ("2026-11-24-22-13-08", UTC) as ISO 8601, if it
+ * has one; one that is not such a real date, between 2000 and tomorrow, is refused.
+ */
+function awsCreated(createDate: unknown, input: FeedInput): string | undefined {
+  const date = typeof createDate === "string" ? /^(\d{4})-(\d{2})-(\d{2})-(\d{2})-(\d{2})-(\d{2})$/.exec(createDate) : null;
+  if (createDate !== undefined && createDate !== null && date === null) {
+    throw new Error(`${input.file}: "createDate" ${typeof createDate === "string" ? quoted(createDate) : JSON.stringify(createDate)?.slice(0, 40)} is not a date and time (YYYY-MM-DD-hh-mm-ss)`);
+  }
+  return date === null ? undefined : feedDate(`${date[1]}-${date[2]}-${date[3]}T${date[4]}:${date[5]}:${date[6]}Z`, "createDate", input, { written: createDate });
 }

@@ -324,6 +324,43 @@ function containersOver(text: string, max: number): boolean {
   return false;
 }
 
+/** The earliest date a feed may say it was made: 2000-01-01 (UTC). */
+const EARLIEST_FEED_DATE = Date.UTC(2000, 0, 1);
+const DAY_MS = 86_400_000;
+/** `YYYY-MM-DD`, then maybe `Thh:mm[:ss[.fraction]]` (or a space for the T), then maybe `Z` or an offset. */
+const FEED_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
+
+/**
+ * When a feed says it was made, from its member `field` (`value`, as the JSON has it), as
+ * ISO 8601 in UTC; undefined when the feed says nothing (or null). A date and time
+ * written without an offset is UTC (as AWS, Google and Oracle write theirs). Anything
+ * else is refused naming the field (and the text as the feed `written` it): a value that
+ * is not such text, or not a real date and time (`2026-02-30`, `25:00`), or one before
+ * 2000 or more than a day after `now` (`data info` would show a feed of year 99999 as 0
+ * seconds old, and `"0"` was read as 2000-01-01).
+ */
+export function feedDate(value: unknown, field: string, input: FeedInput, options: { now?: number; written?: unknown } = {}): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  const now = options.now ?? Date.now();
+  const written = options.written ?? value;
+  const refuse = (why: string) => new Error(`${input.file}: "${field}" ${typeof written === "string" ? quoted(written) : (JSON.stringify(written)?.slice(0, 40) ?? String(written))} ${why}`);
+  const parts = typeof value === "string" ? FEED_DATE.exec(value.trim()) : null;
+  if (parts === null) throw refuse("is not a date and time (YYYY-MM-DDThh:mm:ss, UTC or with an offset)");
+  const [year, month, day, hour = 0, minute = 0, second = 0] = parts.slice(1, 7).map((part) => (part === undefined ? undefined : Number(part))) as number[];
+  const local = Date.UTC(year as number, (month as number) - 1, day, hour, minute, second);
+  const checked = new Date(local);
+  if (checked.getUTCFullYear() !== year || checked.getUTCMonth() !== (month as number) - 1 || checked.getUTCDate() !== day || checked.getUTCHours() !== hour || checked.getUTCMinutes() !== minute || checked.getUTCSeconds() !== second) {
+    throw refuse("is not a real date and time");
+  }
+  const offset = parts[8];
+  const offsetMinutes = offset === undefined || offset === "Z" ? 0 : (offset.startsWith("-") ? -1 : 1) * (Number(offset.slice(1, 3)) * 60 + Number(offset.slice(-2)));
+  if (offset !== undefined && offset !== "Z" && (Number(offset.slice(1, 3)) > 23 || Number(offset.slice(-2)) > 59)) throw refuse("is not a real date and time");
+  const fraction = parts[7] === undefined ? 0 : Math.floor(Number(`0${parts[7]}`) * 1000);
+  const time = local + fraction - offsetMinutes * 60_000;
+  if (time < EARLIEST_FEED_DATE || time > now + DAY_MS) throw refuse("is not a date between 2000 and tomorrow");
+  return new Date(time).toISOString();
+}
+
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,4 +1,4 @@
-import { blockOfFamily, cloudFeedSignal, entryAt, FeedBlocks, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOfFamily, cloudFeedSignal, entryAt, FeedBlocks, feedDate, isObject, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Google Cloud's cloud.json: `{"syncToken","creationTime":"…","prefixes":[{"ipv4Prefix"
@@ -27,8 +27,8 @@ export function readGoogleCloud(input: FeedInput): FeedRead {
       blocks.add(blockOfFamily(prefix, family, input, `prefixes[${i}].${key}`), named, 0, () => entryAt(input, prefix, `prefixes[${i}]`));
     }
   });
-  const created = typeof json.creationTime === "string" ? new Date(json.creationTime) : null;
-  return { signal, blocks, builtAt: created !== null && !Number.isNaN(created.getTime()) ? created.toISOString() : undefined };
+  const builtAt = feedDate(json.creationTime, "creationTime", input);
+  return { signal, blocks, ...(builtAt !== undefined ? { builtAt } : {}) };
 }
 
 /** An entry's member that may be left out or empty (undefined then), or else must be text. */

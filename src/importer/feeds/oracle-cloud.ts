@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, feedDate, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Oracle Cloud's public_ip_ranges.json: `{"last_updated_timestamp":"…","regions":
@@ -23,6 +23,6 @@ export function readOracleCloud(input: FeedInput): FeedRead {
       blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`, `regions[${i}].cidrs[${j}].cidr`), service, 0, () => entryAt(input, region.region as string, `regions[${i}]`));
     });
   });
-  const updated = typeof json.last_updated_timestamp === "string" ? new Date(json.last_updated_timestamp) : null;
-  return { signal, blocks, builtAt: updated !== null && !Number.isNaN(updated.getTime()) ? updated.toISOString() : undefined };
+  const builtAt = feedDate(json.last_updated_timestamp, "last_updated_timestamp", input);
+  return { signal, blocks, ...(builtAt !== undefined ? { builtAt } : {}) };
 }
