@@ -8,10 +8,10 @@ import type { FeedFormat } from "./feed-entry.ts";
  *   "Google Cloud" (Google's goog.json, its own services' addresses, is not a hosting
  *   feed); Azure Service Tags "changeNumber" and "addressPrefixes"; Oracle Cloud's
  *   "last_updated_timestamp" and "cidrs".
- * - text: the first line that is not blank or a `#` comment: at most 5 comma-separated
- *   fields, an address or CIDR block then an empty or two-letter country code → a
- *   geofeed; an address or CIDR block alone (maybe with a `#` comment after it) → a
- *   plain list.
+ * - text: the first line that is not blank or a `#` comment, up to a `#` in it: at most
+ *   5 comma-separated fields, an address or CIDR block then an empty or two-letter
+ *   country code → a geofeed; an address or CIDR block alone (maybe with a `#` comment
+ *   after it, commas in the comment or not) → a plain list.
  * Anything else: undefined.
  */
 export function detectFeed(head: string): FeedFormat | undefined {
@@ -27,13 +27,15 @@ export function detectFeed(head: string): FeedFormat | undefined {
   for (const raw of text.split("\n")) {
     const line = raw.trim();
     if (line === "" || line.startsWith("#")) continue;
-    if (line.includes(",")) {
-      const fields = line.split(",");
+    // A comment after an entry may hold commas (`1.2.3.4 # exits, old`): look for them before it.
+    const hash = line.indexOf("#");
+    const entry = (hash < 0 ? line : line.slice(0, hash)).trim();
+    if (entry.includes(",")) {
+      const fields = entry.split(",");
       const country = (fields[1] as string).trim();
       return fields.length <= 5 && parseCidr((fields[0] as string).trim()) !== null && (country === "" || /^[A-Za-z]{2}$/.test(country)) ? "geofeed" : undefined;
     }
-    const hash = line.indexOf("#");
-    return parseCidr((hash < 0 ? line : line.slice(0, hash)).trim()) !== null ? "address-list" : undefined;
+    return parseCidr(entry) !== null ? "address-list" : undefined;
   }
   return undefined;
 }

@@ -14,6 +14,8 @@ test.each([
   ["address-list", "185.220.101.1\n185.220.101.2\n"],
   ["address-list", "\uFEFF# Cloudflare\n173.245.48.0/20 # first\n"],
   ["address-list", "2001:67c:e60:c0c::/64"],
+  ["address-list", "185.220.101.1 # exits, old\n185.220.101.2\n"],
+  ["address-list", "# Tor, bulk exit list\n2001:67c:e60:c0c::/64 #a, b, c, d, e, f\n"],
 ])("%s by content: %p", (format, text) => {
   expect(detectFeed(text)).toBe(format as never);
   expect(detect(text)).toBe(format as never);
@@ -27,6 +29,7 @@ test.each([
   ["a range CSV with six fields", "1.0.0.0,1.0.0.255,a,b,c,d\n"],
   ["a geofeed-like line whose second field is no country", "1.0.0.0/24,north,,,\n"],
   ["comments only", "# nothing\n"],
+  ["prose before a comment with a comma", "hello # a, b\n"],
 ])("not a feed: %s", (_, text) => {
   expect(detectFeed(text)).toBeUndefined();
 });

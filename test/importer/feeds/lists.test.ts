@@ -36,6 +36,12 @@ describe("a plain list (--signal tor)", () => {
   });
 });
 
+test("a list whose first entry has a comment with a comma in it is told a list by its content", async () => {
+  const { look, index } = await dataSet(dir, [source(fixture(dir, "commented-exits", "185.220.101.1 # exits, old\n185.220.101.2 # new\n"), { signal: "tor" })]);
+  expect(index.info.sources[0]).toMatchObject({ format: "address-list", signal: "tor" });
+  expect(look("185.220.101.1")).toMatchObject({ network: "185.220.101.1/32", privacy: privacy({ tor: true }) });
+});
+
 describe("two files of one list source (FILE + FILE)", () => {
   test("Cloudflare's ips-v4 and ips-v6 as one hosting source", async () => {
     const v4 = fixture(dir, "cf-ips-v4", "173.245.48.0/20\n104.16.0.0/13\n");
