@@ -28,10 +28,12 @@ export function readAzureServiceTags(input: FeedInput): FeedRead {
     const name = cloudTag || system === "" ? "Microsoft Azure" : `Azure ${system}`;
     const service = region === "" ? name : `${name} (${region})`;
     const rank = (cloudTag ? 0 : 2) + (region === "" ? 0 : 1);
+    const where = () => entryAt(input, tag.name as string, `values[${i}]`);
+    const what = `block (${tag.name})`;
     properties.addressPrefixes.forEach((prefix, j) => {
       if (typeof prefix !== "string") throw new Error(`${input.file}: values[${i}].properties.addressPrefixes[${j}] is not text`);
-      const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), `block (${tag.name})`, `values[${i}].properties.addressPrefixes[${j}]`);
-      blocks.add(block, service, rank, () => entryAt(input, tag.name as string, `values[${i}]`));
+      const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), what, `values[${i}].properties.addressPrefixes[${j}]`);
+      blocks.add(block, service, rank, where);
     });
   });
   return { signal, blocks };

@@ -17,10 +17,11 @@ export function readOracleCloud(input: FeedInput): FeedRead {
       throw new Error(`${input.file}: regions[${i}] is not {"region", "cidrs": […]}`);
     }
     const service = region.region === "" ? "Oracle Cloud" : `Oracle Cloud (${region.region})`;
+    const where = () => entryAt(input, region.region as string, `regions[${i}]`);
     region.cidrs.forEach((item, j) => {
       const cidr = isObject(item) ? item.cidr : undefined;
       if (typeof cidr !== "string") throw new Error(`${input.file}: regions[${i}].cidrs[${j}] is not {"cidr", "tags"}`);
-      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`, `regions[${i}].cidrs[${j}].cidr`), service, 0, () => entryAt(input, region.region as string, `regions[${i}]`));
+      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`, `regions[${i}].cidrs[${j}].cidr`), service, 0, where);
     });
   });
   const builtAt = feedDate(json.last_updated_timestamp, "last_updated_timestamp", input);
