@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, isObject, lineOfValue, parseJsonFeed, quoted, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Azure's Service Tags JSON (ServiceTags_Public_YYYYMMDD.json): `{"changeNumber","cloud":
@@ -29,7 +29,7 @@ export function readAzureServiceTags(input: FeedInput): FeedRead {
     const service = region === "" ? name : `${name} (${region})`;
     const rank = (cloudTag ? 0 : 2) + (region === "" ? 0 : 1);
     const where = () => entryAt(input, tag.name as string, `values[${i}]`);
-    const what = `block (${tag.name})`;
+    const what = `block (tag ${quoted(tag.name)})`;
     properties.addressPrefixes.forEach((prefix, j) => {
       if (typeof prefix !== "string") throw new Error(`${input.file}: values[${i}].properties.addressPrefixes[${j}] is not text`);
       const block = blockOf(prefix, input.file, () => lineOfValue(input.text, prefix), what, `values[${i}].properties.addressPrefixes[${j}]`);

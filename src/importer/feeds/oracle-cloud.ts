@@ -1,4 +1,4 @@
-import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, feedDate, isObject, lineOfValue, parseJsonFeed, type FeedInput, type FeedRead } from "./feed-entry.ts";
+import { blockOf, cloudFeedSignal, entryAt, FeedBlocks, feedDate, isObject, lineOfValue, parseJsonFeed, quoted, type FeedInput, type FeedRead } from "./feed-entry.ts";
 
 /**
  * Oracle Cloud's public_ip_ranges.json: `{"last_updated_timestamp":"…","regions":
@@ -21,7 +21,7 @@ export function readOracleCloud(input: FeedInput): FeedRead {
     region.cidrs.forEach((item, j) => {
       const cidr = isObject(item) ? item.cidr : undefined;
       if (typeof cidr !== "string") throw new Error(`${input.file}: regions[${i}].cidrs[${j}] is not {"cidr", "tags"}`);
-      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (${region.region})`, `regions[${i}].cidrs[${j}].cidr`), service, 0, where);
+      blocks.add(blockOf(cidr, input.file, () => lineOfValue(input.text, cidr), `block (region ${quoted(region.region as string)})`, `regions[${i}].cidrs[${j}].cidr`), service, 0, where);
     });
   });
   const builtAt = feedDate(json.last_updated_timestamp, "last_updated_timestamp", input);

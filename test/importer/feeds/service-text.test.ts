@@ -99,6 +99,13 @@ describe("--service of a list or geofeed", () => {
   }, 30_000);
 });
 
+test("a tag or region name quoted in a message has its control characters escaped", async () => {
+  const tags = JSON.stringify({ changeNumber: 1, cloud: "Public", values: [{ name: "Evil\u001b[2J", id: "x", properties: { region: "", systemService: "", addressPrefixes: ["20.1.2.999/24"] } }] });
+  expect(await refusal(source(fixture(dir, "evil-tags.json", tags)))).toBe('evil-tags.json:1: "20.1.2.999/24" is not an IP address or a CIDR block (tag "Evil\\u001b[2J")');
+  const oracle = JSON.stringify({ last_updated_timestamp: "2026-11-20T10:00:00", regions: [{ region: "us\u009b2J", cidrs: [{ cidr: "129.146.0.999/21", tags: ["OCI"] }] }] });
+  expect(await refusal(source(fixture(dir, "evil-oracle.json", oracle)))).toBe('evil-oracle.json:1: "129.146.0.999/21" is not an IP address or a CIDR block (region "us\\u009b2J")');
+});
+
 test("the rule is the one a correction's privacy.service keeps", () => {
   expect(() => checkCorrectionFields({ privacy: { service: "x".repeat(201) } })).toThrow(new CorrectionError(`privacy.service: ${RULE}`));
   expect(() => checkCorrectionFields({ privacy: { service: "Relay\u0007" } })).toThrow(`privacy.service: ${RULE}`);
