@@ -8,6 +8,7 @@
  * cannot be reached.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
@@ -130,5 +131,24 @@ describe.skipIf(!postgresAvailable)("SIGTERM while PostgreSQL is silent", () => 
     // transaction to be abandoned (4 s) and for the stuck queries (5 s more).
     expect(exitMs).toBeLessThan(3500);
     expect(exitMs - answer.atMs).toBeLessThan(1000);
+  }, 40_000);
+
+  test("while the server starts (CONTRACT §12): exit 0, not the failed start's exit 1", async () => {
+    proxy.restore();
+    proxy.stall();
+    const child = Bun.spawn([process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts"), "serve", "--host", "127.0.0.1", "--port", "0", "--state", stateUrl], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // Its start waits for the silent database (the connection gives up after a few seconds).
+    await Bun.sleep(1000);
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 20_000);
+    const code = await child.exited;
+    clearTimeout(killer);
+    const stderr = await new Response(child.stderr).text();
+    expect({ code, stderr }).toEqual({ code: 0, stderr: expect.not.stringContaining("iplookup:") });
+    expect(stderr).not.toContain('"iplookup serving"');
+    proxy.restore();
   }, 40_000);
 });

@@ -132,7 +132,14 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     process.on("SIGINT", onStop);
     // A stop that came while the program loaded counts; a SIGHUP then had nothing to reload.
     if (takeStartupSignals().some((signal) => signal !== "SIGHUP")) return EXIT_OK;
-    server = await startServerFor(config, context);
+    try {
+      server = await startServerFor(config, context);
+    } catch (error) {
+      // Stopped while it started (CONTRACT §12: exit 0): a start that then fails, such as
+      // a state database gone silent that the connection gave up on, was not wanted.
+      if (stopping) return EXIT_OK;
+      throw error;
+    }
     const running = server;
     const serviceManager = serviceNotifier(context.env, (error) => running.logger.log("warn", error));
     if (!stopping) {
