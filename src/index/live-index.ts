@@ -10,10 +10,13 @@ import { RangeIndex } from "./range-index.ts";
  * for that long the main thread answered nothing and read no change of the state store.
  */
 export interface IndexLoader {
-  /** The data file at `path`, loaded and checked, with its AS index built into its image. */
-  load(path: string): Promise<RangeIndex>;
-  /** Builds the AS index of `index` into its image, if it is not built yet. */
-  buildAsn(index: RangeIndex): Promise<void>;
+  /**
+   * The data file at `path`, loaded and checked, with its AS index built into its image.
+   * `signal` aborts it (a server stopping): it then rejects, and leaves nothing running.
+   */
+  load(path: string, signal?: AbortSignal): Promise<RangeIndex>;
+  /** Builds the AS index of `index` into its image, if it is not built yet; `signal` as for load. */
+  buildAsn(index: RangeIndex, signal?: AbortSignal): Promise<void>;
 }
 
 export const onThisThread: IndexLoader = {
@@ -39,7 +42,8 @@ export class LiveIndex {
   /** The reload under way, and the one asked for while it runs (see reload). */
   private running: Promise<boolean> | undefined;
   private queued: Promise<boolean> | undefined;
-  private stopped = false;
+  /** Aborted by stop(): a load under way is cut short, and none starts after it. */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly path: string,
@@ -64,14 +68,14 @@ export class LiveIndex {
    * main thread before then builds it on the spot (asnIndexOf).
    */
   async buildAsnIndex(): Promise<void> {
-    await this.loader.buildAsn(this.index);
+    await this.loader.buildAsn(this.index, this.stopping.signal);
   }
 
   /**
    * Loads the file again and swaps it in; on failure keeps the old index. Resolves to
    * whether it swapped. One reload runs at a time: one asked for while another runs
    * follows it (the file may have changed since that one read it), and any more asked for
-   * meanwhile join that one. After stop, a load that ends swaps nothing.
+   * meanwhile join that one. After stop, none starts and the one under way is cut short.
    */
   reload(): Promise<boolean> {
     if (this.running === undefined) {
@@ -85,16 +89,27 @@ export class LiveIndex {
   }
 
   private async loadAndSwap(): Promise<boolean> {
+    const { signal } = this.stopping;
+    if (signal.aborted) return false;
+    // The file as this load reads it; the watcher may see it change again meanwhile
+    // (`seen` then differs), and that change is still to be loaded: it is not overwritten.
+    const seen = this.signature;
+    const signature = fileSignature(this.path);
+    const settle = () => {
+      if (this.signature === seen) this.signature = signature;
+    };
     try {
-      const signature = fileSignature(this.path);
-      const index = await this.loader.load(this.path);
-      if (this.stopped) return false;
+      const index = await this.loader.load(this.path, signal);
+      if (signal.aborted) return false;
       this.index = index;
-      this.signature = signature;
+      settle();
       this.onReload({ ok: true, index });
       return true;
     } catch (error) {
-      if (!this.stopped) this.onReload({ ok: false, error });
+      if (signal.aborted) return false;
+      // A file that fails is not tried again by the watcher until it changes again.
+      settle();
+      this.onReload({ ok: false, error });
       return false;
     }
   }
@@ -114,9 +129,9 @@ export class LiveIndex {
     this.timer.unref?.();
   }
 
-  /** Stops watching; a reload under way swaps nothing and reports nothing. */
+  /** Stops watching and cuts short a load under way (see IndexLoader); a reload then swaps nothing and reports nothing. */
   stop(): void {
-    this.stopped = true;
+    this.stopping.abort();
     this.clearTimer();
   }
 

@@ -12,22 +12,33 @@ import type { FromWorker, ToWorker } from "./messages.ts";
  */
 export function offThreadLoader(workerEntry: string): IndexLoader {
   return {
-    async load(path) {
-      const loaded = await runLoader(workerEntry, { type: "load-index", path }, "index-loaded");
+    async load(path, signal) {
+      const loaded = await runLoader(workerEntry, { type: "load-index", path }, "index-loaded", signal);
       return RangeIndex.fromImage(loaded.image);
     },
-    async buildAsn(index) {
+    async buildAsn(index, signal) {
       if (index.image.asn !== undefined) return;
-      const built = await runLoader(workerEntry, { type: "build-asn", image: index.image }, "asn-built");
+      const built = await runLoader(workerEntry, { type: "build-asn", image: index.image }, "asn-built", signal);
       // An AS request on this thread may have built it meanwhile (asnIndexOf): that one stays.
       index.image.asn ??= built.asn;
     },
   };
 }
 
-/** Starts a loader thread with one job and resolves with its answer; rejects with its error. */
-async function runLoader<Type extends "index-loaded" | "asn-built">(workerEntry: string, job: ToWorker, answer: Type): Promise<Extract<FromWorker, { type: Type }>> {
+/**
+ * Starts a loader thread with one job and resolves with its answer; rejects with its
+ * error, when the thread ends without one, or when `signal` aborts (the thread is ended
+ * then, so a stopping server does not wait for it).
+ */
+async function runLoader<Type extends "index-loaded" | "asn-built">(
+  workerEntry: string,
+  job: ToWorker,
+  answer: Type,
+  signal?: AbortSignal,
+): Promise<Extract<FromWorker, { type: Type }>> {
+  if (signal?.aborted) throw new Error("stopped before the loader thread started");
   const worker = new Worker(workerEntry);
+  let onAbort = () => {};
   try {
     return await new Promise((resolve, reject) => {
       worker.onmessage = (event: MessageEvent<FromWorker>) => {
@@ -36,9 +47,14 @@ async function runLoader<Type extends "index-loaded" | "asn-built">(workerEntry:
         else if (message.type === "failed") reject(new Error(message.error));
       };
       worker.onerror = (event) => reject(new Error(`the loader thread failed: ${event.message}`));
+      // Settled already when it ends after its answer; otherwise the job was lost with it.
+      worker.addEventListener("close", () => reject(new Error("the loader thread ended without an answer")));
+      onAbort = () => reject(new Error("stopped while the loader thread worked"));
+      signal?.addEventListener("abort", onAbort);
       worker.postMessage(job);
     });
   } finally {
+    signal?.removeEventListener("abort", onAbort);
     worker.terminate();
   }
 }

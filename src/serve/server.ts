@@ -193,6 +193,8 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     void index
       .buildAsnIndex()
       .catch((error) => {
+        // Stopped meanwhile: the build was cut short, and nothing needs it.
+        if (stopping) return;
         logger.log("warn", "the AS index could not be built on a thread of its own; building it on the main thread", { error: String((error as Error)?.message ?? error) });
         return onThisThread.buildAsn(loaded);
       })

@@ -136,3 +136,84 @@ test("reloads asked for while one runs: one more follows it, however many are as
   expect(live.current()).toBe(swapped);
   expect(reports).toEqual([true, true]);
 });
+
+test("a load cut short by its signal rejects at once, ending its loader thread", async () => {
+  const stopping = new AbortController();
+  const loading = loader.load(dataCopy("aborted.db"), stopping.signal);
+  stopping.abort();
+  await expect(loading).rejects.toThrow("stopped while the loader thread worked");
+  const index = RangeIndex.open(dataCopy("aborted-asn.db"));
+  const building = loader.buildAsn(index, stopping.signal);
+  await expect(building).rejects.toThrow("stopped before the loader thread started");
+  expect(index.image.asn).toBeUndefined();
+});
+
+/** A loader whose loads each wait for their own release (or their signal), counted. */
+function gatedLoader() {
+  const releases: (() => void)[] = [];
+  const signals: (AbortSignal | undefined)[] = [];
+  const gated: IndexLoader = {
+    async load(file, signal) {
+      signals.push(signal);
+      await new Promise<void>((resolve, reject) => {
+        releases.push(resolve);
+        signal?.addEventListener("abort", () => reject(new Error("stopped")));
+      });
+      return onThisThread.load(file);
+    },
+    buildAsn: onThisThread.buildAsn,
+  };
+  return { gated, releases, signals };
+}
+
+async function until(done: () => boolean): Promise<void> {
+  for (let waited = 0; !done() && waited < 5000; waited += 10) await Bun.sleep(10);
+  expect(done()).toBe(true);
+}
+
+test("stop cuts short the load under way, and a reload queued behind it never starts", async () => {
+  const { gated, releases, signals } = gatedLoader();
+  const reports: boolean[] = [];
+  const live = new LiveIndex(dataCopy("stopped.db"), (outcome) => reports.push(outcome.ok), gated);
+  const before = live.current();
+  const first = live.reload();
+  const queued = live.reload();
+  expect(releases).toHaveLength(1);
+  live.stop();
+  expect(signals[0]?.aborted).toBe(true);
+  expect(await first).toBe(false);
+  expect(await queued).toBe(false);
+  expect(releases).toHaveLength(1);
+  expect(reports).toEqual([]);
+  expect(live.current()).toBe(before);
+});
+
+test("a file replaced again while it loads is loaded once more, and no more than that", async () => {
+  const path = dataCopy("replaced.db");
+  const { gated, releases } = gatedLoader();
+  const reports: boolean[] = [];
+  const live = new LiveIndex(path, (outcome) => reports.push(outcome.ok), gated);
+  live.watch(10);
+  try {
+    const replace = (name: string) => {
+      copyFileSync(defaultDataPath(), join(dir, name));
+      renameSync(join(dir, name), path);
+    };
+    replace("replaced-b.db");
+    await until(() => releases.length === 1);
+    replace("replaced-c.db");
+    // The watcher sees the second file while the first load runs, and queues one more.
+    await Bun.sleep(100);
+    releases[0]!();
+    await until(() => releases.length === 2);
+    // Several polls while the second load runs: the file is the one it loads.
+    await Bun.sleep(100);
+    releases[1]!();
+    await until(() => reports.length === 2);
+    await Bun.sleep(100);
+    expect(releases).toHaveLength(2);
+    expect(reports).toEqual([true, true]);
+  } finally {
+    live.stop();
+  }
+});
