@@ -41,10 +41,15 @@ function isRealTime(text: string): boolean {
  * `2027-01-01T01:00:00+01:00`), as ISO 8601 UTC with milliseconds. A time not after
  * `nowMs` is refused: a key that would be born expired is a typo, and revoking says so plainly.
  */
+const LAST_TIME_MS = Date.UTC(10000, 0, 1);
+
 export function parseExpiresAt(text: string, nowMs: number, field = "expires_at"): string {
   const ms = isRealTime(text) ? Date.parse(text.toUpperCase()) : Number.NaN;
   if (Number.isNaN(ms)) throw new ControlValueError(`${field}: "${shorten(text)}" is not an RFC 3339 time (e.g. 2027-01-01T00:00:00Z)`);
   if (ms <= nowMs) throw new ControlValueError(`${field}: ${text} is not in the future`);
+  // Its offset may carry a time of year 9999 past the end of the year in UTC, which no
+  // RFC 3339 text (or PostgreSQL) can hold.
+  if (ms >= LAST_TIME_MS) throw new ControlValueError(`${field}: ${text} is after 9999-12-31T23:59:59Z in UTC`);
   return new Date(ms).toISOString();
 }
 

@@ -12,8 +12,10 @@ export function parsePort(text: string, name: string): number {
 }
 
 export function parseWholeNumber(text: string, name: string): number {
-  if (!/^(0|[1-9][0-9]{0,14})$/.test(text)) throw new ConfigError(`${name}: "${text}" is not a whole number`);
-  return Number(text);
+  if (!/^(0|[1-9][0-9]*)$/.test(text)) throw new ConfigError(`${name}: "${text}" is not a whole number`);
+  const value = Number(text);
+  if (!Number.isSafeInteger(value)) throw new ConfigError(`${name}: ${text.length > 24 ? `${text.slice(0, 24)}…` : text} is too large (at most ${Number.MAX_SAFE_INTEGER.toLocaleString("en-US")})`);
+  return value;
 }
 
 export function parsePositive(text: string, name: string): number {

@@ -3,6 +3,12 @@ import { StoreError, type Plan, type PlanChanges } from "./store.ts";
 /** The public (JSON) names of a plan's settings, used in messages. */
 const FIELD_NAMES = { maxBatchSize: "max_batch_size", monthlyUnits: "monthly_units", rateLimit: "rate_limit" } as const;
 const FIELDS = Object.keys(FIELD_NAMES) as (keyof PlanChanges)[];
+/**
+ * The largest value of each setting, the same on every store and every path (CLI, admin
+ * API, state copy): PostgreSQL keeps the batch size and the rate in 32-bit integers, the
+ * units a month in 64-bit ones, of which JSON numbers hold exactly 2^53 − 1.
+ */
+export const PLAN_MAXIMA = { maxBatchSize: 2_147_483_647, monthlyUnits: Number.MAX_SAFE_INTEGER, rateLimit: 2_147_483_647 } as const;
 
 const PLAN_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
@@ -19,6 +25,9 @@ export function applyPlanChanges(name: string, existing: Plan | null, changes: P
     const value = changes[field];
     if (value !== undefined && value !== null && !isPositiveInteger(value)) {
       throw new StoreError(`${FIELD_NAMES[field]} must be a whole number of at least 1${field === "maxBatchSize" ? "" : ", or unlimited"} (got ${String(value)})`);
+    }
+    if (typeof value === "number" && value > PLAN_MAXIMA[field]) {
+      throw new StoreError(`${FIELD_NAMES[field]} must be at most ${PLAN_MAXIMA[field].toLocaleString("en-US")} (got ${value})`);
     }
   }
   if (existing === null) {

@@ -42,3 +42,9 @@ test("plan names are 1 to 64 letters, digits, '.', '_', '-', starting with a let
     expect(() => applyPlanChanges(name, gold, {})).toThrow(/is not a plan name/);
   }
 });
+
+test("a setting past what every store keeps is refused, the same on every path: batch size and rate to 2,147,483,647, units a month to 2^53 − 1", () => {
+  expect(applyPlanChanges("gold", gold, { maxBatchSize: 2_147_483_647, rateLimit: 2_147_483_647, monthlyUnits: Number.MAX_SAFE_INTEGER })).toMatchObject({ maxBatchSize: 2_147_483_647 });
+  expect(() => applyPlanChanges("gold", gold, { maxBatchSize: 2_147_483_648 })).toThrow(new StoreError("max_batch_size must be at most 2,147,483,647 (got 2147483648)"));
+  expect(() => applyPlanChanges("gold", gold, { rateLimit: 3_000_000_000 })).toThrow(new StoreError("rate_limit must be at most 2,147,483,647 (got 3000000000)"));
+});
