@@ -30,3 +30,16 @@ export function showingBidiControls(text: string): string {
 export function printable(text: string): string {
   return text.replace(EVERY_UNSAFE, "?");
 }
+
+const TERMINAL_UNSAFE = /[\p{Cc}\p{Cs}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * `text` with each control character (C0, DEL, C1), lone surrogate and bidirectional
+ * control written out (`\u001b`, `\u202e`), for a line a terminal shows: text from a
+ * download (an MMDB's metadata, an archive's file names, an AS name) cannot clear the
+ * screen, set the title or reorder the line. Printable text is kept as it is, so
+ * writing out text already written out changes nothing.
+ */
+export function showingControls(text: string): string {
+  return text.replace(TERMINAL_UNSAFE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { showingControls } from "../access/plain-text.ts";
 import type { SourceDescription } from "../index/network-record.ts";
 import { knownByDatabaseType, knownByPackage } from "./known-sources.ts";
 import type { SourceData } from "./source-data.ts";
@@ -10,6 +11,10 @@ export const LICENSE_NOT_STATED = "not stated";
  * A source's description: what the operator gave, else what the files say about
  * themselves (an npm package.json beside them, the MMDB metadata), else the file's
  * name and date. Returns it with the source's own build time ("" when unknown).
+ * What the files say is kept with its control and bidirectional characters written out
+ * (showingControls): a publisher's metadata is printed on the operator's terminal (the
+ * import's lines, `data info`) and must not act on it. The licence is recognised from
+ * the text as the files give it, before that.
  */
 export function describeSource(
   files: readonly string[],
@@ -22,8 +27,8 @@ export function describeSource(
   const known = (pkg && knownByPackage(pkg.name)) || (databaseType ? knownByDatabaseType(databaseType) : undefined);
   const builtAt = data.described?.builtAt ?? dateInVersion(pkg?.version) ?? modified(files);
   return {
-    name: given.name ?? pkg?.name ?? databaseType ?? basename(first),
-    origin: given.origin ?? (pkg ? pkg.name : files.map((file) => basename(file)).join(" + ")),
+    name: given.name ?? showingControls(pkg?.name ?? databaseType ?? basename(first)),
+    origin: given.origin ?? showingControls(pkg ? pkg.name : files.map((file) => basename(file)).join(" + ")),
     version: given.version ?? pkg?.version ?? (builtAt.slice(0, 10) || "unknown"),
     license: given.license ?? known?.license ?? LICENSE_NOT_STATED,
     attribution: given.attribution ?? known?.attribution ?? "",

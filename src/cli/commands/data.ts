@@ -1,3 +1,4 @@
+import { showingControls } from "../../access/plain-text.ts";
 import { isEmbedded } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
 import { parseCommandArgs } from "../args.ts";
@@ -62,7 +63,10 @@ ${DATA_FLAG_HELP}`,
       );
     });
     lines.push(...recipeLines(recipeForInfo(path)));
-    context.io.out(lines.join("\n").trimEnd());
+    // Each line with its control and bidirectional characters written out: names, ETags
+    // and archive members come from downloads, and a data file built before they were
+    // written out on import may hold them as they came.
+    context.io.out(lines.map(showingControls).join("\n").trimEnd());
     return EXIT_OK;
   },
 };

@@ -4,6 +4,7 @@ import { basename, join } from "node:path";
 import { createGunzip } from "node:zlib";
 import { Unzip, UnzipInflate } from "fflate";
 import { createTarDecoder } from "modern-tar";
+import { showingControls } from "../../access/plain-text.ts";
 import { detectFormat, HEAD_BYTES, TAIL_BYTES, type FormatSample, type SourceFormat } from "../detect-format.ts";
 import { writeAll, writeAllSync, writeFailed } from "./disk-writes.ts";
 import { COMPRESSED_SLICE, ExpansionBudget, type ExpansionMeter } from "./expansion.ts";
@@ -32,7 +33,11 @@ export type Container = "gzip" | "tar" | "tar.gz" | "zip";
 
 export interface UnpackedFile {
   readonly path: string;
-  /** Its name inside the archive; absent for the file itself or a single gzip-compressed file. */
+  /**
+   * Its name inside the archive, with its control and bidirectional characters written
+   * out (showingControls: it is printed and kept in the data file's record); absent for
+   * the file itself or a single gzip-compressed file.
+   */
   readonly member?: string;
 }
 
@@ -192,7 +197,7 @@ async function untar(stream: ReadableStream<Uint8Array>, dir: string): Promise<U
       await writeStream(entry.body, path);
       const mtime = entry.header.mtime;
       if (mtime instanceof Date && !Number.isNaN(mtime.getTime())) await utimes(path, mtime, mtime);
-      files.push({ path, member: entry.header.name });
+      files.push({ path, member: showingControls(entry.header.name) });
     }
   } catch (error) {
     if (error instanceof UnpackError) throw error;
@@ -224,11 +229,11 @@ async function unzipFile(file: string, dir: string, meter: ExpansionMeter): Prom
       return;
     }
     open.push(fd);
-    files.push({ path, member: entry.name });
+    files.push({ path, member: showingControls(entry.name) });
     entry.ondata = (error, data, final) => {
       if (failure) return;
       if (error) {
-        failure = new UnpackError(`cannot unzip ${entry.name}: ${error.message}`);
+        failure = new UnpackError(`cannot unzip ${showingControls(entry.name)}: ${error.message}`);
         return;
       }
       try {
@@ -251,7 +256,7 @@ async function unzipFile(file: string, dir: string, meter: ExpansionMeter): Prom
     try {
       entry.start();
     } catch {
-      failure = new UnpackError(`${entry.name} is compressed with method ${entry.compression}, which iplookup cannot unpack (only stored and deflated files)`);
+      failure = new UnpackError(`${showingControls(entry.name)} is compressed with method ${entry.compression}, which iplookup cannot unpack (only stored and deflated files)`);
     }
   };
   try {
@@ -358,7 +363,7 @@ async function writeStream(stream: ReadableStream<Uint8Array>, path: string): Pr
 /** An archive member's base name, safe as one file name. */
 function safeName(member: string): string {
   const name = member.split(/[/\\]/).filter((part) => part !== "").pop() ?? "";
-  const safe = name.replace(/[\x00-\x1f]/g, "_").slice(0, 200);
+  const safe = name.replace(/[\p{Cc}\p{Cs}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu, "_").slice(0, 200);
   return safe === "" || safe === "." || safe === ".." ? "file" : safe;
 }
 
