@@ -61,3 +61,33 @@ test("an archive's member names: written out in 'unpacked', 'read', and data inf
   expect(visible(info.stdout)).not.toMatch(RAW);
   expect(info.stdout).toContain(`from inside:   ${shown}`);
 });
+
+test("AS names: written out in 'asn' and 'asn --search', and 'lookup' (the same JSON); --json exact", () => {
+  const evil = "EVIL\u001b[2J\u0007\u0000\u202eNET\u009b\u007f";
+  const file = join(dir, "asn.mmdb");
+  writeFileSync(
+    file,
+    writeMmdb({
+      ipVersion: 6,
+      databaseType: "GeoLite2-ASN",
+      networks: [{ network: "1.0.0.0/24", value: { autonomous_system_number: uint32(100), autonomous_system_organization: evil } }],
+    }).bytes,
+  );
+  const path = join(dir, "asn.db");
+  expect(cli(["data", "import", "--data", path, file]).code).toBe(0);
+  const shown = "EVIL\\u001b[2J\\u0007\\u0000\\u202eNET\\u009b\\u007f";
+  for (const args of [["asn", "100"], ["asn", "--search", "EVIL"]]) {
+    const human = cli([...args, "--data", path]);
+    expect(human.code).toBe(0);
+    expect(visible(human.stdout)).not.toMatch(RAW);
+    expect(human.stdout).toContain(shown);
+    const json = cli([...args, "--json", "--data", path]);
+    expect(json.code).toBe(0);
+    expect(json.stdout).toContain(evil.replace(/[\u0000-\u001f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  }
+  const looked = cli(["lookup", "1.0.0.1", "--data", path]);
+  expect(looked.code).toBe(0);
+  expect(visible(looked.stdout)).not.toMatch(RAW);
+  expect(JSON.parse(looked.stdout).as_name).toBe(evil);
+  expect(JSON.parse(cli(["lookup", "1.0.0.1", "--json", "--data", path]).stdout).as_name).toBe(evil);
+});

@@ -1,3 +1,4 @@
+import { showingControls } from "../../access/plain-text.ts";
 import { AsnService } from "../../asn/asn-service.ts";
 import type { AsnResult, AsnSummary } from "../../asn/asn-json.ts";
 import { readSetting } from "../../config/settings.ts";
@@ -51,11 +52,18 @@ ${STATE_FLAG_HELP}`,
     }
     const json = new TextDecoder().decode(answer.body);
     if (flags.json) context.io.out(json);
-    else if (search === undefined) context.io.out(describeAs(JSON.parse(json) as AsnResult));
-    else context.io.out(describeSearch(JSON.parse(json) as { results: AsnSummary[] }));
+    // AS names come from downloaded data: their control and bidirectional characters are
+    // written out for the terminal (--json keeps them as the API answers them).
+    else if (search === undefined) context.io.out(forTerminal(describeAs(JSON.parse(json) as AsnResult)));
+    else context.io.out(forTerminal(describeSearch(JSON.parse(json) as { results: AsnSummary[] })));
     return EXIT_OK;
   },
 };
+
+/** Lines for a terminal: each with its control and bidirectional characters written out. */
+function forTerminal(lines: string): string {
+  return lines.split("\n").map(showingControls).join("\n");
+}
 
 /** An AS for people: a heading line, its counts, then its prefixes one a line. */
 function describeAs(result: AsnResult): string {

@@ -1,3 +1,4 @@
+import { showingControls } from "../../access/plain-text.ts";
 import { readSetting } from "../../config/settings.ts";
 import type { Address } from "../../address/address.ts";
 import { ApiError } from "../../errors/api-error.ts";
@@ -37,7 +38,9 @@ ${STATE_FLAG_HELP}`,
       try {
         const [address] = service.resolve([text]);
         addresses.push(address as Address);
-        if (!flags.json) context.io.out(JSON.stringify(service.lookup([address as Address])[0]));
+        // JSON leaves DEL, C1 and bidirectional controls (in an AS name, say) as they are;
+        // written out as \u escapes, the line is the same JSON and cannot act on a terminal.
+        if (!flags.json) context.io.out(showingControls(JSON.stringify(service.lookup([address as Address])[0])));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         failed = true;
