@@ -11,7 +11,7 @@ import { ExpansionBudget } from "./fetch/expansion.ts";
 import { DownloadAuth } from "./fetch/locations.ts";
 import type { Progress } from "./progress.ts";
 import type { SourceSpec } from "./source.ts";
-import { takeUpdateLock } from "./update-lock.ts";
+import { resolvedDataPath, takeUpdateLock } from "./update-lock.ts";
 
 /** What importing or updating a data file runs with. */
 export interface InstallOptions {
@@ -34,7 +34,8 @@ export interface InstallOptions {
  * installs it at `path` (see buildAndInstall), recording how it was built. Downloads and
  * unpacked files go to a folder beside `path`, removed afterwards whatever happens.
  */
-export async function importDataSet(path: string, sources: readonly SourceSpec[], options: InstallOptions): Promise<DataSetInfo> {
+export async function importDataSet(given: string, sources: readonly SourceSpec[], options: InstallOptions): Promise<DataSetInfo> {
+  const path = resolvedDataPath(given);
   return withWorkDir(path, options, async (context) => {
     const { specs, recipe } = await acquireSources(sources, context);
     return buildAndInstall(path, specs, recipe, options);

@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { closeSync, openSync, rmSync, statSync } from "node:fs";
+import { closeSync, openSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /**
@@ -27,9 +27,22 @@ export interface UpdateLock {
   release(): void;
 }
 
-/** The lock's file for the data file at `dataPath`. */
+/**
+ * The file a data path names: an existing path through its symbolic links (one file, one
+ * lock; a new file is renamed over the file, and the link stays a link), else as given.
+ */
+export function resolvedDataPath(dataPath: string): string {
+  try {
+    return realpathSync(dataPath);
+  } catch {
+    return dataPath;
+  }
+}
+
+/** The lock's file for the data file at `dataPath` (beside the file a link leads to). */
 export function updateLockPath(dataPath: string): string {
-  return join(dirname(dataPath), `.${basename(dataPath)}.update-lock`);
+  const path = resolvedDataPath(dataPath);
+  return join(dirname(path), `.${basename(path)}.update-lock`);
 }
 
 /**

@@ -6,6 +6,7 @@ import type { SourceFormat } from "./detect-format.ts";
 import { acquireFile, displayLocation, fetchWhole, inSource, type Acquired, type FileRequest } from "./fetch/acquire.ts";
 import { buildAndInstall, withWorkDir, type InstallOptions } from "./install.ts";
 import type { SourceFile, SourceSpec } from "./source.ts";
+import { resolvedDataPath } from "./update-lock.ts";
 
 export type UpdateOutcome =
   | { readonly changed: false; readonly checked: number }
@@ -22,7 +23,8 @@ export type UpdateOutcome =
  * the data set is built and installed as `data import` installs it. Any failure throws
  * before the installed file is touched.
  */
-export async function updateDataFile(path: string, recipe: Recipe, options: InstallOptions): Promise<UpdateOutcome> {
+export async function updateDataFile(given: string, recipe: Recipe, options: InstallOptions): Promise<UpdateOutcome> {
+  const path = resolvedDataPath(given);
   return withWorkDir(path, options, async (context) => {
     const fetched: Array<Array<Acquired | null>> = [];
     const changes: string[] = [];
