@@ -33,8 +33,8 @@ export async function buildDataSet(
   // of the memory an import holds.
   const packed: PackedPart[] = [];
   const infos: SourceInfo[] = [];
-  for (const spec of sources) {
-    const source = await readSource(spec, progress);
+  for (const [i, spec] of sources.entries()) {
+    const source = await readSource(spec, i, progress);
     packed.push(source.packed);
     infos.push(source.info);
   }
@@ -89,12 +89,20 @@ export async function buildDataSet(
   };
 }
 
-/** Reads one source's files, packing each as soon as it is read, joins them and describes the source. */
-async function readSource(spec: SourceSpec, progress?: Progress): Promise<{ packed: PackedPart; info: SourceInfo }> {
+/**
+ * Reads source `index`'s (0-based) files, packing each as soon as it is read, joins them
+ * and describes the source. A file that yields no rows is refused: an empty download, or
+ * a page that is not data (a rate limit's "try later" answered with 200), would
+ * otherwise replace the source's data with nothing.
+ */
+async function readSource(spec: SourceSpec, index: number, progress?: Progress): Promise<{ packed: PackedPart; info: SourceInfo }> {
   const parts: PackedPart[] = [];
   let format = "";
   for (const file of spec.files) {
     const read = await readSourceFile(file.path, { ...file, feed: spec.feed }, progress);
+    if (read.part.rows[4] + read.part.rows[6] === 0) {
+      throw new Error(`source ${index + 1} (${file.label ?? file.path}): it holds no rows (an empty file, or a page that is not data); refused`);
+    }
     parts.push(read.part);
     collectGarbage(); // what reading the file left (decoded rows, a CSV's range objects)
     format = format === "" || format === read.format ? read.format : `${format}+${read.format}`;

@@ -53,8 +53,9 @@ const CHUNK_BYTES = 1 << 20;
  * IPv4-mapped IPv6 text (`::ffff:1.2.3.4`) stays in IPv6 space, as the file wrote it.
  * Decimal integers take their family from `options.family`, else from the file name
  * (see familyFromFileName). Where rows overlap, the later row wins (CONTRACT §7). Blank
- * lines are skipped, and so is one header line at the top (a first line whose first
- * field is neither an address nor a number). A row the layout marks as holding no data
+ * lines are skipped, and so is one header line: the file's first line, when its first
+ * field reads as a column name and it has the layout's number of fields (a one-line
+ * page such as "Rate limit exceeded" is no header, and is refused as a malformed row). A row the layout marks as holding no data
  * (iptoasn's "Not routed") adds no range and is not counted in `rows`.
  *
  * Speed and memory: bounds go straight into typed arrays as 32-bit words (no object or
@@ -159,7 +160,6 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
     into.set(address.words);
   };
 
-  let seenLine = false;
   /**
    * Reads the lines of `text`, which starts at a line's start and ends at a newline or
    * the file's end; `reportLines` tells progress every PROGRESS_LINES lines.
@@ -196,7 +196,7 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
           try {
             fields = parseCsvLine(text.slice(position, lineEnd));
           } catch (error) {
-            if (seenLine || isRangeBound(text.slice(startFrom, startTo).replaceAll('"', ""))) throw fail((error as Error).message);
+            if (lineNumber > 1 || isRangeBound(text.slice(startFrom, startTo).replaceAll('"', ""))) throw fail((error as Error).message);
             fields = [""]; // a header line with broken quoting
           }
           startSource = fields[0] as string;
@@ -211,12 +211,9 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
         } else {
           found = first < 0 ? 1 : 2;
         }
-        if (!seenLine) {
-          seenLine = true;
-          if (isColumnName(startSource.slice(startFrom, startTo))) {
-            position = newline + 1; // a header line
-            continue;
-          }
+        if (lineNumber === 1 && isColumnName(startSource.slice(startFrom, startTo)) && fieldsOf(layout, text.slice(position, lineEnd)) === layout.columns.length) {
+          position = newline + 1; // a header line
+          continue;
         }
         if (found > 0) throw fail(fieldCount(layout, found));
 
@@ -330,6 +327,16 @@ export function familyFromFileName(file: string): Family | undefined {
  */
 function isColumnName(field: string): boolean {
   return /^[A-Za-z_][A-Za-z_ ]*$/.test(field.trim());
+}
+
+/** How many fields a line has in the layout's separator, or -1 when its CSV quoting is broken. */
+function fieldsOf(layout: DelimitedLayout, line: string): number {
+  if (layout.separator !== ",") return line.split(layout.separator).length;
+  try {
+    return parseCsvLine(line).length;
+  } catch {
+    return -1;
+  }
 }
 
 /** Whether a field reads as a range bound: address text or a decimal integer. */

@@ -230,8 +230,23 @@ describe("lines", () => {
     expect(plain(data, 4).map((row) => row[2])).toEqual([{ country_code: "AU" }, { country_code: "CN" }]);
   });
 
-  test("a header after blank lines, and a TSV header", () => {
-    expect(read("\n\nrange_start\trange_end\tAS_number\tcountry_code\tAS_description\n1.0.0.0\t1.0.0.255\t1\tUS\tX", "iptoasn-tsv").v4.rows).toBe(1);
+  test("a TSV header", () => {
+    expect(read("range_start\trange_end\tAS_number\tcountry_code\tAS_description\n1.0.0.0\t1.0.0.255\t1\tUS\tX", "iptoasn-tsv").v4.rows).toBe(1);
+  });
+
+  test("a header is the file's first line only: after blank lines it is a malformed row", () => {
+    expect(() => read("\n\nrange_start\trange_end\tAS_number\tcountry_code\tAS_description\n1.0.0.0\t1.0.0.255\t1\tUS\tX", "iptoasn-tsv", "t.tsv")).toThrow(
+      /^t\.tsv:3: the start "range_start" is not an IP address or a decimal number$/,
+    );
+  });
+
+  test("a first line of words without the layout's number of fields is no header: a one-line error page is refused", () => {
+    expect(() => read("Rate limit exceeded\n", "asn-csv", "asn.csv")).toThrow(/^asn\.csv:1: expected 4 fields \(start,end,autonomous_system_number,autonomous_system_organization\), found 1$/);
+    expect(() => read("Service Unavailable", "country-csv", "c.csv")).toThrow(/^c\.csv:1: expected 3 fields/);
+    expect(() => read("start,end,asn\n1.0.0.0,1.0.0.255,1,x", "asn-csv", "a.csv")).toThrow(/^a\.csv:1: /);
+    expect(() => read("start,end,country_code,extra\n1.0.0.0,1.0.0.255,AU", "country-csv", "c.csv")).toThrow(/^c\.csv:1: /);
+    // The layout's number of fields, quoted commas inside a field counted once.
+    expect(read('start,end,asn,"as name, organisation"\n1.0.0.0,1.0.0.255,1,x', "asn-csv").v4.rows).toBe(1);
   });
 
   test("a header with quoted column names", () => {
@@ -464,7 +479,7 @@ describe("malformed lines: file and line number, and nothing returned", () => {
   });
 
   test("a long field is cut in the message", () => {
-    expect(() => read(`${"x".repeat(500)}\n${"1".repeat(5)}.0.0.0,1.0.0.0,AU`, "country-csv", "f.csv")).toThrow(/^f\.csv:2: the start "11111\.0\.0\.0" is not/);
+    expect(() => read(`${"x".repeat(500)},end,country_code\n${"1".repeat(5)}.0.0.0,1.0.0.0,AU`, "country-csv", "f.csv")).toThrow(/^f\.csv:2: the start "11111\.0\.0\.0" is not/);
     let message = "";
     try {
       read(`1.0.0.0,1.0.0.0,${"Y".repeat(500)}`, "country-csv", "f.csv");
