@@ -78,3 +78,25 @@ describe("no checksum published", () => {
     expect(update.stderr).toContain("and --require-checksum is given: refused");
   });
 });
+
+describe("a probe answered 200 with something that is not a checksum", () => {
+  test("an HTML page at URL.sha256 refuses the import and the update (the file left as it was); 404 again lets it through", async () => {
+    publisher.publish("/paged/ip2asn.tsv.gz", { body: gzip(iptoasnTsv(13335)) });
+    publisher.publish("/paged/ip2asn.tsv.gz.sha256", { body: "<!doctype html><title>Sign in</title>\n" });
+    const path = join(dir, "paged.db");
+    const refusedImport = await cli(["data", "import", "--data", path, `${publisher.url}/paged/ip2asn.tsv.gz`]);
+    expect(refusedImport.code).toBe(1);
+    expect(refusedImport.stderr).toContain(`its checksum could not be read: ${publisher.url}/paged/ip2asn.tsv.gz.sha256 answered HTTP 200 with`);
+    expect(refusedImport.stderr).not.toContain("no checksum published");
+
+    publisher.publish("/paged/ip2asn.tsv.gz.sha256", { body: "", status: 404 });
+    expect((await cli(["data", "import", "--data", path, `${publisher.url}/paged/ip2asn.tsv.gz`])).code).toBe(0);
+    const before = readFileSync(path);
+    publisher.publish("/paged/ip2asn.tsv.gz", { body: gzip(iptoasnTsv(64500)) });
+    publisher.publish("/paged/ip2asn.tsv.gz.sha256", { body: "<!doctype html><title>Sign in</title>\n" });
+    const refusedUpdate = await cli(["data", "update", "--data", path]);
+    expect(refusedUpdate.code).toBe(1);
+    expect(refusedUpdate.stderr).toContain(`data update failed: source 1 (${publisher.url}/paged/ip2asn.tsv.gz): its checksum could not be read: ${publisher.url}/paged/ip2asn.tsv.gz.sha256 answered HTTP 200 with 38 bytes ("<!doctype html><title>Sign in</title>"), which holds no SHA-256 line; only 404 or 403 means none is published; refused; ${path} is left as it was`);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});

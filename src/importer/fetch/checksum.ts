@@ -88,23 +88,28 @@ export type PublishedChecksum = { readonly hex: string; readonly at: string } | 
 
 /**
  * Looks for the checksum a publisher put beside the download at `url` (checksumPlaces,
- * in order; the first found is the one). 404 or 403 at a place, or an answer that holds
- * no checksum line at all (a server that answers every path with a page, or with the
- * download itself when a query parameter changed), is nothing there; when nothing is
- * at every place, none is published. Any other failure (another status, a timeout, a
- * cut connection, a list of checksums that names other files only) throws: a checksum
- * that cannot be read is not taken as none.
+ * in order; the first found is the one). 404 or 403 at a place is nothing there; when
+ * nothing is at every place, none is published (CONTRACT §13). A place that answers 200
+ * with no checksum line (a page, or the download itself when the server ignores the
+ * query) or with more than a checksum file holds is not "none": when no other place
+ * gives a checksum, this throws naming the place and what it answered. Any other failure
+ * (another status, a timeout, a cut connection, a list of checksums that names other
+ * files only) throws at once: a checksum that cannot be read is not taken as none.
  */
 export async function findPublishedChecksum(url: string, name: string, dir: string, options: ProbeOptions): Promise<PublishedChecksum> {
   const looked: string[] = [];
+  /** The first place that answered 200 with something that is not a checksum file, and what it was. */
+  let unreadable: string | undefined;
   for (const place of checksumPlaces(url)) {
     looked.push(place);
     let outcome;
     try {
       outcome = await download({ url: place, credentials: options.credentials }, dir, { ...timeouts(options), label: null, missingOk: NOTHING_HERE, maxBytes: MAX_CHECKSUM_FILE });
     } catch (error) {
-      // Too large to be a checksum file: what answered is something else (the download itself).
-      if (error instanceof TooLargeError) continue;
+      if (error instanceof TooLargeError) {
+        unreadable ??= `${redactSecrets(place)} answered HTTP 200 with more than ${MAX_CHECKSUM_FILE.toLocaleString("en-US")} bytes, which is no checksum file`;
+        continue;
+      }
       if (error instanceof DownloadError) throw new DownloadError(`its checksum could not be looked for at ${redactSecrets(place)}: ${error.message}; refused`);
       throw error;
     }
@@ -114,8 +119,18 @@ export async function findPublishedChecksum(url: string, name: string, dir: stri
     const read = readChecksumFile(text, name);
     if (read.kind === "found") return { hex: read.hex, at: place };
     if (read.kind === "other") throw new DownloadError(`the checksum file at ${redactSecrets(place)} lists checksums, none of them for ${name}; refused`);
+    unreadable ??= `${redactSecrets(place)} answered HTTP 200 with ${describeAnswer(text)}, which holds no SHA-256 line`;
   }
+  if (unreadable !== undefined) throw new DownloadError(`its checksum could not be read: ${unreadable}; only 404 or 403 means none is published; refused`);
   return { hex: undefined, looked };
+}
+
+/** What a probe's answer was, for a message: its size and the start of its first line. */
+function describeAnswer(text: string): string {
+  if (text.trim() === "") return text.length === 0 ? "an empty body" : "a blank body";
+  if (/[\x00-\x08\x0e-\x1f]/.test(text.slice(0, 512))) return `${text.length.toLocaleString("en-US")} bytes of binary data`;
+  const first = (text.trim().split(/\r?\n/)[0] as string).replace(/[^\x20-\x7e]/g, "?");
+  return `${text.length.toLocaleString("en-US")} bytes (${JSON.stringify(first.length > 40 ? `${first.slice(0, 40)}…` : first)})`;
 }
 
 function timeouts(options: ProbeOptions): Pick<DownloadOptions, "idleMs" | "connectMs" | "timeoutMs"> {

@@ -104,6 +104,26 @@ describe("where a published checksum is looked for", () => {
     await expect(fetchIt(slow, context({ timeouts: { timeoutMs: 1000 } }))).rejects.toThrow(/its checksum could not be looked for at .*: .*it did not end within --download-timeout 1 s/);
   });
 
+  test("200 with no checksum line (a page), a blank body, or more than 1 MiB is not 'none published': refused naming the place and what it answered", async () => {
+    const page = published("", { appended: { body: "<html><body>Not here</body></html>\n" } });
+    await expect(fetchIt(page)).rejects.toThrow(
+      `its checksum could not be read: ${page}.sha256 answered HTTP 200 with 35 bytes ("<html><body>Not here</body></html>"), which holds no SHA-256 line; only 404 or 403 means none is published; refused`,
+    );
+    const blank = published("", { appended: { body: "" } });
+    await expect(fetchIt(blank)).rejects.toThrow(`its checksum could not be read: ${blank}.sha256 answered HTTP 200 with an empty body, which holds no SHA-256 line`);
+    const large = published("", { appended: { body: `${RIGHT}  ip2asn.tsv.gz\n${"#".repeat(1024 * 1024)}\n` } });
+    await expect(fetchIt(large)).rejects.toThrow(`its checksum could not be read: ${large}.sha256 answered HTTP 200 with more than 1,048,576 bytes, which is no checksum file`);
+    // Under --require-checksum too: the reason is what was answered, not that none is published.
+    await expect(fetchIt(page, context({ requireChecksum: true }))).rejects.toThrow("answered HTTP 200 with 35 bytes");
+  });
+
+  test("a server that answers URL.sha256 with the download itself and 404 at the path's place: refused, not taken as none", async () => {
+    // The publisher answers a query it does not know with the path's file: the download.
+    const url = published("?token=T", {});
+    publisher.publish(`/c${n}/ip2asn.tsv.gz`, { body: BODY });
+    await expect(fetchIt(url)).rejects.toThrow(`its checksum could not be read: ${publisher.url}/c${n}/ip2asn.tsv.gz?token=*** answered HTTP 200 with ${BODY.length} bytes of binary data, which holds no SHA-256 line; only 404 or 403 means none is published; refused`);
+  });
+
   test("a list of checksums that names other files only is refused, not taken as none", async () => {
     const url = published("", { appended: { body: `${WRONG}  a.tsv.gz\n${"1".repeat(64)}  b.tsv.gz\n` } });
     await expect(fetchIt(url)).rejects.toThrow("lists checksums, none of them for ip2asn.tsv.gz; refused");
