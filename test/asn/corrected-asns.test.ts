@@ -308,7 +308,9 @@ describe("names and countries follow the corrections, by the AS index's majority
     const b = 0x2a0a0000n << 96n;
     const big = (1n << 54n) + (1n << 30n);
     const rows = [`${a},${a + big - 1n},200000,Tie Net`, ...[10n, 20n, 30n].map((gap) => `${a + big + gap},${a + big + gap},200000,Tie Net`), `${b},${b + (1n << 54n) + (1n << 31n) - 1n},200001,Tie Net`];
-    await withSmallIndex({ "asn-4.csv": "", "country-4.csv": "", "asn-6.csv": rows.join("\n"), "country-6.csv": "" }, (small) => {
+    // The other files each hold one row far from these (a file with none is refused as empty).
+    const far = { "asn-4.csv": "134744064,134744319,15169,Google LLC", "country-4.csv": "134742016,134750207,US", "country-6.csv": `${1n << 125n},${(1n << 125n) + 255n},US` };
+    await withSmallIndex({ ...far, "asn-6.csv": rows.join("\n") }, (small) => {
       const single = (a + big + 10n).toString(16).padStart(32, "0").match(/.{4}/g)!.join(":");
       const corrected = CorrectedAsns.over(small, CorrectionTable.build([correction(`${single}/128`, { asn: 200000 })]));
       expect(corrected?.result(200000)).toEqual(small.result(200000));
