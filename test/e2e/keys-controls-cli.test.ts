@@ -81,3 +81,18 @@ test("keys rotate --grace prints how long the old secret works; bad graces exit 
   for (const args of [["--from", "2026-02-30"], ["--from", "2026-11-02", "--to", "2026-11-01"], ["--from", "2020-01-01", "--to", "2026-01-01"]]) expect(cli(["audit", ...args], env).code).toBe(2);
   expect(cli(["audit", "--from", "2000-01-01", "--to", "2000-01-31"], env).stdout).toBe("No changes recorded from 2000-01-01 to 2000-01-31.\n");
 });
+
+test("an empty --allowed-cidrs or --allowed-origins (an empty shell variable, commas alone) exits 2 naming 'any', and no key is made open", () => {
+  const count = () => (JSON.parse(cli(["keys", "list", "--json"], env).stdout || "[]") as unknown[]).length;
+  const { id } = json(["keys", "create", "--name", "fenced", "--allowed-cidrs", "198.51.100.0/24", "--json"]) as { id: string };
+  const before = count();
+  for (const [flag, value] of [["--allowed-cidrs", ""], ["--allowed-cidrs", " , ,"], ["--allowed-origins", ""]] as const) {
+    const created = cli(["keys", "create", "--name", "open", flag, value], env);
+    expect({ flag, value, code: created.code }).toEqual({ flag, value, code: 2 });
+    expect(created.stderr).toStartWith(`iplookup: ${flag}: empty; give one or more, comma-separated`);
+    expect(created.stderr).toContain('or "any" for none');
+    expect(cli(["keys", "update", id, flag, value], env).code).toBe(2);
+  }
+  expect(count()).toBe(before);
+  expect((JSON.parse(cli(["keys", "list", "--json"], env).stdout) as { id: string; allowed_cidrs: unknown }[]).find((key) => key.id === id)?.allowed_cidrs).toEqual(["198.51.100.0/24"]);
+});

@@ -39,13 +39,19 @@ const CONTROL_HELP = `  --expires-at TIME          RFC 3339 (2027-01-01T00:00:00
 function controlFlags(flags: Readonly<Record<string, unknown>>, nowMs: number): KeyChanges {
   const json: { -readonly [K in keyof ControlJson]: ControlJson[K] } = {};
   const text = (name: string) => (typeof flags[name] === "string" ? (flags[name] as string).trim() : undefined);
-  const list = (value: string) => value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+  // A list with nothing in it (an empty shell variable) is refused, not read as no
+  // allowlist: that takes the word "any", so a key is never left open by a slip.
+  const list = (name: string, value: string) => {
+    const items = value.split(",").map((item) => item.trim()).filter((item) => item !== "");
+    if (items.length === 0) throw new ConfigError(`--${name}: empty; give one or more, comma-separated${name === "allowed-cidrs" ? " (203.0.113.0/24,2001:db8::/32)" : " (https://app.example.com)"}, or "any" for none`);
+    return items;
+  };
   const expires = text("expires-at");
   if (expires !== undefined) json.expires_at = expires === "never" ? null : expires;
   const cidrs = text("allowed-cidrs");
-  if (cidrs !== undefined) json.allowed_cidrs = cidrs === "any" ? null : list(cidrs);
+  if (cidrs !== undefined) json.allowed_cidrs = cidrs === "any" ? null : list("allowed-cidrs", cidrs);
   const origins = text("allowed-origins");
-  if (origins !== undefined) json.allowed_origins = origins === "any" ? null : list(origins);
+  if (origins !== undefined) json.allowed_origins = origins === "any" ? null : list("allowed-origins", origins);
   const metadata = text("metadata");
   if (metadata !== undefined) {
     if (metadata === "none") json.metadata = null;
