@@ -21,7 +21,8 @@ export const auditCommand: Command = {
 
 Prints the audit log, newest first: every change made with the admin API, the console
 or the command line, with its time, actor (an admin token's id, or cli), action, target
-and what changed. Secrets are never recorded.
+and what changed. Secrets are never recorded. At most the newest 10,000 changes of the
+span are printed; when it holds more, standard error says so.
 
   --from DAY       the first UTC day, included (default: 29 days before --to)
   --to DAY         the last UTC day, included (default: today)
@@ -38,7 +39,12 @@ ${STATE_FLAG_HELP}`,
     const span = daysBetween(from, to);
     if (span < 1) throw new ConfigError(`--from ${from} is after --to ${to}`);
     if (span > MAX_DAYS) throw new ConfigError(`--from ${from} --to ${to} is ${span} days; at most ${MAX_DAYS}`);
-    const entries = await withStore(flags, context, { create: false }, (store) => new AuditLog(store).list(from, to, LIMIT));
+    // One more than is printed, to tell a span that holds more from one that holds exactly LIMIT.
+    const found = await withStore(flags, context, { create: false }, (store) => new AuditLog(store).list(from, to, LIMIT + 1));
+    const entries = found.slice(0, LIMIT);
+    if (found.length > LIMIT) {
+      context.io.err(`the newest ${LIMIT.toLocaleString("en-US")} changes from ${from} to ${to} are shown; there are more: choose fewer days (--from, --to)`);
+    }
     if (flags.json) {
       context.io.out(JSON.stringify({ entries }));
     } else if (entries.length === 0) {

@@ -1,0 +1,34 @@
+import { Database } from "bun:sqlite";
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { cli } from "../support/server-process.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "iplookup-audit-cli-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test("iplookup audit prints the newest 10,000 changes of a span, and says so on standard error when it holds more; exactly 10,000 says nothing", () => {
+  const state = join(dir, "state.db");
+  const env = { IPLOOKUP_STATE: state };
+  expect(cli(["keys", "create", "--name", "first"], env).code).toBe(0);
+  const day = (JSON.parse(cli(["audit", "--json"], env).stdout) as { entries: { at: string }[] }).entries[0]!.at.slice(0, 10);
+  // 9,999 more changes that day, written straight into the log.
+  const db = new Database(state);
+  const insert = db.prepare("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?, 'cli', 'key.updated', 'key_x', '{}')");
+  db.transaction(() => {
+    for (let i = 0; i < 9_999; i++) insert.run(`${day}T00:00:00.${String(i % 1000).padStart(3, "0")}Z`);
+  })();
+  const exactly = cli(["audit", "--from", day, "--to", day, "--json"], env);
+  expect((JSON.parse(exactly.stdout) as { entries: unknown[] }).entries).toHaveLength(10_000);
+  expect(exactly.stderr).toBe("");
+  insert.run(`${day}T00:00:00.000Z`);
+  db.close();
+  for (const args of [["--json"], []]) {
+    const more = cli(["audit", "--from", day, "--to", day, ...args], env);
+    expect(more.code).toBe(0);
+    expect(more.stderr).toBe(`the newest 10,000 changes from ${day} to ${day} are shown; there are more: choose fewer days (--from, --to)\n`);
+  }
+  const shown = cli(["audit", "--from", day, "--to", day, "--json"], env);
+  expect((JSON.parse(shown.stdout) as { entries: { target: string }[] }).entries).toHaveLength(10_000);
+});
