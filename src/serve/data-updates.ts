@@ -172,6 +172,7 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
         data: options.dataPath,
         data_version: result.data_version,
         changes: (result.changes ?? []).map(redactSecrets),
+        checksums: checksumLines(stderr).map(redactSecrets),
         seconds,
       });
     } else {
@@ -226,6 +227,19 @@ async function tail(stream: ReadableStream<Uint8Array>): Promise<string> {
     kept = joined.byteLength > KEEP_OUTPUT ? joined.slice(joined.byteLength - KEEP_OUTPUT) : joined;
   }
   return new TextDecoder().decode(kept);
+}
+
+/**
+ * What the update said of each download's checksum (`checksum verified: SHA-256 … (from
+ * …)`, `no checksum published (…): not verified`), for the server's log: CONTRACT §13
+ * asks that the output name the checksum verified, and an operator of a background
+ * update reads the log.
+ */
+function checksumLines(text: string): string[] {
+  return text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line.startsWith("checksum verified") || line.startsWith("no checksum published"));
 }
 
 function lastLine(text: string): string {

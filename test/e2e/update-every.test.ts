@@ -106,6 +106,9 @@ describe("a running server and data updates", () => {
     });
     expect(await eventually(() => server.stderr().includes('"msg":"data reloaded"'), 15_000)).toBe(true);
     expect(server.stderr()).toContain('"msg":"data updated; the server loads it within a second"');
+    // The log names what was checked of the download (§13): here, no checksum is published.
+    const updated = server.stderr().split("\n").find((line) => line.includes('"msg":"data updated; the server loads it within a second"'))!;
+    expect((JSON.parse(updated) as { checksums: string[] }).checksums).toEqual([expect.stringMatching(/^no checksum published \(nothing at http:\/\/127\.0\.0\.1:\d+\/every\/geoip\/databases\/GeoLite2-ASN\/download\?suffix=tar\.gz\.sha256.*\): not verified$/)]);
 
     // Failing: counted and logged, the data loaded before still served.
     publisher.publish(`${url}?suffix=tar.gz`, { body: "", status: 500 });
