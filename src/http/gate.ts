@@ -44,8 +44,8 @@ const REALM = 'Bearer realm="iplookup"';
 
 /**
  * The checks that come before a body is read, in the contract's order: route, key, rate,
- * media type (and content coding: none), declared body size. Throws the first ApiError that applies; records the
- * matched route and the caller in the request's context.
+ * media type (and content coding: none), declared body size. Throws the first ApiError
+ * that applies; records the matched route and the caller in the request's context.
  *
  * A secret the key cache does not know is looked up in the store: then the gate returns
  * that lookup, which rejects with `invalid_key` when no active key has the secret, and

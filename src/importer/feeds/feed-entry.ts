@@ -1,4 +1,4 @@
-import { showingBidiControls } from "../../access/plain-text.ts";
+import { showingControls } from "../../access/plain-text.ts";
 import { network128, network32, parseCidr, type Cidr } from "../../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../../address/parse.ts";
 import { textFault } from "../../corrections/correction-rules.ts";
@@ -238,7 +238,7 @@ export const MIN_PREFIX_V6 = 16;
  */
 export function quoted(text: string): string {
   const json = text.length > 80 ? `${JSON.stringify(text.slice(0, 80))}…` : JSON.stringify(text);
-  return showingBidiControls(json.replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`));
+  return showingControls(json);
 }
 
 /**
