@@ -13,3 +13,22 @@ export function countryName(code: string): string | null {
     return null;
   }
 }
+
+/**
+ * The codes ISO 3166-1 leaves to its users that sources use (QM–QZ, XA–XZ, ZZ): for
+ * "unknown" (DB-IP's ZZ, others' XX) or for areas of their own, none of them a country.
+ * XK stays: Kosovo's, used by every registry and data set, and named by CLDR. (AA, the
+ * first of them, is used by no source and is kept as written.)
+ */
+const USER_ASSIGNED = /^(?:Q[M-Z]|X[A-JL-Z]|ZZ)$/;
+
+/**
+ * A country code from a source, as a data set keeps it: upper case; null for a code left
+ * to users that sources use (see USER_ASSIGNED), so that an answer's country_code is a country's (CONTRACT
+ * §1) and "unknown" is null, not a country called "Unknown Region". The caller has
+ * checked it is two letters.
+ */
+export function keptCountryCode(letters: string): string | null {
+  const code = letters.toUpperCase();
+  return USER_ASSIGNED.test(code) ? null : code;
+}

@@ -1,6 +1,7 @@
 import { parseAddress } from "../../address/parse.ts";
 import { writeAddress } from "../../data-file/packed-address.ts";
 import type { FieldValues } from "../../index/record-fields.ts";
+import { keptCountryCode } from "../country-names.ts";
 import { parseCsvLine } from "../csv.ts";
 import { flattenPackedInClusters } from "../flatten.ts";
 import { unpackPart, type PackedPart } from "../join-parts.ts";
@@ -399,7 +400,7 @@ function fieldValue(column: DelimitedColumn, text: string, fail: (why: string) =
     }
     case "country":
       if (!LETTERS2.test(text)) throw fail(`the country code ${quote(text)} is not two letters`);
-      return text.toUpperCase();
+      return keptCountryCode(text);
     case "latitude":
     case "longitude": {
       const limit = column.kind === "latitude" ? 90 : 180;

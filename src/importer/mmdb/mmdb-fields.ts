@@ -1,4 +1,5 @@
 import type { FieldValue, FieldValues } from "../../index/record-fields.ts";
+import { keptCountryCode } from "../country-names.ts";
 import { shortestFloat32 } from "./float32.ts";
 
 /**
@@ -25,7 +26,7 @@ function geoIp2Layout(record: Record<string, unknown>, values: FieldValues): voi
   const { country, registered_country, continent, city, subdivisions, postal, location } = record;
   const cityLevel = isObject(city) || Array.isArray(subdivisions) || isObject(postal) || isObject(location);
   if (!cityLevel && !isObject(country) && !isObject(registered_country) && !isObject(continent)) return;
-  values.country_code = twoLetterCode(at(country, "iso_code")) ?? twoLetterCode(at(registered_country, "iso_code"));
+  values.country_code = countryCode(at(country, "iso_code")) ?? countryCode(at(registered_country, "iso_code"));
   values.continent_code = twoLetterCode(at(continent, "code"));
   if (!cityLevel) return;
   const firstSubdivision = Array.isArray(subdivisions) ? subdivisions[0] : undefined;
@@ -54,7 +55,7 @@ function asnLayout(record: Record<string, unknown>, values: FieldValues): void {
  * `country_code`) and the codes of IPinfo lite (`country_code`, `continent_code`).
  */
 function flatLayout(record: Record<string, unknown>, values: FieldValues): void {
-  if ("country_code" in record) values.country_code = twoLetterCode(record.country_code);
+  if ("country_code" in record) values.country_code = countryCode(record.country_code);
   if ("continent_code" in record) values.continent_code = twoLetterCode(record.continent_code);
   if ("city" in record && !isObject(record.city)) values.city = text(record.city);
   if ("state1" in record) values.region = text(record.state1);
@@ -77,9 +78,15 @@ function text(value: unknown): FieldValue {
   return typeof value === "string" && value !== "" ? value : null;
 }
 
-/** A country or continent code: two letters, upper-cased; anything else is null. */
+/** A continent code: two letters, upper-cased; anything else is null. */
 function twoLetterCode(value: unknown): string | null {
   return typeof value === "string" && /^[A-Za-z]{2}$/.test(value) ? value.toUpperCase() : null;
+}
+
+/** A country code: as twoLetterCode, and null for a code ISO 3166-1 leaves to users (keptCountryCode). */
+function countryCode(value: unknown): string | null {
+  const letters = twoLetterCode(value);
+  return letters === null ? null : keptCountryCode(letters);
 }
 
 /** An AS number 0 … 2^32-1, given as a number, a BigInt (uint64 fields) or "AS13335". */

@@ -1,0 +1,34 @@
+import { expect, test } from "bun:test";
+import { keptCountryCode } from "../../src/importer/country-names.ts";
+import { readDelimited } from "../../src/importer/delimited/read-delimited.ts";
+import { fieldValuesOf } from "../../src/importer/mmdb/mmdb-fields.ts";
+
+/**
+ * An answer's country_code is an ISO 3166-1 alpha-2 code (CONTRACT §1): the codes ISO
+ * leaves to users that sources use for "unknown" (DB-IP's ZZ) or areas of their own are
+ * kept as no country; every other code as it is, upper-cased.
+ */
+
+test("user-assigned codes that sources use (QM–QZ, XA–XZ but XK, ZZ) are no country; every other code is kept, upper-cased", () => {
+  for (const code of ["ZZ", "zz", "QM", "QZ", "XA", "XJ", "XL", "XX", "XZ"]) expect({ code, kept: keptCountryCode(code) }).toEqual({ code, kept: null });
+  const kept: [string, string][] = [["au", "AU"], ["XK", "XK"], ["GB", "GB"], ["EU", "EU"], ["QL", "QL"], ["YE", "YE"], ["ZW", "ZW"]];
+  for (const [code, upper] of kept) expect(keptCountryCode(code)).toBe(upper);
+});
+
+test("a country CSV's ZZ row answers no country; its XK row Kosovo's code", () => {
+  const data = readDelimited("1.0.0.0,1.0.0.255,ZZ\n1.0.1.0,1.0.1.255,XK\n1.0.2.0,1.0.2.255,xa\n", { format: "country-csv", file: "country-ipv4.csv" });
+  const values = (first: number) => {
+    const row = data.v4.ranges.find((range) => range.start <= BigInt(first) && BigInt(first) <= range.end);
+    return row === undefined ? undefined : data.values[row.value];
+  };
+  expect(values(0x01000000)).toEqual({ country_code: null });
+  expect(values(0x01000100)).toEqual({ country_code: "XK" });
+  expect(values(0x01000200)).toEqual({ country_code: null });
+});
+
+test("an MMDB's ZZ answers no country, falling back to the registered country as an empty code does", () => {
+  expect(fieldValuesOf({ country: { iso_code: "ZZ" }, registered_country: { iso_code: "DE" } })).toMatchObject({ country_code: "DE" });
+  expect(fieldValuesOf({ country: { iso_code: "ZZ" } })).toMatchObject({ country_code: null });
+  expect(fieldValuesOf({ country_code: "ZZ", city: "x" })).toMatchObject({ country_code: null });
+  expect(fieldValuesOf({ country_code: "xk" })).toMatchObject({ country_code: "XK" });
+});
