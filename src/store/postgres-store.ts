@@ -394,15 +394,25 @@ export class PostgresStore implements Store {
   }
 
   async revokeKey(id: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
+    return this.revokeRow("keys", KEY_COLUMNS, toKey, id, audit);
+  }
+
+  /**
+   * Revokes the row `id` of `table` (a key, an admin token) in one transaction with its
+   * audit entry, the row locked (FOR UPDATE) so that two servers revoking it at once
+   * write one revocation and one entry; one revoked already is left as it was. Null when
+   * there is no such row.
+   */
+  private revokeRow<Row extends { revoked_at: Date | null }, T>(table: "keys" | "admin_tokens", columns: string, view: (row: Row) => T, id: string, audit?: Audit<T, T>): Promise<T | null> {
     return this.guard(() =>
       this.sql.begin(async (tx) => {
-        const [row] = await tx.unsafe<KeyRow[]>(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = $1 FOR UPDATE`, [id]);
+        const [row] = await tx.unsafe<Row[]>(`SELECT ${columns} FROM ${table} WHERE id = $1 FOR UPDATE`, [id]);
         if (!row) return null;
-        const before = toKey(row);
+        const before = view(row);
         let after = before;
         if (row.revoked_at === null) {
-          const [revoked] = await tx.unsafe<KeyRow[]>(`UPDATE keys SET revoked_at = $2::timestamptz WHERE id = $1 RETURNING ${KEY_COLUMNS}`, [id, this.now()]);
-          after = toKey(revoked!);
+          const [revoked] = await tx.unsafe<Row[]>(`UPDATE ${table} SET revoked_at = $2::timestamptz WHERE id = $1 RETURNING ${columns}`, [id, this.now()]);
+          after = view(revoked!);
         }
         await writeChangeRecord(tx, audit?.(after, before) ?? null);
         return after;
@@ -717,20 +727,7 @@ export class PostgresStore implements Store {
   }
 
   async revokeAdminToken(id: string, audit?: Audit<AdminToken, AdminToken>): Promise<AdminToken | null> {
-    return this.guard(() =>
-      this.sql.begin(async (tx) => {
-        const [row] = await tx.unsafe<AdminTokenRow[]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE id = $1 FOR UPDATE`, [id]);
-        if (!row) return null;
-        const before = toAdminToken(row);
-        let after = before;
-        if (row.revoked_at === null) {
-          const [revoked] = await tx.unsafe<AdminTokenRow[]>(`UPDATE admin_tokens SET revoked_at = $2::timestamptz WHERE id = $1 RETURNING ${ADMIN_TOKEN_COLUMNS}`, [id, this.now()]);
-          after = toAdminToken(revoked!);
-        }
-        await writeChangeRecord(tx, audit?.(after, before) ?? null);
-        return after;
-      }),
-    );
+    return this.revokeRow("admin_tokens", ADMIN_TOKEN_COLUMNS, toAdminToken, id, audit);
   }
 
   async findAdminToken(secretHash: string): Promise<AdminToken | null> {

@@ -259,13 +259,28 @@ export class SqliteStore implements Store {
   }
 
   async revokeKey(id: string, audit?: Audit<ApiKey, ApiKey>): Promise<ApiKey | null> {
+    return this.revokeRow("keys", KEY_COLUMNS, toKey, id, audit);
+  }
+
+  /**
+   * Revokes the row `id` of `table` (a key, an admin token) in an IMMEDIATE transaction
+   * with its audit entry (written from the row as read under the lock); one revoked
+   * already is left as it was. Null when there is no such row.
+   */
+  private revokeRow<Row extends { revoked_at: string | null }, T extends { readonly revokedAt: string | null }>(
+    table: "keys" | "admin_tokens",
+    columns: string,
+    view: (row: Row) => T,
+    id: string,
+    audit?: Audit<T, T>,
+  ): T | null {
     return this.db
       .transaction(() => {
-        const row = this.statements.key.get(id);
+        const row = this.db.query<Row, [string]>(`SELECT ${columns} FROM ${table} WHERE id = ?1`).get(id);
         if (!row) return null;
-        const before = toKey(row);
-        const after = row.revoked_at === null ? toKey({ ...row, revoked_at: this.now() }) : before;
-        if (after !== before) this.db.query("UPDATE keys SET revoked_at = ?2 WHERE id = ?1").run(id, after.revokedAt);
+        const before = view(row);
+        const after = row.revoked_at === null ? view({ ...row, revoked_at: this.now() }) : before;
+        if (after !== before) this.db.query(`UPDATE ${table} SET revoked_at = ?2 WHERE id = ?1`).run(id, after.revokedAt);
         this.keep(audit?.(after, before));
         return after;
       })
@@ -481,17 +496,7 @@ export class SqliteStore implements Store {
   }
 
   async revokeAdminToken(id: string, audit?: Audit<AdminToken, AdminToken>): Promise<AdminToken | null> {
-    return this.db
-      .transaction(() => {
-        const row = this.db.query<AdminTokenRow, [string]>(`SELECT ${ADMIN_TOKEN_COLUMNS} FROM admin_tokens WHERE id = ?1`).get(id);
-        if (!row) return null;
-        const before = toAdminToken(row);
-        const after = row.revoked_at === null ? toAdminToken({ ...row, revoked_at: this.now() }) : before;
-        if (after !== before) this.db.query("UPDATE admin_tokens SET revoked_at = ?2 WHERE id = ?1").run(id, after.revokedAt);
-        this.keep(audit?.(after, before));
-        return after;
-      })
-      .immediate();
+    return this.revokeRow("admin_tokens", ADMIN_TOKEN_COLUMNS, toAdminToken, id, audit);
   }
 
   async findAdminToken(secretHash: string): Promise<AdminToken | null> {
