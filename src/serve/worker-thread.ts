@@ -17,6 +17,8 @@ import type { ServingThread } from "./serving-thread.ts";
 declare const self: Worker;
 
 const send = (message: FromWorker) => self.postMessage(message);
+/** What a job that threw answers: its message, and the system error's code (EADDRINUSE, …) when it has one. */
+const failure = (error: unknown): FromWorker => ({ type: "failed", error: (error as Error)?.message ?? String(error), code: (error as { code?: string })?.code });
 let index: RangeIndex | undefined;
 /** RangeIndex.fromImage, once a serving thread has loaded it. */
 let indexFromImage: ((image: RangeIndex["image"]) => RangeIndex) | undefined;
@@ -41,7 +43,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         serving = await startServingThread(setup, () => index as RangeIndex, logger, () => new Date());
         send({ type: "listening" });
       } catch (error) {
-        send({ type: "failed", error: (error as Error)?.message ?? String(error), code: (error as { code?: string })?.code });
+        send(failure(error));
       }
       return;
     }
@@ -51,7 +53,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         checkpoints = runWalCheckpoints(message.path, message.intervalMs, (error) => send({ type: "checkpoint-failed", error: String((error as Error)?.message ?? error) }));
         send({ type: "listening" });
       } catch (error) {
-        send({ type: "failed", error: (error as Error)?.message ?? String(error) });
+        send(failure(error));
       }
       return;
     }
@@ -61,7 +63,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         vacuumInto(message.path, message.into);
         send({ type: "copied" });
       } catch (error) {
-        send({ type: "failed", error: (error as Error)?.message ?? String(error), code: (error as { code?: string })?.code });
+        send(failure(error));
       }
       return;
     }
@@ -70,7 +72,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       try {
         send({ type: "index-loaded", image: openWithAsnIndex(message.path).image });
       } catch (error) {
-        send({ type: "failed", error: (error as Error)?.message ?? String(error) });
+        send(failure(error));
       }
       return;
     }
@@ -79,7 +81,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       try {
         send({ type: "asn-built", asn: buildAsnImage(message.image) });
       } catch (error) {
-        send({ type: "failed", error: (error as Error)?.message ?? String(error) });
+        send(failure(error));
       }
       return;
     }
