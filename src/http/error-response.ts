@@ -3,6 +3,7 @@ import { CLIENT_GONE_STATUS, ClientGoneError } from "../errors/client-gone.ts";
 import type { Logger } from "../log/logger.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { problemResponse } from "./problem.ts";
+import { validationDetail } from "./validation-detail.ts";
 
 /**
  * The one place where anything thrown while answering a request becomes a response.
@@ -40,16 +41,4 @@ function storeUnavailable(): ApiError {
     { retry_after: STORE_RETRY_AFTER_SECONDS },
     { "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
   );
-}
-
-interface ValidationLike {
-  all?: ReadonlyArray<{ path?: string; message?: string; summary?: string }>;
-}
-
-/** A one-line description of what is wrong with the body, e.g. `/ips: Expected array`. */
-function validationDetail(error: unknown): string {
-  const first = (error as ValidationLike)?.all?.[0];
-  if (!first) return "the request body does not have the expected shape";
-  const where = first.path ? first.path : "the body";
-  return `${where}: ${first.summary ?? first.message ?? "unexpected value"}`;
 }

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createAdminApp } from "../../src/admin/admin-app.ts";
+import { defaultIndex } from "../support/default-data.ts";
+import { makeTestApp, type TestApp } from "../support/test-app.ts";
+
+/**
+ * A body of the wrong shape is 400 invalid_request whose detail names the place and what
+ * is wrong there. A nullable member (allowed_cidrs, expires_at, monthly_units…) holding a
+ * value of the right kind names the fault inside it, not only "array or null".
+ */
+let t: TestApp;
+let token: string;
+let keyId: string;
+beforeAll(async () => {
+  t = await makeTestApp();
+  token = (await t.store.createAdminToken("ops")).secret;
+  keyId = (await t.store.createKey("existing", "free")).key.id;
+});
+afterAll(() => t.close());
+
+const admin = () => createAdminApp({ store: t.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 1, dataInfo: () => defaultIndex().info });
+async function detailOf(method: string, path: string, body: unknown): Promise<string> {
+  const response = await admin().handle(
+    new Request(`http://admin${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) }),
+  );
+  const problem = (await response.json()) as { code: string; detail: string };
+  expect([response.status, problem.code]).toEqual([400, "invalid_request"]);
+  return problem.detail;
+}
+
+describe("the admin API's validation messages", () => {
+  const plan = { max_batch_size: 100, monthly_units: 1000, rate_limit: 10 };
+  const cases: Array<[string, string, () => string, unknown, string]> = [
+    ["an allowlist entry that is not a string", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: ["10.0.0.0/8", 1] }, "/allowed_cidrs/1: Expected string"],
+    ["an allowlist too long", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: Array(101).fill("10.0.0.1") }, "/allowed_cidrs: Expected array length to be less or equal to 100"],
+    ["an origin too long", "PATCH", () => `/admin/v1/keys/${keyId}`, { allowed_origins: [`https://${"a".repeat(300)}.example`] }, "/allowed_origins/0: Expected string length less or equal to 300"],
+    ["an expiry too long", "POST", () => "/admin/v1/keys", { name: "k", expires_at: "2".repeat(65) }, "/expires_at: Expected string length less or equal to 64"],
+    ["units that are not whole", "PUT", () => "/admin/v1/plans/p", { ...plan, monthly_units: 1.5 }, "/monthly_units: Expected integer"],
+    ["units below one", "PUT", () => "/admin/v1/plans/p", { ...plan, monthly_units: 0 }, "/monthly_units: Expected integer to be greater or equal to 1"],
+    ["a rate past the largest", "PUT", () => "/admin/v1/plans/p", { ...plan, rate_limit: 2 ** 31 }, "/rate_limit: Expected integer to be less or equal to 2147483647"],
+    // A value of no member's kind: the union's own message, which lists the kinds.
+    ["an allowlist that is a string", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: "10.0.0.0/8" }, "/allowed_cidrs: Property 'allowed_cidrs' should be one of: 'array', 'null'"],
+    ["units given as text", "PUT", () => "/admin/v1/plans/p", { ...plan, monthly_units: "1000" }, "/monthly_units: Property 'monthly_units' should be one of: 'integer', 'null'"],
+    ["a member that is not a nullable one", "POST", () => "/admin/v1/keys", { name: 5 }, "/name: Expected property 'name' to be string but found: 5"],
+  ];
+  for (const [what, method, path, body, detail] of cases) {
+    test(`${what}: ${detail}`, async () => {
+      expect(await detailOf(method, path(), body)).toBe(detail);
+    });
+  }
+
+  test("nothing was written by any of them", async () => {
+    expect((await t.store.listKeys()).map((key) => key.name)).toEqual(["existing"]);
+    expect((await t.store.listPlans()).map((plan) => plan.name)).not.toContain("p");
+  });
+});
