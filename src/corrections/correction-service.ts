@@ -19,10 +19,13 @@ export class CorrectionService {
     private readonly audit: AuditLog,
   ) {}
 
+  /** Setting what the block holds already changes nothing: the store writes nothing and no entry is recorded. */
   set(actor: Actor, block: string, fields: CorrectionFields, note: string | null): Promise<Correction> {
-    return this.store.putCorrection(block, fields, note, (after, before) =>
-      this.audit.change({ actor, action: before ? "correction.updated" : "correction.created", target: `correction:${block}`, changes: changesBetween(audited(before), audited(after)) }),
-    );
+    return this.store.putCorrection(block, fields, note, (after, before) => {
+      const changes = changesBetween(audited(before), audited(after));
+      if (before && Object.keys(changes).length === 0) return null;
+      return this.audit.change({ actor, action: before ? "correction.updated" : "correction.created", target: `correction:${block}`, changes });
+    });
   }
 
   remove(actor: Actor, block: string): Promise<Correction | null> {

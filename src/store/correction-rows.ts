@@ -47,6 +47,11 @@ export interface CorrectionRow {
   updated_at: string | Date;
 }
 
+/** Whether writing `fieldsJson` and `note` over `row` would change nothing: such a write is not made (nor recorded, nor announced). */
+export function holdsAlready(row: CorrectionRow, fieldsJson: string, note: string | null): boolean {
+  return row.fields === fieldsJson && row.note === note;
+}
+
 export function toCorrection(row: CorrectionRow): Correction {
   const time = (value: string | Date) => (typeof value === "string" ? value : value.toISOString());
   return { cidr: row.cidr, fields: fieldsOf(row.fields), note: row.note, createdAt: time(row.created_at), updatedAt: time(row.updated_at) };

@@ -1,6 +1,6 @@
 import type { SQL } from "bun";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
-import { checkCorrectionRow, fieldsJson, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
+import { checkCorrectionRow, fieldsJson, holdsAlready, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
 
 /**
  * The corrections table of the PostgreSQL state (postgres-schema.ts, migration 4), for
@@ -55,6 +55,11 @@ export async function putCorrection(
       const [old] = await tx.unsafe<CorrectionRow[]>(`SELECT ${COLUMNS} FROM corrections WHERE cidr = $1 FOR UPDATE`, [cidr]);
       // Removed since the insert met it: insert again.
       if (!old) continue;
+      if (holdsAlready(old, values[1]!, note)) {
+        const same = toCorrection(old);
+        await record(tx, same, same);
+        return same;
+      }
       const [row] = await tx.unsafe<CorrectionRow[]>(`UPDATE corrections SET fields = $2, note = $3, updated_at = $4::timestamptz WHERE cidr = $1 RETURNING ${COLUMNS}`, values);
       const after = toCorrection(row!);
       await record(tx, after, toCorrection(old));

@@ -1,6 +1,6 @@
 import type { Database } from "bun:sqlite";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
-import { checkCorrectionRow, fieldsJson, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
+import { checkCorrectionRow, fieldsJson, holdsAlready, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
 import { StoreUnavailableError } from "./store.ts";
 
 /**
@@ -35,6 +35,11 @@ export function putCorrection(db: Database, cidr: string, fields: CorrectionFiel
     db
       .transaction(() => {
         const old = db.query<CorrectionRow, [string]>(`SELECT ${COLUMNS} FROM corrections WHERE cidr = ?1`).get(cidr);
+        if (old && holdsAlready(old, fieldsJson(checked), note)) {
+          const same = toCorrection(old);
+          record(same, same);
+          return same;
+        }
         const row = db
           .query<CorrectionRow, [string, string, string | null, string]>(
             `INSERT INTO corrections (${COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?4)

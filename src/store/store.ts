@@ -528,7 +528,9 @@ export interface Store {
   correctionSnapshot(): Promise<CorrectionSnapshot>;
   /**
    * Sets a block's correction, replacing the one it had (whose created_at stays); updated_at
-   * is now. `audit`'s `before` is the correction replaced, or null.
+   * is now. `audit`'s `before` is the correction replaced, or null. The same fields and note
+   * as the block holds write nothing (updated_at and the change counter stay): `audit` is
+   * given that correction as both.
    */
   putCorrection(cidr: string, fields: CorrectionFields, note: string | null, audit?: Audit<Correction, Correction | null>): Promise<Correction>;
   /** Removes a block's correction and resolves to it; null when the block has none. `audit` is given the one removed. */

@@ -115,4 +115,34 @@ export function auditedChangesSuite(kind: AuditedStoreKind): void {
     expect(await everything(s.store, s.webhook.id)).toEqual(before);
     await s.store.close();
   });
+
+  auditedChangesDetailSuite(kind);
+}
+
+/**
+ * More of CONTRACT §16's "a change that changes nothing records nothing", and what a
+ * creation records, on every store kind (run from auditedChangesSuite).
+ */
+export function auditedChangesDetailSuite(kind: AuditedStoreKind): void {
+  test("setting a correction to what the block holds writes nothing: not refused, updated_at and the change counter stay", async () => {
+    const s = await refusingStore(kind);
+    const before = await everything(s.store, s.webhook.id);
+    const [held] = await s.store.listCorrections();
+    expect(await s.corrections.set(CLI_ACTOR, "198.51.100.0/24", { country_code: "FR" }, "kept")).toEqual(held!);
+    expect(await everything(s.store, s.webhook.id)).toEqual(before);
+    // A different note is a change: its entry is refused, and so is the change.
+    await expect(s.corrections.set(CLI_ACTOR, "198.51.100.0/24", { country_code: "FR" }, "other")).rejects.toThrow(/audit_log refused/);
+    await s.store.close();
+  });
+
+  test("a plan's creation records every limit, an unlimited (null) one too", async () => {
+    const location = await kind.fresh();
+    const store = await kind.open(location, { clock: () => NOW });
+    const audit = new AuditLog(store, () => NOW);
+    await setPlanAudited(store, audit, CLI_ACTOR, "open", { maxBatchSize: 10, monthlyUnits: null, rateLimit: null });
+    const [entry] = await audit.list("2026-11-20", "2026-11-20", 10);
+    expect(entry).toMatchObject({ action: "plan.created", target: "plan:open" });
+    expect(entry!.changes).toEqual({ max_batch_size: { from: null, to: 10 }, monthly_units: { from: null, to: null }, rate_limit: { from: null, to: null } });
+    await store.close();
+  });
 }
