@@ -79,6 +79,14 @@ export function changesBetween(before: Readonly<Record<string, unknown>> | null,
   return changes;
 }
 
+/**
+ * A creation's changes where null is a value, not an absence (a plan's null limit is
+ * "unlimited"): every member of `after`, null ones included, as `{from: null, to}`.
+ */
+export function everyMember(after: Readonly<Record<string, unknown>>): Record<string, { from: null; to: unknown }> {
+  return Object.fromEntries(Object.entries(after).map(([name, to]) => [name, { from: null, to: to ?? null }]));
+}
+
 /** A copy of a JSON value without anything that looks like a secret (see AuditLog). */
 export function scrub(value: unknown): unknown {
   if (typeof value === "string") return value.replace(SECRET_TEXT, REDACTED);

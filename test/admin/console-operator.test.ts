@@ -317,4 +317,31 @@ describe("the console, as an operator uses it", () => {
     expect(await full.locator("#audit-count").textContent()).toBe("");
     await close();
   });
+
+  test("a span of exactly the most the page shows is shown whole, not said to hold more; a plan's creation reads its limits", async () => {
+    const store = SqliteStore.open(state);
+    const onDay = (day: string) => new AuditLog(store, () => new Date(`${day}T12:00:00.000Z`));
+    const log = onDay("2026-01-15");
+    for (let i = 1; i <= 1000; i++) {
+      await store.setPlan("exact", { maxBatchSize: i, monthlyUnits: null, rateLimit: null }, () => log.change({ actor: "cli", action: "plan.updated", target: "plan:exact", changes: { max_batch_size: { from: i - 1, to: i } } }));
+    }
+    await store.setPlan("opened", { maxBatchSize: 7, monthlyUnits: null, rateLimit: null }, () =>
+      onDay("2026-01-16").change({ actor: "cli", action: "plan.created", target: "plan:opened", changes: { max_batch_size: { from: null, to: 7 }, monthly_units: { from: null, to: null }, rate_limit: { from: null, to: null } } }),
+    );
+    await store.close();
+    const { page, close } = await signedIn(token);
+    const showSpan = async (from: string, to: string) => {
+      await page.fill("#audit-from", from);
+      await page.fill("#audit-to", to);
+      await page.click("#audit-form button[type=submit]");
+    };
+    await showSpan("2026-01-15", "2026-01-15");
+    await page.locator("#audit-count", { hasText: "1000 changes" }).waitFor();
+    expect(await page.locator("#audit-entries tbody tr").count()).toBe(1000);
+    await showSpan("2026-01-15", "2026-01-16");
+    await page.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();
+    const created = page.locator("#audit-entries tbody tr[data-action='plan.created']", { hasText: "plan:opened" });
+    expect(await created.locator(".audit-changes div").allTextContents()).toEqual(["max_batch_size: 7", "monthly_units: unlimited", "rate_limit: unlimited"]);
+    await close();
+  });
 });

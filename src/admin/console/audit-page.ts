@@ -49,10 +49,11 @@ export async function loadAudit(): Promise<void> {
     const query = new URLSearchParams();
     if (from) query.set("from", from);
     if (to) query.set("to", to);
-    query.set("limit", String(LIMIT));
+    // One more than is shown: an answer of LIMIT + 1 entries is how the page knows there are more.
+    query.set("limit", String(LIMIT + 1));
     const { entries } = await hooks.api<{ entries: AuditEntry[] }>("GET", `/admin/v1/audit?${query}`);
     error.hidden = true;
-    render(entries);
+    render(entries.slice(0, LIMIT), entries.length > LIMIT);
   } catch (failure) {
     if ((failure as { problem?: { status: number } }).problem?.status === 401) return;
     error.textContent = describeError(failure);
@@ -62,11 +63,11 @@ export async function loadAudit(): Promise<void> {
   }
 }
 
-function render(entries: readonly AuditEntry[]): void {
+function render(entries: readonly AuditEntry[], more: boolean): void {
   const rows = entries.map((entry) => {
     const row = make("tr", undefined, { "data-action": entry.action });
     const changes = make("td", undefined, { class: "audit-changes" });
-    for (const line of describeChanges(entry.changes)) changes.append(make("div", line));
+    for (const line of describeChanges(entry)) changes.append(make("div", line));
     row.append(
       make("td", `${entry.at.slice(0, 10)} ${entry.at.slice(11, 19)}`, { class: "mono nowrap", title: entry.at }),
       make("td", entry.actor, { class: "mono" }),
@@ -84,21 +85,27 @@ function render(entries: readonly AuditEntry[]): void {
   byId("audit-entries").querySelector("tbody")!.replaceChildren(...rows);
   labelCells();
   byId("audit-count").textContent =
-    entries.length >= LIMIT ? `the newest ${LIMIT.toLocaleString("en-US")} changes; there are more: choose fewer days` : entries.length === 1 ? "1 change" : `${entries.length} changes`;
+    more ? `the newest ${LIMIT.toLocaleString("en-US")} changes; there are more: choose fewer days` : entries.length === 1 ? "1 change" : `${entries.length} changes`;
 }
 
-/** `plan: free → standard`, one line a field. */
-function describeChanges(changes: Readonly<Record<string, unknown>>): string[] {
-  return Object.entries(changes).map(([field, change]) => {
+/** A plan's limits, where none means "unlimited". */
+const PLAN_LIMITS = new Set(["monthly_units", "rate_limit"]);
+
+/** `plan: free → standard`, one line a field; a creation's fields as `name: value`. */
+function describeChanges(entry: AuditEntry): string[] {
+  const created = entry.action.endsWith(".created");
+  return Object.entries(entry.changes).map(([field, change]) => {
+    const none = entry.action.startsWith("plan.") && PLAN_LIMITS.has(field) ? "unlimited" : "none";
     const { from, to } = (change ?? {}) as { from?: unknown; to?: unknown };
-    if (from === undefined && to === undefined) return `${field}: ${text(change)}`;
-    return `${field}: ${text(from)} → ${text(to)}`;
+    if (from === undefined && to === undefined) return `${field}: ${text(change, none)}`;
+    if (created && from === null) return `${field}: ${text(to, none)}`;
+    return `${field}: ${text(from, none)} → ${text(to, none)}`;
   });
 }
 
-function text(value: unknown): string {
-  if (value === null || value === undefined) return "none";
+function text(value: unknown, none = "none"): string {
+  if (value === null || value === undefined) return none;
   if (typeof value === "string") return value;
-  if (Array.isArray(value)) return value.map(text).join(", ") || "none";
+  if (Array.isArray(value)) return value.map((item) => text(item)).join(", ") || none;
   return JSON.stringify(value);
 }
