@@ -9,7 +9,7 @@ import { Type } from "@sinclair/typebox";
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Time = Type.String({ format: "date-time", description: "RFC 3339, UTC" });
-const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", description: "A UTC day, YYYY-MM-DD", examples: ["2026-11-23"] });
+const Day = Type.String({ pattern: "^\\d{4}-\\d{2}-\\d{2}$", error: "expected a day written YYYY-MM-DD", description: "A UTC day, YYYY-MM-DD", examples: ["2026-11-23"] });
 /** Plans' limits: PostgreSQL keeps max_batch_size and rate_limit as 32-bit integers. */
 const INT32_MAX = 2_147_483_647;
 
@@ -95,7 +95,7 @@ export const AuditQuery = Type.Object(
   {
     from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`" }),
     to: Type.Optional({ ...Day, description: "The last day (UTC), included; default: today" }),
-    limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$", description: "The most entries answered, newest first: 1 to 10000 (default 1000)" })),
+    limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$", error: "expected a whole number from 1 to 10000", description: "The most entries answered, newest first: 1 to 10000 (default 1000)" })),
   },
   { additionalProperties: false },
 );
@@ -215,7 +215,7 @@ const CorrectionPrivacy = Type.Object(
 );
 const correctionFields = {
   country_code: Type.Optional(
-    Nullable(Type.String({ pattern: "^[A-Z]{2}$", description: "ISO 3166-1 alpha-2; `country` (and `continent`, where answered) follow it", examples: ["DE"] })),
+    Nullable(Type.String({ pattern: "^[A-Z]{2}$", error: "expected an ISO 3166-1 alpha-2 country code (upper case, like \"DE\")", description: "ISO 3166-1 alpha-2; `country` (and `continent`, where answered) follow it", examples: ["DE"] })),
   ),
   asn: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4_294_967_295 }))),
   as_name: Type.Optional(CorrectionText),

@@ -137,8 +137,17 @@ export const NOT_FOUND_RESPONSE = {
   },
 };
 
-/** TypeBox schemas are JSON Schema; strip TypeBox's symbol keys by a JSON round trip. */
-export const plain = (schema: unknown) => JSON.parse(JSON.stringify(schema)) as Record<string, unknown>;
+/**
+ * TypeBox schemas are JSON Schema; strip TypeBox's symbol keys by a JSON round trip, and
+ * a schema's `error` (the message a refusal gives, see src/http/validation-detail.ts),
+ * which is not JSON Schema.
+ */
+export const plain = (schema: unknown) =>
+  JSON.parse(
+    JSON.stringify(schema, function (this: Record<string, unknown>, key, value) {
+      return key === "error" && typeof value === "string" && "type" in this ? undefined : value;
+    }),
+  ) as Record<string, unknown>;
 
 /** A JSON body of a component schema. */
 export const jsonOf = (name: string) => ({ "application/json": { schema: { $ref: `#/components/schemas/${name}` } } });

@@ -7,7 +7,8 @@ interface SchemaError {
   value?: unknown;
   message?: string;
   summary?: string;
-  schema?: { anyOf?: ReadonlyArray<{ type?: unknown }> };
+  /** `error`: the schema's own message (Elysia's keyword), used instead of TypeBox's, which quotes a pattern as it is. */
+  schema?: { anyOf?: ReadonlyArray<{ type?: unknown }>; error?: unknown };
   /** For a union: one iterator of errors per member of `anyOf`, in the same order. */
   errors?: ReadonlyArray<{ First(): SchemaError | undefined }>;
 }
@@ -25,7 +26,8 @@ export function validationDetail(error: unknown): string {
   if (!first) return "the request body does not have the expected shape";
   const shown = insideUnion(first) ?? first;
   const where = shown.path ? shown.path : "the body";
-  return `${where}: ${shown.summary ?? shown.message ?? "unexpected value"}`;
+  const own = typeof shown.schema?.error === "string" ? shown.schema.error : undefined;
+  return `${where}: ${own ?? shown.summary ?? shown.message ?? "unexpected value"}`;
 }
 
 /** The deepest error inside the one union member whose kind the value has; undefined when none or several. */

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createAdminApp } from "../../src/admin/admin-app.ts";
+import { adminOpenApiDocument } from "../../src/admin/admin-openapi.ts";
 import { defaultIndex } from "../support/default-data.ts";
 import { makeTestApp, type TestApp } from "../support/test-app.ts";
 
@@ -41,6 +42,8 @@ describe("the admin API's validation messages", () => {
     // A value of no member's kind: the union's own message, which lists the kinds.
     ["an allowlist that is a string", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: "10.0.0.0/8" }, "/allowed_cidrs: Property 'allowed_cidrs' should be one of: 'array', 'null'"],
     ["units given as text", "PUT", () => "/admin/v1/plans/p", { ...plan, monthly_units: "1000" }, "/monthly_units: Property 'monthly_units' should be one of: 'integer', 'null'"],
+    // A pattern's own message, not the pattern.
+    ["a correction's country in lower case", "PUT", () => "/admin/v1/corrections/198.51.100.0_24", { country_code: "de" }, '/country_code: expected an ISO 3166-1 alpha-2 country code (upper case, like "DE")'],
     ["a member that is not a nullable one", "POST", () => "/admin/v1/keys", { name: 5 }, "/name: Expected property 'name' to be string but found: 5"],
   ];
   for (const [what, method, path, body, detail] of cases) {
@@ -49,8 +52,26 @@ describe("the admin API's validation messages", () => {
     });
   }
 
+  test("a query's pattern is named by what it wants: /admin/v1/usage?from=nov, /admin/v1/audit?limit=abc", async () => {
+    const query = async (path: string) => {
+      const response = await admin().handle(new Request(`http://admin${path}`, { headers: { authorization: `Bearer ${token}` } }));
+      return [response.status, ((await response.json()) as { detail: string }).detail];
+    };
+    expect(await query("/admin/v1/usage?from=nov")).toEqual([400, "/from: expected a day written YYYY-MM-DD"]);
+    expect(await query("/admin/v1/audit?to=2026-1-1")).toEqual([400, "/to: expected a day written YYYY-MM-DD"]);
+    expect(await query("/admin/v1/audit?limit=abc")).toEqual([400, "/limit: expected a whole number from 1 to 10000"]);
+  });
+
+  test("the messages stay out of the OpenAPI document, which is JSON Schema", () => {
+    const document = JSON.stringify(adminOpenApiDocument("t"));
+    expect(document).toContain('"pattern":"^[A-Z]{2}$"');
+    expect(document).not.toContain("expected a day written");
+    expect(document).not.toContain("expected an ISO 3166-1");
+  });
+
   test("nothing was written by any of them", async () => {
     expect((await t.store.listKeys()).map((key) => key.name)).toEqual(["existing"]);
     expect((await t.store.listPlans()).map((plan) => plan.name)).not.toContain("p");
+    expect(await t.store.listCorrections()).toEqual([]);
   });
 });
