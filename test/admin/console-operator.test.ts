@@ -318,6 +318,33 @@ describe("the console, as an operator uses it", () => {
     await close();
   });
 
+  for (const [width, viewport] of [["phone", PHONE], ["phone-420", { width: 420, height: 844 }]] as const) {
+    test(`${width}: a plan's limit boxes line up, each with its tick beside it; the audit log's two day boxes are as wide as each other`, async () => {
+      const { page, close } = await signedIn(token, viewport);
+      const row = page.locator("#plans tr[data-plan='free']");
+      // Units a month and requests a second: the limits that may be unlimited.
+      const cells = row.locator("td.limit", { has: page.locator("label.unlimited") });
+      expect(await cells.count()).toBe(2);
+      const lefts: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const box = (await cells.nth(i).locator("input[type=number]").boundingBox())!;
+        const tick = (await cells.nth(i).locator("label.unlimited").boundingBox())!;
+        lefts.push(Math.round(box.x));
+        // Beside the box, on its line, and one line high.
+        expect(tick.x).toBeGreaterThanOrEqual(box.x + box.width);
+        expect(tick.y + tick.height / 2).toBeGreaterThan(box.y);
+        expect(tick.y + tick.height / 2).toBeLessThan(box.y + box.height);
+        expect(tick.height).toBeLessThan(box.height + 4);
+      }
+      expect(lefts[0]).toBe(lefts[1]!);
+      const from = (await page.locator("#audit-from").boundingBox())!;
+      const to = (await page.locator("#audit-to").boundingBox())!;
+      expect(Math.abs(from.width - to.width)).toBeLessThanOrEqual(1);
+      expect(from.height).toBeLessThan(60);
+      await close();
+    });
+  }
+
   test("a span of exactly the most the page shows is shown whole, not said to hold more; a plan's creation reads its limits", async () => {
     const store = SqliteStore.open(state);
     const onDay = (day: string) => new AuditLog(store, () => new Date(`${day}T12:00:00.000Z`));

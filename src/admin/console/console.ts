@@ -343,7 +343,7 @@ function renderKeys(): void {
     const last = make("td", key.last_used_at ? ago(key.last_used_at) : "never", key.last_used_at ? { title: formatTime(key.last_used_at) } : {});
     const nameCell = make("td", key.name);
     decorateKeyRow(key, nameCell, actions);
-    row.append(nameCell, make("td", key.id, { class: "mono" }), planCell, make("td", key.created_at.slice(0, 10)), last, make("td", numbers.format(key.units_this_period), { class: "num" }), status, actions);
+    row.append(nameCell, make("td", key.id, { class: "mono nowrap" }), planCell, make("td", key.created_at.slice(0, 10), { class: "nowrap" }), last, make("td", numbers.format(key.units_this_period), { class: "num" }), status, actions);
     return row;
   });
   if (rows.length === 0) {
