@@ -65,7 +65,7 @@ export function addressError(entries: readonly EntryError[], total: number): Api
       ? first.code === "invalid_address"
         ? `"${shorten(first.value)}" is not an IP address in an accepted text form`
         : `${first.value} is not a supported public address (${first.reason})`
-      : `${entries.length} of ${total} ${noun} ${entries.length === 1 ? "is" : "are"} not supported public addresses`;
+      : `${entries.length} of ${total} ${noun} ${entries.length === 1 ? "is not a supported public address" : "are not supported public addresses"}`;
   return new ApiError(first.code, detail, { errors: entries });
 }
 

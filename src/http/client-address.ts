@@ -17,7 +17,10 @@ export function clientAddress(peer: Address, forwardedFor: string | null, truste
   let client = peer;
   const hops = forwardedFor.split(",");
   for (let i = hops.length - 1; i >= 0; i--) {
-    const hop = parseAddress((hops[i] as string).trim());
+    const text = (hops[i] as string).trim();
+    // An empty list element is no hop (RFC 9110 §5.6.1: recipients ignore them).
+    if (text === "") continue;
+    const hop = parseAddress(text);
     if (!hop) return client;
     client = hop;
     if (!isTrusted(hop, trusted)) return hop;

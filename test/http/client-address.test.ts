@@ -22,6 +22,9 @@ describe("clientAddress", () => {
     ["ipv6 peer untrusted", "2001:db8::1", "1.2.3.4", cidrs("fd00::/8"), "2001:db8::1"],
     ["mapped hop is its IPv4 address", "10.0.0.2", "::ffff:1.2.3.4", cidrs("10.0.0.0/8"), "1.2.3.4"],
     ["single trusted address", "127.0.0.1", "9.9.9.9", cidrs("127.0.0.1"), "9.9.9.9"],
+    ["empty list elements are no hops (RFC 9110 §5.6.1)", "10.0.0.2", "1.2.3.4,,", cidrs("10.0.0.0/8"), "1.2.3.4"],
+    ["empty elements between hops", "10.0.0.2", "6.6.6.6, , 1.2.3.4 ,, 10.1.1.1", cidrs("10.0.0.0/8"), "1.2.3.4"],
+    ["only empty elements: the peer", "10.0.0.2", " , ,", cidrs("10.0.0.0/8"), "10.0.0.2"],
   ];
   for (const [name, peer, header, trusted, expected] of cases) {
     test(name, () => {

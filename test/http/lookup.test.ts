@@ -91,6 +91,11 @@ describe("POST /v1/lookup/batch (SPEC §4.2)", () => {
     expect(await used()).toBe(before);
   });
 
+  test("one bad entry of several is named in the singular", async () => {
+    const body = (await (await batch(["1.1.1.1", "10.0.0.1", "8.8.8.8"])).json()) as { detail: string };
+    expect(body.detail).toBe("1 of 3 entries is not a supported public address");
+  });
+
   test("the top-level code is that of the first bad entry", async () => {
     const body = (await (await batch(["1.1.1.1", "1.2.3", "10.0.0.1"])).json()) as { code: string };
     expect(body.code).toBe("invalid_address");
