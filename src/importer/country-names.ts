@@ -7,12 +7,31 @@ const names = new Intl.DisplayNames(["en"], { type: "region", fallback: "none" }
  */
 export function countryName(code: string): string | null {
   if (!/^[A-Z]{2}$/.test(code)) return null;
+  const withdrawn = WITHDRAWN_SPLIT[code];
+  if (withdrawn) return withdrawn;
   try {
     return names.of(code) ?? null;
   } catch {
     return null;
   }
 }
+
+/**
+ * Codes withdrawn from ISO 3166-1 (now in ISO 3166-3) for an area that became several
+ * countries. CLDR names each after the first of them (AN "Curaçao", which is CW; CS
+ * "Serbia"), which would make a source's AN row say Curaçao, so they keep their own
+ * names. Codes withdrawn for one successor (TP, ZR, BU) keep CLDR's name, the
+ * successor's, which is the same place.
+ */
+const WITHDRAWN_SPLIT: Readonly<Record<string, string>> = {
+  AN: "Netherlands Antilles",
+  CS: "Serbia and Montenegro",
+  FQ: "French Southern and Antarctic Territories",
+  NT: "Neutral Zone",
+  PC: "Pacific Islands Trust Territory",
+  SU: "Soviet Union",
+  YU: "Yugoslavia",
+};
 
 /**
  * The codes ISO 3166-1 leaves to its users that sources use (QM–QZ, XA–XZ, ZZ): for

@@ -1,5 +1,8 @@
 import { expect, test } from "bun:test";
-import { keptCountryCode } from "../../src/importer/country-names.ts";
+import { parseAddress } from "../../src/address/parse.ts";
+import { countryName, keptCountryCode } from "../../src/importer/country-names.ts";
+import { toLookupResult } from "../../src/lookup/lookup-result.ts";
+import { defaultIndex } from "../support/default-data.ts";
 import { readDelimited } from "../../src/importer/delimited/read-delimited.ts";
 import { fieldValuesOf } from "../../src/importer/mmdb/mmdb-fields.ts";
 
@@ -31,4 +34,16 @@ test("an MMDB's ZZ answers no country, falling back to the registered country as
   expect(fieldValuesOf({ country: { iso_code: "ZZ" } })).toMatchObject({ country_code: null });
   expect(fieldValuesOf({ country_code: "ZZ", city: "x" })).toMatchObject({ country_code: null });
   expect(fieldValuesOf({ country_code: "xk" })).toMatchObject({ country_code: "XK" });
+});
+
+test("a code withdrawn for several countries keeps its own name, not CLDR's name of the first of them", () => {
+  expect(countryName("AN")).toBe("Netherlands Antilles");
+  expect(countryName("CW")).toBe("Curaçao");
+  expect(countryName("YU")).toBe("Yugoslavia");
+  // Withdrawn for one successor: the same place, under its name now.
+  expect(countryName("TP")).toBe("Timor-Leste");
+  // The default data's AN row (NRO's delegated data) answers with its own name.
+  const index = defaultIndex();
+  const address = parseAddress("2401:b60:1a10::")!;
+  expect(toLookupResult(address, index.lookup(address), index.notFoundRecord)).toMatchObject({ country_code: "AN", country: "Netherlands Antilles" });
 });
