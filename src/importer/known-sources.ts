@@ -33,7 +33,10 @@ export const ASN_PACKAGE: KnownSource = {
 
 export const GEO_WHOIS_ASN_COUNTRY_PACKAGE: KnownSource = {
   license: "CC0",
-  attribution: "Country data from ip-location-db geo-whois-asn-country (GeoFeed, whois and ASN data), dedicated to the public domain under CC0",
+  // The package declares CC0; it also carries the NRO's notice (NRO_LICENSE) for the
+  // registries' statistics in it, which asks for attribution to nro.net: given here.
+  attribution:
+    "Country data from ip-location-db geo-whois-asn-country (GeoFeed, whois and ASN data), dedicated to the public domain under CC0; its registry statistics by the Number Resource Organization (nro.net)",
   url: IP_LOCATION_DB,
 };
 

@@ -24,6 +24,14 @@ test("a known package beside the file: its name, version, licence, and the build
   expect(described.attribution).toContain("DB-IP");
 });
 
+test("the country package: CC0 as it declares, with the attribution its NRO notice asks for", async () => {
+  const packageDir = join(import.meta.dir, "../../node_modules/@ip-location-db/geo-whois-asn-country");
+  expect(await Bun.file(join(packageDir, "NRO_LICENSE")).text()).toContain("attribution to nro.net");
+  const described = describeSource([join(packageDir, "geo-whois-asn-country-ipv4.csv")], {}, empty);
+  expect(described.license).toBe("CC0");
+  expect(described.attribution).toContain("Number Resource Organization (nro.net)");
+});
+
 test("an MMDB's own type and build time; the operator's words win", () => {
   const file = fileIn("geolite", "GeoLite2-ASN.mmdb");
   const described = describeSource([file], { license: "our licence", name: "ASN" }, { ...empty, described: { name: "GeoLite2-ASN", builtAt: "2026-11-20T00:00:00.000Z" } });
