@@ -4,12 +4,12 @@
  *
  *   bun src/importer/build-default.ts [--out PATH] [--force]
  *
- * (`bun run data:default`). Skips the build when the file exists and was built from the
- * same package versions, unless --force.
+ * (`bun run data:default`). Skips the build when the file exists, was built from the
+ * same package versions and is newer than the code that builds it, unless --force.
  */
 import { Database } from "bun:sqlite";
-import { existsSync, mkdirSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, statSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { defaultDataPath } from "../config/paths.ts";
 import { buildDataSet } from "./build.ts";
@@ -37,14 +37,37 @@ export async function buildDefaultDataFile(path: string, options: { force?: bool
     return false;
   }
   if (existing?.version === version) {
-    log(`${path} is up to date (${version})`);
-    return false;
+    const changed = changedSince(path);
+    if (changed === null) {
+      log(`${path} is up to date (${version})`);
+      return false;
+    }
+    log(`${path} was built before ${changed} changed: building it again`);
   }
   const began = performance.now();
   mkdirSync(dirname(path), { recursive: true });
   writeDataFile(path, await buildDataSet(sources, options.builtAt ?? new Date(), lineProgress(log), { builtBy: "default", hostingList }));
   log(`wrote ${path} in ${((performance.now() - began) / 1000).toFixed(1)} s`);
   return true;
+}
+
+/** The code that decides what a data file holds: importing, and the file's layout. */
+const BUILDING_CODE = ["importer", "data-file"].map((folder) => join(import.meta.dir, "..", folder));
+
+/**
+ * A source file of the code that builds the data modified after the data file at `path`
+ * (in a checkout, after a pull that changed how data is imported), or null. The same
+ * package versions are not the same data when the importer's rules have changed since.
+ */
+function changedSince(path: string): string | null {
+  const builtAt = statSync(path).mtimeMs;
+  for (const folder of BUILDING_CODE) {
+    if (!existsSync(folder)) continue;
+    for (const file of new Bun.Glob("**/*.ts").scanSync({ cwd: folder, absolute: true })) {
+      if (statSync(file).mtimeMs > builtAt) return relative(join(import.meta.dir, "..", ".."), file);
+    }
+  }
+  return null;
 }
 
 /**
