@@ -22,7 +22,7 @@ namespace_work=$(mktemp -d /var/tmp/iplookup-guides.XXXXXX)
 remove_installed() {
   systemctl stop iplookup 2>/dev/null || true
   DEBIAN_FRONTEND=noninteractive apt-get purge -y iplookup
-  rm -rf /etc/iplookup /usr/local/bin/iplookup /opt/iplookup /var/lib/iplookup /var/log/iplookup-guides.log*
+  rm -rf /etc/iplookup /usr/local/bin/iplookup /opt/iplookup /var/lib/iplookup /var/backups/iplookup /var/log/iplookup-guides.log*
   rmdir /var/lib/private 2>/dev/null || true
 }
 finish() {
