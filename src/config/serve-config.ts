@@ -83,15 +83,18 @@ export function explainServeConfig(
     updateEvery: read("updateEvery"),
     downloadTimeout: read("downloadTimeout"),
     maxExpanded: read("maxExpanded"),
-    tls: readTls(read("tlsCert"), read("tlsKey")),
+    tls: readTls(read("tlsCert"), read("tlsKey"), sources),
   };
   return { config, file, sources };
 }
 
-function readTls(certPath: string | null, keyPath: string | null): ServeConfig["tls"] {
+/** One of the pair alone is refused, naming the file line it came from, as `config check` names the lines of what serve refuses. */
+function readTls(certPath: string | null, keyPath: string | null, sources: Readonly<Record<string, SettingSource>>): ServeConfig["tls"] {
   if (certPath === null && keyPath === null) return null;
   if (certPath === null || keyPath === null) {
-    throw new ConfigError("--tls-cert and --tls-key go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY, or tls-cert and tls-key in the configuration file)");
+    const given = certPath !== null ? { source: sources.tlsCert, name: "tls-cert" } : { source: sources.tlsKey, name: "tls-key" };
+    const line = given.source?.kind === "file" ? ` (${given.name} at ${given.source.path}:${given.source.line})` : "";
+    throw new ConfigError(`--tls-cert and --tls-key go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY, or tls-cert and tls-key in the configuration file)${line}`);
   }
   return { certPath, keyPath };
 }

@@ -100,6 +100,13 @@ describe("precedence: flag, then environment, then file, then default", () => {
     expect(errorOf(() => readServeConfig({ config: certOnly }, {}))).toMatch(/tls-cert and --tls-key go together.*configuration file/);
   });
 
+  test("one of the TLS pair alone in the file is refused with its line, as config check names the lines of what serve refuses", () => {
+    const keyOnly = configFile('port = 9000\ntls-key = "/etc/k.pem"\n');
+    expect(errorOf(() => readServeConfig({ config: keyOnly }, {}))).toEndWith(`go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY, or tls-cert and tls-key in the configuration file) (tls-key at ${keyOnly}:2)`);
+    // Given by a flag: no file line to name.
+    expect(errorOf(() => readServeConfig({ "tls-cert": "/etc/c.pem" }, {}))).toEndWith("in the configuration file)");
+  });
+
   test("an empty file, and one of comments only, change nothing", () => {
     for (const text of ["", "# nothing\n\n   # at all\n"]) expect(readServeConfig({ config: configFile(text) }, {})).toEqual(readServeConfig({}, {}));
   });
