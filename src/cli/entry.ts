@@ -16,6 +16,11 @@ export async function main(defaults: { dataPath: string; selfCommand: string[]; 
     if (error.code !== "EPIPE") throw error;
     process.exit(process.exitCode ?? 0);
   });
+  // Standard error is where a server logs: a log that cannot be written (its reader gone,
+  // EPIPE; the descriptor closed, EBADF; a full disk) must not stop the server. Each log
+  // write learns of its failure itself (its lines are counted dropped: see io.ts), and
+  // there is nowhere left to tell of it: the stream's error is let go.
+  process.stderr.on("error", () => {});
   const code = await runCli(process.argv.slice(2), {
     env: process.env,
     io: processIo,

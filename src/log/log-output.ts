@@ -1,8 +1,9 @@
 /**
  * Where a server's log lines go, with a bound on what may wait for the reader: a stalled
  * pipe or journal would otherwise make every unwritten line pile up in memory. Batches
- * are handed to `write`, which calls `written` once the reader has taken them; while
- * more than `maxPendingBytes` wait, new batches are dropped and their lines counted.
+ * are handed to `write`, which calls `written` once the reader has taken them, or with
+ * true once they cannot be written (stderr closed: the reader is gone); while more than
+ * `maxPendingBytes` wait, new batches are dropped. Either way their lines are counted.
  */
 export class LogOutput {
   private pending = 0;
@@ -11,7 +12,7 @@ export class LogOutput {
    * @param onBacklog told what waits for the reader whenever that changes
    */
   constructor(
-    private readonly output: (text: string, written: () => void) => void,
+    private readonly output: (text: string, written: (failed?: boolean) => void) => void,
     private readonly onDropped: (lines: number) => void,
     private readonly maxPendingBytes = 1024 * 1024,
     private readonly onBacklog: (bytes: number) => void = () => {},
@@ -26,9 +27,10 @@ export class LogOutput {
     const size = text.length;
     this.pending += size;
     this.onBacklog(this.pending);
-    this.output(text, () => {
+    this.output(text, (failed) => {
       this.pending -= size;
       this.onBacklog(this.pending);
+      if (failed) this.onDropped(lineCount(text));
     });
   };
 

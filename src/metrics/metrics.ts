@@ -104,7 +104,7 @@ export class Metrics {
     this.region[this.totalsAt + 1]! += count;
   }
 
-  /** Log lines dropped because the log's reader did not keep up. */
+  /** Log lines dropped because the log's reader did not keep up, or is gone. */
   addDroppedLogLines(count: number): void {
     this.region[this.totalsAt + 2]! += count;
   }
@@ -185,7 +185,7 @@ export class Metrics {
     metric("iplookup_http_request_duration_seconds", "histogram", "Time from receiving a request to its response, by route.", histogramLines);
     metric("iplookup_addresses_looked_up_total", "counter", "Addresses answered by /v1/lookup and /v1/lookup/batch.", [`iplookup_addresses_looked_up_total ${totals[this.totalsAt]}`]);
     metric("iplookup_units_consumed_total", "counter", "Units charged to keys by this server.", [`iplookup_units_consumed_total ${totals[this.totalsAt + 1]}`]);
-    metric("iplookup_log_lines_dropped_total", "counter", "Log lines dropped because the log's reader did not keep up.", [`iplookup_log_lines_dropped_total ${totals[this.totalsAt + 2]}`]);
+    metric("iplookup_log_lines_dropped_total", "counter", "Log lines dropped because the log's reader did not keep up, or is gone (stderr closed).", [`iplookup_log_lines_dropped_total ${totals[this.totalsAt + 2]}`]);
     metric("iplookup_log_backlog_bytes", "gauge", "Log text waiting for the log's reader (at most 1 MiB; past it, lines are dropped).", [`iplookup_log_backlog_bytes ${totals[this.totalsAt + 5]}`]);
     metric("iplookup_data_update_last_success_timestamp_seconds", "gauge", "When a background data update (--update-every) last succeeded (Unix time; 0: not yet).", [
       `iplookup_data_update_last_success_timestamp_seconds ${totals[this.totalsAt + 4]}`,

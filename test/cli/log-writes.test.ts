@@ -3,8 +3,8 @@ import { logWrites } from "../../src/cli/log-writes.ts";
 
 /** An output whose reader takes each write when the test says so. */
 function heldOutput() {
-  const waiting: Array<() => void> = [];
-  return { waiting, output: (_text: string, taken: () => void) => void waiting.push(taken) };
+  const waiting: Array<(failed?: boolean) => void> = [];
+  return { waiting, output: (_text: string, taken: (failed?: boolean) => void) => void waiting.push(taken) };
 }
 
 test("with nothing written, the writes are settled at once", async () => {
@@ -46,4 +46,17 @@ test("a reader that keeps taking, slowly, is left once the longest wait has pass
   } finally {
     clearInterval(taking);
   }
+});
+
+test("a write that fails is settled, and its callback told it failed", async () => {
+  const { waiting, output } = heldOutput();
+  const log = logWrites(output);
+  const outcomes: Array<boolean | undefined> = [];
+  log.write("a", (failed) => outcomes.push(failed));
+  log.write("b", (failed) => outcomes.push(failed));
+  const settled = log.settled(5000, 10_000);
+  waiting.shift()!(true);
+  waiting.shift()!();
+  expect(await settled).toBe(true);
+  expect(outcomes).toEqual([true, undefined]);
 });

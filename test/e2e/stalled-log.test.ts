@@ -136,3 +136,52 @@ test("SIGTERM with stderr read: every access line is written, then the last line
     await server.stop("SIGKILL");
   }
 }, 60_000);
+
+/**
+ * `serve` with its stderr a pipe whose reader has gone (`serve 2>&1 | head -1`, once
+ * head has exited): every write fails with EPIPE. Resolves once it answers /healthz and
+ * the read end is closed.
+ */
+async function serveWithClosedLog(name: string) {
+  const state = join(dir, `${name}.db`);
+  const store = SqliteStore.open(state);
+  const { secret } = await store.createKey("log", "unlimited");
+  await store.close();
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--admin-port", "off", "--state", state, "--log-level", "info"], {
+    stdout: "ignore",
+    stderr: "pipe",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 10_000;
+  while (Date.now() < deadline && (await fetch(`${url}/healthz`).then((r) => r.status, () => 0)) !== 200) await Bun.sleep(50);
+  // Closes this end of the pipe: the server's next writes to stderr fail.
+  await (server.stderr as ReadableStream<Uint8Array>).cancel();
+  return { server, url, secret };
+}
+
+test("with stderr a closed pipe, the server answers, counts the access lines it cannot write as dropped, and exits 0 on SIGTERM", async () => {
+  const { server, url, secret } = await serveWithClosedLog("closed");
+  try {
+    let dropped = 0;
+    for (let round = 0; round < 50 && dropped === 0; round++) {
+      const statuses = await Promise.all(Array.from({ length: 20 }, (_, i) => lookup(url, secret, `8.8.${round}.${i}`).then((r) => r.status)));
+      expect(new Set(statuses)).toEqual(new Set([200]));
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      dropped = Number(/iplookup_log_lines_dropped_total (\d+)/.exec(metrics)?.[1]);
+      if (dropped === 0) await Bun.sleep(20);
+    }
+    expect(dropped).toBeGreaterThan(0);
+    // Nothing waits for a reader that is gone.
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    expect(Number(/iplookup_log_backlog_bytes (\d+)/.exec(metrics)?.[1])).toBe(0);
+    server.kill("SIGTERM");
+    const code = await Promise.race([server.exited, Bun.sleep(10_000).then(() => "still running")]);
+    expect(code).toBe(0);
+  } finally {
+    server.kill("SIGKILL");
+    await server.exited;
+  }
+}, 60_000);

@@ -24,3 +24,19 @@ test("batches past the bound of what waits for the reader are dropped and their 
   expect(taken.at(-1)).toBe("d".repeat(70));
   expect(output.pendingBytes).toBe(100);
 });
+
+test("a batch that cannot be written (the reader is gone) is counted dropped, and waits no more", () => {
+  let dropped = 0;
+  const backlog: number[] = [];
+  const output = new LogOutput(
+    (_text, written) => written(true),
+    (lines) => (dropped += lines),
+    100,
+    (bytes) => backlog.push(bytes),
+  );
+  output.write("a\nb");
+  output.write("c");
+  expect(dropped).toBe(3);
+  expect(output.pendingBytes).toBe(0);
+  expect(backlog.at(-1)).toBe(0);
+});
