@@ -45,7 +45,9 @@ const REALM = 'Bearer realm="iplookup"';
 /**
  * The checks that come before a body is read, in the contract's order: route, key, rate,
  * media type (and content coding: none), declared body size. Throws the first ApiError
- * that applies; records the matched route and the caller in the request's context.
+ * that applies; records the matched route in the request's context, and the caller as
+ * soon as its key is found, so that the access log names the key of a request refused
+ * after that (by the key's own checks, its rate, the media type, …) too.
  *
  * A secret the key cache does not know is looked up in the store: then the gate returns
  * that lookup, which rejects with `invalid_key` when no active key has the secret, and
@@ -70,6 +72,8 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
 
   const caller = authenticate(request, context, options);
   if (caller instanceof Promise) return caller;
+  // Known from here on, for the access log, whatever refuses the request next.
+  context.caller = caller;
   // The key's own checks (expiry, address, origin), for a key that has any: CONTRACT §16.
   // It leaves what the answer, a refusal included, may tell a browser in context.cors.
   if (caller.key.controls !== undefined || caller.secretValidUntil !== undefined) checkKeyControls(caller, options.controls, request, context);
@@ -95,7 +99,6 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
     const declared = request.headers.get("content-length");
     if (declared !== null && Number(declared) > options.maxBody) throw bodyTooLarge(options.maxBody);
   }
-  context.caller = caller;
   return undefined;
 }
 

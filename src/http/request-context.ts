@@ -9,7 +9,11 @@ import type { ActiveKey } from "../store/store.ts";
  * matched route and the authenticated key. One object per request, kept beside it.
  */
 export class RequestContext {
-  /** The authenticated key; the gate sets it for every /v1 route. */
+  /**
+   * The key the request's secret belongs to: the gate sets it as soon as it has found the
+   * key, before the key's own checks, its rate and the rest, so that the access log names
+   * it for a request they refuse too. A handler runs only once all of them have passed.
+   */
   caller: ActiveKey | undefined;
   /** The route the gate matched (its path), or undefined when none did. */
   route: string | undefined;
