@@ -22,6 +22,15 @@ export function isEmbedded(path: string): boolean {
 }
 
 /**
+ * How the logs name a server's data file: its path, or for the data embedded in the
+ * binary (whose path is internal, `/$bunfs/root/…`) `embedded (SOURCES)`, with the
+ * data's source versions. The start-up line and the reload lines say the same.
+ */
+export function dataSourceName(dataPath: string, sourceVersions: string): string {
+  return isEmbedded(dataPath) ? `embedded (${sourceVersions})` : dataPath;
+}
+
+/**
  * Whether a --state or --data value names a file on this machine: not `:memory:` (a
  * store that lives and dies with the process) and not a URL (`postgres://…`).
  */

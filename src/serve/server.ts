@@ -1,5 +1,6 @@
 import { sharedStoreMarks } from "../access/store-health.ts";
 import { startAdminListener, type AdminListener } from "../admin/admin-listener.ts";
+import { dataSourceName } from "../config/paths.ts";
 import type { ServeConfig } from "../config/serve-config.ts";
 import { onThisThread, type IndexLoader, type LiveIndex } from "../index/live-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
@@ -94,9 +95,9 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   const index = environment.openIndex((outcome) => {
     if (outcome.ok) {
       for (const worker of workers) worker.post({ type: "index", image: outcome.index.image });
-      logger.log("info", "data reloaded", { data: config.dataPath, data_version: outcome.index.info.dataVersion, data_built_at: outcome.index.info.builtAt });
+      logger.log("info", "data reloaded", { data: dataSourceName(config.dataPath, outcome.index.info.version), data_version: outcome.index.info.dataVersion, data_built_at: outcome.index.info.builtAt });
     } else {
-      logger.log("error", "data reload failed; still serving the data loaded before", { data: config.dataPath, error: String((outcome.error as Error)?.message ?? outcome.error) });
+      logger.log("error", "data reload failed; still serving the data loaded before", { data: dataSourceName(config.dataPath, index.current().info.version), error: String((outcome.error as Error)?.message ?? outcome.error) });
     }
   }, offThreadLoader(workerEntry));
   // Loading read the data file whole and built the index from it: give that memory back

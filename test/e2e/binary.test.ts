@@ -79,9 +79,15 @@ test("the binary builds the AS index and reloads its embedded data on a loader t
   };
   expect((await asn()).prefixes).toContain("1.1.1.0/24");
   server.process.kill("SIGHUP");
-  for (let i = 0; i < 100 && !server.stderr().includes('"msg":"data reloaded"'); i++) await Bun.sleep(100);
+  for (let i = 0; i < 100 && !/"msg":"data reloaded".*\n/.test(server.stderr()); i++) await Bun.sleep(100);
   expect(server.stderr()).toContain('"msg":"data reloaded"');
   expect(server.stderr()).not.toContain("data reload failed");
+  // The reload line names the data as the start-up line does, not by its path inside the binary.
+  const lines = server.stderr().split("\n").slice(0, -1).map((line) => JSON.parse(line) as { msg: string; data?: string });
+  const started = lines.find((line) => line.msg === "iplookup serving");
+  const reloaded = lines.find((line) => line.msg === "data reloaded");
+  expect(started?.data).toMatch(/^embedded \(@ip-location-db\//);
+  expect(reloaded?.data).toBe(started!.data!);
   expect(server.stderr()).not.toContain("could not be built on a thread of its own");
   expect((await asn()).prefixes).toContain("1.1.1.0/24");
   expect(await server.stop("SIGTERM")).toBe(0);

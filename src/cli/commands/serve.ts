@@ -1,7 +1,7 @@
 import { BUILD_DATE, VERSION } from "../../build-info.ts";
 import { formatDuration } from "../../config/duration.ts";
 import { readServeConfig, SERVE_SETTING_NAMES, type ServeConfig } from "../../config/serve-config.ts";
-import { isEmbedded } from "../../config/paths.ts";
+import { dataSourceName } from "../../config/paths.ts";
 import { checkUpdatable, startDataUpdates } from "../../serve/data-updates.ts";
 import type { RunningServer } from "../../serve/server.ts";
 import { redactUrl } from "../../store/redact-url.ts";
@@ -50,7 +50,7 @@ function announce(config: ServeConfig, server: RunningServer, context: CliContex
     build_date: BUILD_DATE,
     pid: process.pid,
     state: redactUrl(config.statePath),
-    data: isEmbedded(config.dataPath) ? `embedded (${info.version})` : config.dataPath,
+    data: dataSourceName(config.dataPath, info.version),
     data_version: info.dataVersion,
     data_built_at: info.builtAt,
     trust_proxy: config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`),
