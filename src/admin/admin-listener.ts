@@ -61,7 +61,7 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
   // Admin writes never wait for a lock on the thread, which serves lookups too: on SQLite
   // they are tried again asynchronously, on PostgreSQL a lock wait ends; either way 503
   // store_unavailable after ADMIN_LOCK_WAIT_MS (CONTRACT §13).
-  const store = retryWhileLocked(await openStore(options.statePath, { lockWaitMs: ADMIN_LOCK_WAIT_MS, lockTimeoutMs: ADMIN_LOCK_WAIT_MS, walAutoCheckpoint: false }), ADMIN_LOCK_WAIT_MS);
+  const store = retryWhileLocked(await openStore(options.statePath, { lockWaitMs: ADMIN_LOCK_WAIT_MS, lockTimeoutMs: ADMIN_LOCK_WAIT_MS, walAutoCheckpoint: false }), ADMIN_LOCK_WAIT_MS, options.statePath);
   const { logger } = options;
   const app = createAdminApp({
     store,

@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { isSignal } from "../index/privacy.ts";
+import { dataFileProblem } from "../errors/file-access.ts";
 
 /**
  * How a data file was built, so `data update` can build it again: the meta row
@@ -91,7 +92,7 @@ export function readRecipe(path: string): Recipe | null {
   try {
     db = new Database(path, { readonly: true });
   } catch (error) {
-    throw new Error(`cannot open the data file ${path}: ${(error as Error).message}`);
+    throw new Error(`cannot open the data file ${path}: ${dataFileProblem(path, error)}`);
   }
   try {
     let row: { value: string } | null;

@@ -13,6 +13,7 @@ import type { AsnImage } from "../asn/asn-image.ts";
 import type { DataSetInfo, NetworkRecord, SourceInfo } from "./network-record.ts";
 import { isSignal, NO_SIGNALS, uncoveredPrivacy, type Signal } from "./privacy.ts";
 import { isRecordField, type RecordField } from "./record-fields.ts";
+import { dataFileProblem } from "../errors/file-access.ts";
 
 /**
  * What the index knows about an address: the largest CIDR block around it on which the
@@ -162,7 +163,7 @@ export class RangeIndex {
       // if the file is renamed over meanwhile); one embedded in the binary is read whole.
       db = isEmbedded(path) ? Database.deserialize(readFileSync(path)) : new Database(path, { readonly: true });
     } catch (error) {
-      throw new Error(`cannot open the data file ${path}: ${(error as Error).message}`);
+      throw new Error(`cannot open the data file ${path}: ${dataFileProblem(path, error)}`);
     }
     try {
       return RangeIndex.fromDatabase(db);

@@ -10,7 +10,7 @@ import { Metrics } from "../metrics/metrics.ts";
 import { isPostgresUrl } from "../store/open-store.ts";
 import { PUBLIC_ROUTES } from "../http/routes.ts";
 import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
-import { bindError, claimPort, listenableHost } from "./port.ts";
+import { claimPort, listenableHost } from "./port.ts";
 import { loadTlsAtStart, loadTlsPair, type TlsPair } from "./tls.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
 import { startServeEvents, type ServeEvents } from "./events.ts";
@@ -119,12 +119,9 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     storeMarks: sharedStoreMarks(config.workers),
     version: environment.version,
   };
-  let main: ServingThread;
-  try {
-    main = await startServingThread(setup, () => index.current(), logger, environment.now);
-  } catch (error) {
-    throw bindError(error, config.host, config.port);
-  }
+  // Its failures come as they are: opening the state file names the file (see
+  // sqlite-faults.ts), and listening says what is wrong with the port (see port.ts).
+  const main: ServingThread = await startServingThread(setup, () => index.current(), logger, environment.now);
   let checkpoints: { stop(): Promise<void> } | null = null;
   let admin: AdminListener | null = null;
   /** For a start that fails part-way: stops what has started, the checkpoint thread last (a thread left running keeps the process alive). */
@@ -321,7 +318,8 @@ async function startWorker(
           return resolve();
         case "failed":
           clearTimeout(timer);
-          return reject(bindError(Object.assign(new Error(message.error), { code: message.code }), setup.config.host, setup.port));
+          // Told as the thread found it: a bind's failure is the port's already (see serving-thread.ts).
+          return reject(new Error(message.error));
         case "stopped":
           return onStopped();
       }

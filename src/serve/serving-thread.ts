@@ -12,6 +12,7 @@ import { Metrics } from "../metrics/metrics.ts";
 import { openStore, redactUrl } from "../store/open-store.ts";
 import { StoreUnavailableError, type Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
+import { bindError } from "./port.ts";
 import { followStoreChanges } from "./store-changes.ts";
 import type { TlsPair } from "./tls.ts";
 
@@ -51,7 +52,17 @@ export interface ServingThread {
 export async function startServingThread(setup: ThreadSetup, index: () => RangeIndex, logger: Logger, now: () => Date): Promise<ServingThread> {
   const { config } = setup;
   // The server's checkpoint thread checkpoints the state file (see wal-checkpoints.ts), never a charge here.
-  const store: Store = await openStore(config.statePath, { lockWaitMs: LOCK_WAIT_MS, walAutoCheckpoint: false });
+  // requireWritable: a state file this process may read but not write is refused at
+  // start (StateFileError), not found out by every charge.
+  const store: Store = await openStore(config.statePath, {
+    lockWaitMs: LOCK_WAIT_MS,
+    walAutoCheckpoint: false,
+    requireWritable: true,
+    onWriteFault: (fault) => {
+      if (fault.writable) logger.log("warn", "the state file can be written again", { thread: setup.thread, state: config.statePath, refused: fault.refused });
+      else logger.log("error", "the state file cannot be written; charged requests answer 503 store_unavailable until it can", { thread: setup.thread, error: fault.error.message, refused: fault.refused });
+    },
+  });
   // One line when the store goes away and one when it is back, not one every poll.
   const health = new StoreHealth(
     (reachable, error) => {
@@ -100,7 +111,8 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   } catch (error) {
     changes.stop();
     await store.close();
-    throw error;
+    // Only the bind's failures are told as the port's (EACCES there: a port below 1024).
+    throw bindError(error, config.host, setup.port);
   }
   /** Listeners replaced by a new certificate, finishing their connections. */
   const draining = new Set<Promise<void>>();

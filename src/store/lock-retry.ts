@@ -1,3 +1,4 @@
+import { isUnwritable, unwritableError } from "./sqlite-faults.ts";
 import { StoreUnavailableError, type Store } from "./store.ts";
 
 /**
@@ -21,14 +22,17 @@ function isLocked(error: unknown): boolean {
  * up, together: a change that ends in StoreUnavailableError was not made. Charges have
  * their own waiting (GroupCommit), which ends in StoreUnavailableError, never SQLITE_BUSY.
  *
+ * A write that fails because the file cannot be written (a full disk, a file made
+ * read-only: see isUnwritable) rejects at once with StoreUnavailableError as well.
+ *
  * The store's members that hold methods of their own (`webhooks`) are wrapped the same
  * way: every write the admin API makes goes through here.
  */
-export function retryWhileLocked(store: Store, waitMs: number): Store {
-  return retrying(store, waitMs, { webhooks: retrying(store.webhooks, waitMs) });
+export function retryWhileLocked(store: Store, waitMs: number, statePath = "the state file"): Store {
+  return retrying(store, waitMs, statePath, { webhooks: retrying(store.webhooks, waitMs, statePath) });
 }
 
-function retrying<T extends object>(target: T, waitMs: number, members: Partial<T> = {}): T {
+function retrying<T extends object>(target: T, waitMs: number, statePath: string, members: Partial<T> = {}): T {
   return new Proxy(target, {
     get(target, property) {
       if (Object.hasOwn(members, property)) return members[property as keyof T];
@@ -40,6 +44,8 @@ function retrying<T extends object>(target: T, waitMs: number, members: Partial<
           try {
             return await (value as (...args: unknown[]) => unknown).apply(target, args);
           } catch (error) {
+            // A full disk, a file made read-only: not tried again, 503 store_unavailable too.
+            if (isUnwritable(error)) throw unwritableError(statePath, error);
             if (!isLocked(error)) throw error;
             if (performance.now() >= giveUpAt) {
               throw new StoreUnavailableError(`the state file is locked by another process (waited ${waitMs} ms)`, { cause: error });

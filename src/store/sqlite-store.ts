@@ -1,8 +1,9 @@
 import { Database, type Statement } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { isUnwritable, stateFileError, unwritableError, WriteFaults, type WriteFault } from "./sqlite-faults.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
@@ -96,6 +97,22 @@ export interface SqliteStoreOptions {
    * the checkpoints on a thread of their own (see wal-checkpoints.ts).
    */
   readonly walAutoCheckpoint?: boolean;
+  /**
+   * Whether the file must be writable (a server's, whose every charge writes): opening
+   * then writes nothing but takes the write lock and starts a write, so a file the
+   * system lets this process read but not write (a read-only file, a read-only folder
+   * for the -wal and -shm files, a read-only file system) is refused with
+   * StateFileError at once, rather than fail every charge later. SQLite opens such a
+   * file read-only without a word.
+   */
+  readonly requireWritable?: boolean;
+  /**
+   * Told when charges start failing because the file cannot be written (a full disk, a
+   * file made read-only, an I/O error), again at most once a minute while they keep
+   * failing, and once when a charge is written again: for one log line now and then,
+   * not one a request. The charges themselves fail with StoreUnavailableError.
+   */
+  readonly onWriteFault?: (fault: WriteFault) => void;
 }
 
 const KEY_COLUMNS = `id, name, plan, created_at, revoked_at, ${controlColumnList()}`;
@@ -146,7 +163,9 @@ export class SqliteStore implements Store {
   private constructor(
     private readonly db: Database,
     private readonly clock: () => Date,
+    path: string,
     lockWaitMs?: number,
+    onWriteFault?: (fault: WriteFault) => void,
   ) {
     this.webhooks = new SqliteWebhooks(db, clock);
     this.statements = {
@@ -166,8 +185,22 @@ export class SqliteStore implements Store {
     };
     // Wrapped once: bun:sqlite builds a new wrapper, with its variants, on every call of transaction().
     const applyInTransaction = db.transaction((group: readonly Charge[]) => this.applyGroup(group));
+    const faults = new WriteFaults(onWriteFault);
     this.charges = new GroupCommit(
-      (group) => applyInTransaction.immediate(group),
+      (group) => {
+        let outcomes: ChargeOutcome[];
+        try {
+          outcomes = applyInTransaction.immediate(group);
+        } catch (error) {
+          // Rolled back: nothing of the group was charged.
+          if (!isUnwritable(error)) throw error;
+          const unavailable = unwritableError(path, error);
+          faults.failed(unavailable, group.length);
+          throw unavailable;
+        }
+        faults.passed();
+        return outcomes;
+      },
       undefined,
       lockWaitMs === undefined
         ? undefined
@@ -190,34 +223,40 @@ export class SqliteStore implements Store {
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError(`busyTimeoutMs must be a whole number of milliseconds (got ${busyTimeoutMs})`);
     const create = options.create ?? true;
-    if (path !== ":memory:" && create) createPrivateFile(path);
+    const created = path !== ":memory:" && create ? createPrivateFile(path) : { directory: null, file: false };
     let db: Database;
     try {
       db = new Database(path, { readwrite: true, create });
     } catch (error) {
+      removeCreated(path, created);
       if (!create && !existsSync(path)) throw new StateNotFoundError(`there is no state file at ${path}`);
-      throw error;
+      throw isUnwritable(error) ? stateFileError(path, error, "open") : error;
     }
+    let stage: "open" | "write" = "open";
     try {
       // busy_timeout first: switching a new file to WAL needs a lock that another
       // process opening the same file may hold for a moment.
       db.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       // Before anything writes: a file that is not ours is refused untouched.
       schemaVersion(db, path);
+      stage = "write";
       db.run("PRAGMA journal_mode = WAL");
       db.run("PRAGMA synchronous = NORMAL");
       db.run("PRAGMA foreign_keys = ON");
       if (options.walAutoCheckpoint === false) db.run("PRAGMA wal_autocheckpoint = 0");
       migrate(db, path);
+      if (options.requireWritable) tryWriting(db);
       // Opened and migrated: from now on a write that finds the lock taken fails at once
       // and the group commit tries it again later (see lockWaitMs).
       if (options.lockWaitMs !== undefined) db.run("PRAGMA busy_timeout = 0");
     } catch (error) {
       db.close();
+      removeCreated(path, created);
       if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${path} is not an iplookup state file (not a SQLite database)`);
+      if (isUnwritable(error)) throw stateFileError(path, error, stage);
       throw error;
     }
-    return new SqliteStore(db, options.clock ?? (() => new Date()), options.lockWaitMs);
+    return new SqliteStore(db, options.clock ?? (() => new Date()), path, options.lockWaitMs, options.onWriteFault);
   }
 
   private now(): string {
@@ -657,19 +696,70 @@ export class SqliteStore implements Store {
   }
 }
 
+/** What createPrivateFile made: the topmost directory it created (null: none), and whether the file. */
+interface Created {
+  readonly directory: string | null;
+  readonly file: boolean;
+}
+
 /**
  * Creates a missing state file, and its missing directory, readable by the owner only.
- * SQLite gives the -wal and -shm files it creates the mode of the database file.
+ * SQLite gives the -wal and -shm files it creates the mode of the database file. A
+ * directory or file that cannot be created fails with StateFileError, naming the path
+ * and the system's reason.
  */
-function createPrivateFile(path: string): void {
+function createPrivateFile(path: string): Created {
   const directory = dirname(path);
-  if (!existsSync(directory)) {
-    mkdirSync(directory, { recursive: true, mode: 0o700 });
-    chmodSync(directory, 0o700);
-  }
-  if (!existsSync(path)) {
+  let createdDirectory: string | null = null;
+  try {
+    if (!existsSync(directory)) {
+      createdDirectory = mkdirSync(directory, { recursive: true, mode: 0o700 }) ?? null;
+      chmodSync(directory, 0o700);
+    }
+    if (existsSync(path)) return { directory: createdDirectory, file: false };
     closeSync(openSync(path, "a", 0o600));
     chmodSync(path, 0o600);
+    return { directory: createdDirectory, file: true };
+  } catch (error) {
+    removeCreated(path, { directory: createdDirectory, file: false });
+    throw stateFileError(path, error, "write");
+  }
+}
+
+/**
+ * Removes what opening made before it failed (a new file and its -wal, -shm and journal;
+ * new directories, if still empty), so a failed start leaves nothing half-made behind.
+ */
+function removeCreated(path: string, created: Created): void {
+  if (created.file) for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) rmSync(file, { force: true });
+  if (created.directory === null) return;
+  for (let directory = dirname(path); ; directory = dirname(directory)) {
+    try {
+      rmdirSync(directory);
+    } catch {
+      return;
+    }
+    if (directory === created.directory) return;
+  }
+}
+
+/**
+ * Starts a write and rolls it back: the UPDATE changes no row, but SQLite takes the
+ * write lock and checks that the file can be written, which it opens read-only without
+ * a word when the system refuses writing. Throws SQLite's error (SQLITE_READONLY, …).
+ * A lock held by another process (SQLITE_BUSY) says nothing either way and is let pass.
+ */
+function tryWriting(db: Database): void {
+  try {
+    db.run("BEGIN IMMEDIATE");
+  } catch (error) {
+    if ((error as { code?: unknown }).code === "SQLITE_BUSY") return;
+    throw error;
+  }
+  try {
+    db.run("UPDATE generation SET value = value WHERE 0");
+  } finally {
+    db.run("ROLLBACK");
   }
 }
 

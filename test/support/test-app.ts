@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { KeyCache } from "../../src/access/key-cache.ts";
 import { createApp, type App } from "../../src/http/app.ts";
 import type { RangeIndex } from "../../src/index/range-index.ts";
+import type { Logger } from "../../src/log/logger.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import type { IssuedKey } from "../../src/store/store.ts";
 import { defaultIndex } from "./default-data.ts";
@@ -22,13 +23,13 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function makeTestApp(options: { index?: RangeIndex; maxBody?: number } = {}): Promise<TestApp> {
+export async function makeTestApp(options: { index?: RangeIndex; maxBody?: number; logger?: Logger } = {}): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "iplookup-test-"));
   const context = { clock: new Date("2026-11-15T12:00:00Z") };
   const store = SqliteStore.open(join(dir, "state.db"));
   const keys = await KeyCache.load(store);
   const index = options.index ?? defaultIndex();
-  const app = createApp({ store, keys, index: () => index, clock: { now: () => context.clock, monotonicMs: () => context.clock.getTime() }, maxBody: options.maxBody });
+  const app = createApp({ store, keys, index: () => index, clock: { now: () => context.clock, monotonicMs: () => context.clock.getTime() }, maxBody: options.maxBody, logger: options.logger });
   const testApp: TestApp = {
     app,
     store,

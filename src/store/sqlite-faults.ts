@@ -1,0 +1,140 @@
+import { databaseFileProblem, osReason } from "../errors/file-access.ts";
+import { StoreUnavailableError } from "./store.ts";
+
+/**
+ * SQLite's primary result codes that say the state file cannot be written right now,
+ * whatever the statement: the disk (or the file system's quota) is full, the file, its
+ * folder or its file system became read-only, the system failed a read or write, or a
+ * file SQLite needs (the -wal, the -shm, a journal) could not be opened. bun:sqlite's
+ * SQLiteError carries the extended result code as `errno` (SQLITE_IOERR_WRITE is 778;
+ * `errno & 0xff` is the primary code) and its name as `code` (https://sqlite.org/rescode.html).
+ * None of them means a statement was wrong; the operator has to free space or fix the
+ * file, and a charge that meets one was rolled back: nothing was charged.
+ */
+const UNWRITABLE: Record<number, string> = {
+  8: "SQLITE_READONLY",
+  10: "SQLITE_IOERR",
+  13: "SQLITE_FULL",
+  14: "SQLITE_CANTOPEN",
+};
+
+/** The primary code of a SQLite error, or undefined for anything else. */
+function primaryCode(error: unknown): number | undefined {
+  const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
+  if (typeof code !== "string" || !code.startsWith("SQLITE_") || typeof errno !== "number") return undefined;
+  return errno & 0xff;
+}
+
+/** Whether a SQLite error means the state file cannot be written right now (see UNWRITABLE). */
+export function isUnwritable(error: unknown): boolean {
+  const primary = primaryCode(error);
+  return primary !== undefined && primary in UNWRITABLE;
+}
+
+/** What an unwritable state file's error means, in words, with SQLite's code. */
+export function unwritableReason(error: unknown): string {
+  const { code, message } = error as { code: string; message: string };
+  switch (primaryCode(error)) {
+    case 13:
+      return `the disk is full (${code})`;
+    case 8:
+      return `the file, its folder or its file system is read-only (${code})`;
+    case 10:
+      return `the system failed to read or write it (${code})`;
+    case 14:
+      return `a file SQLite needs beside it (-wal, -shm) cannot be opened (${code})`;
+  }
+  return `${message} (${code})`;
+}
+
+/**
+ * The error a request that needs to write the unwritable state file fails with: 503
+ * store_unavailable with Retry-After, nothing charged. The SQLite error is its cause.
+ */
+export function unwritableError(path: string, error: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(`the state file ${path} cannot be written: ${unwritableReason(error)}`, { cause: error });
+}
+
+/**
+ * A state file that cannot be opened, created or written when a command starts. Not a
+ * StoreError (a bad value, exit 2): the file is where it was asked for, but the system
+ * refuses it, and the command exits 1 naming the file and the reason.
+ */
+export class StateFileError extends Error {
+  override readonly name = "StateFileError";
+}
+
+/**
+ * A failure to open, create or write the state file at `path` when a command starts, as
+ * the operator reads it: the path, and the reason as the file system gives it
+ * (permission denied, read-only file system, no space left), or SQLite's own when the
+ * file system shows nothing. `stage`: what failed, opening the file (reading it
+ * included) or writing it.
+ */
+export function stateFileError(path: string, error: unknown, stage: "open" | "write"): StateFileError {
+  const { code, path: failedPath } = (error ?? {}) as { code?: unknown; path?: unknown };
+  // A system error (mkdir, open for creation) carries its reason already; SQLite's do not.
+  if (typeof code === "string" && /^E[A-Z]+$/.test(code)) {
+    const where = typeof failedPath === "string" && failedPath !== path ? `${failedPath}: ` : "";
+    return new StateFileError(`cannot create the state file ${path}: ${where}${osReason(error)}`, { cause: error });
+  }
+  const primary = primaryCode(error);
+  // Whatever the stage, the checks look for what writing needs: SQLite finds a folder it
+  // cannot create the -shm in (SQLITE_READONLY_DIRECTORY) on the first read.
+  const reason = primary === 13 ? unwritableReason(error) : (databaseFileProblem(path, true) ?? sqliteReason(error));
+  const opened = stage === "open" && primary === 14 ? "opened" : "written";
+  return new StateFileError(`the state file ${path} cannot be ${opened}: ${reason}`, { cause: error });
+}
+
+function sqliteReason(error: unknown): string {
+  if (isUnwritable(error)) return unwritableReason(error);
+  const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
+  return `${String(message ?? error)}${typeof code === "string" ? ` (${code})` : ""}`;
+}
+
+/** What SqliteStoreOptions.onWriteFault is told. */
+export type WriteFault =
+  /** Charges fail: `refused` of them since the last report (or since they started failing). */
+  | { readonly writable: false; readonly error: StoreUnavailableError; readonly refused: number }
+  /** A charge was written again, after `refused` more failed since the last report. */
+  | { readonly writable: true; readonly refused: number };
+
+/** How often a state file that stays unwritable is reported again. */
+const REPORT_EVERY_MS = 60_000;
+
+/**
+ * Turns the charges that cannot be written into a report now and then: the first
+ * failure, then at most one every `everyMs` while they go on, then the first success.
+ */
+export class WriteFaults {
+  private failing = false;
+  private lastReport = 0;
+  private refused = 0;
+
+  constructor(
+    private readonly report: (fault: WriteFault) => void = () => {},
+    private readonly now: () => number = () => performance.now(),
+    private readonly everyMs = REPORT_EVERY_MS,
+  ) {}
+
+  /** A group of `items` charges failed with `error` (unwritable, see isUnwritable). */
+  failed(error: StoreUnavailableError, items: number): void {
+    this.refused += items;
+    const now = this.now();
+    if (this.failing && now - this.lastReport < this.everyMs) return;
+    this.failing = true;
+    this.lastReport = now;
+    const refused = this.refused;
+    this.refused = 0;
+    this.report({ writable: false, error, refused });
+  }
+
+  /** A group was written. */
+  passed(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    const refused = this.refused;
+    this.refused = 0;
+    this.report({ writable: true, refused });
+  }
+}
