@@ -33,9 +33,10 @@ const CHECKPOINT_INTERVAL_MS = 500;
 export interface ServerEnvironment {
   /**
    * Where log lines go, a batch of lines a call; `written` is called once the reader has
-   * taken them (batches waiting past a bound are dropped and counted).
+   * taken them, or with true once they cannot be written (the reader gone): those are
+   * counted as dropped, as are batches waiting past a bound (see LogOutput).
    */
-  readonly writeLog: (text: string, written: () => void) => void;
+  readonly writeLog: (text: string, written: (failed?: boolean) => void) => void;
   readonly now: () => Date;
   readonly version: string;
   /**
