@@ -1,3 +1,5 @@
+import { JOURNAL_PRIORITY } from "./journal.ts";
+
 /** Log levels, least to most severe; `silent` logs nothing. */
 export const LOG_LEVELS = ["debug", "info", "warn", "error", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -20,8 +22,14 @@ export interface Logger {
   logFormatted(level: Exclude<LogLevel, "silent">, format: (time: string) => string): void;
 }
 
-export function createLogger(minimum: LogLevel, write: (line: string) => void, now: () => Date = () => new Date()): Logger {
+/**
+ * @param journal lines start with their level's syslog priority (`<6>{…}`, see
+ *   journal.ts): for stderr connected to systemd's journal, which strips it
+ */
+export function createLogger(minimum: LogLevel, write: (line: string) => void, now: () => Date = () => new Date(), journal = false): Logger {
   const threshold = LOG_LEVELS.indexOf(minimum);
+  // The access line's path stays one call with no prefix to add when there is no journal.
+  const emit = journal ? (level: Exclude<LogLevel, "silent">, text: string) => write(JOURNAL_PRIORITY[level] + text) : (_level: Exclude<LogLevel, "silent">, text: string) => write(text);
   // A busy server logs many lines a millisecond: format each millisecond's time once.
   let lastTime = Number.NaN;
   let lastText = "";
@@ -34,7 +42,7 @@ export function createLogger(minimum: LogLevel, write: (line: string) => void, n
     }
     return lastText;
   };
-  const line = (level: string, msg: string, fields: Record<string, unknown>) => write(JSON.stringify({ time: timeText(), level, msg, ...fields }));
+  const line = (level: Exclude<LogLevel, "silent">, msg: string, fields: Record<string, unknown>) => emit(level, JSON.stringify({ time: timeText(), level, msg, ...fields }));
   return {
     enabled: (level) => LOG_LEVELS.indexOf(level) >= threshold,
     log(level, msg, fields = {}) {
@@ -44,7 +52,7 @@ export function createLogger(minimum: LogLevel, write: (line: string) => void, n
       if (minimum !== "silent") line("info", msg, fields);
     },
     logFormatted(level, format) {
-      if (LOG_LEVELS.indexOf(level) >= threshold) write(format(timeText()));
+      if (LOG_LEVELS.indexOf(level) >= threshold) emit(level, format(timeText()));
     },
   };
 }

@@ -22,6 +22,8 @@ export interface ThreadSetup {
   readonly version: string;
   /** HTTPS: the certificate and key every listener uses; null for plain HTTP. */
   readonly tls: TlsPair | null;
+  /** Log lines carry their syslog priority: stderr is systemd's journal (see log/journal.ts). */
+  readonly journal: boolean;
 }
 
 /** From the main thread to a worker thread. */

@@ -39,6 +39,8 @@ export interface ServerEnvironment {
   readonly writeLog: (text: string, written: (failed?: boolean) => void) => void;
   readonly now: () => Date;
   readonly version: string;
+  /** Whether the log goes to systemd's journal: lines then carry their priority (see log/journal.ts). */
+  readonly journal?: boolean;
   /**
    * Loads the data file and watches it; a reload reports through `onReload`, and loads
    * with `loader` (a thread of its own: see index-loader.ts).
@@ -90,7 +92,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     (bytes) => mainMetrics.setLogBacklog(bytes),
   );
   const logLines = lineBuffer(output.write);
-  const logger = createLogger(config.logLevel, logLines.write, environment.now);
+  const logger = createLogger(config.logLevel, logLines.write, environment.now, environment.journal ?? false);
   const workers: WorkerThread[] = [];
   const workerEntry = environment.workerEntry ?? WORKER_ENTRY;
   const index = environment.openIndex((outcome) => {
@@ -119,6 +121,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
     rateTables: sharedRateTables(),
     storeMarks: sharedStoreMarks(config.workers),
     version: environment.version,
+    journal: environment.journal ?? false,
   };
   // Its failures come as they are: opening the state file names the file (see
   // sqlite-faults.ts), and listening says what is wrong with the port (see port.ts).

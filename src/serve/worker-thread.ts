@@ -38,7 +38,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       ]);
       indexFromImage = (image) => RangeIndex.fromImage(image);
       index = indexFromImage(setup.image);
-      const logger = createLogger(setup.config.logLevel, logLines.write);
+      const logger = createLogger(setup.config.logLevel, logLines.write, () => new Date(), setup.journal);
       try {
         serving = await startServingThread(setup, () => index as RangeIndex, logger, () => new Date());
         send({ type: "listening" });

@@ -12,6 +12,7 @@ import { takeStartupSignals } from "../startup-signals.ts";
 import { serviceNotifier } from "../service-notify.ts";
 import type { CliContext, Command } from "../command.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
+import { writesToJournal } from "../../log/journal.ts";
 
 export type { RunningServer } from "../../serve/server.ts";
 
@@ -30,6 +31,7 @@ export async function startServerFor(config: ServeConfig, context: CliContext): 
     },
     now: context.now,
     version: VERSION,
+    journal: writesToJournal(context.env.JOURNAL_STREAM),
     openIndex: (onReload, loader) => openLiveIndex(config.dataPath, onReload, loader),
     workerEntry: context.workerEntry,
   });
