@@ -245,7 +245,7 @@ export class SqliteStore implements Store {
       db.run("PRAGMA foreign_keys = ON");
       if (options.walAutoCheckpoint === false) db.run("PRAGMA wal_autocheckpoint = 0");
       migrate(db, path);
-      if (options.requireWritable) tryWriting(db);
+      if (options.requireWritable) tryWriting(db, busyTimeoutMs);
       // Opened and migrated: from now on a write that finds the lock taken fails at once
       // and the group commit tries it again later (see lockWaitMs).
       if (options.lockWaitMs !== undefined) db.run("PRAGMA busy_timeout = 0");
@@ -747,14 +747,19 @@ function removeCreated(path: string, created: Created): void {
  * Starts a write and rolls it back: the UPDATE changes no row, but SQLite takes the
  * write lock and checks that the file can be written, which it opens read-only without
  * a word when the system refuses writing. Throws SQLite's error (SQLITE_READONLY, …).
- * A lock held by another process (SQLITE_BUSY) says nothing either way and is let pass.
+ * A lock held by another process (SQLITE_BUSY) says nothing either way and is let pass
+ * at once, not waited for: a server starts (and stops on a signal) while another process
+ * writes; `busyTimeoutMs` is put back after.
  */
-function tryWriting(db: Database): void {
+function tryWriting(db: Database, busyTimeoutMs: number): void {
+  db.run("PRAGMA busy_timeout = 0");
   try {
     db.run("BEGIN IMMEDIATE");
   } catch (error) {
     if ((error as { code?: unknown }).code === "SQLITE_BUSY") return;
     throw error;
+  } finally {
+    db.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
   }
   try {
     db.run("UPDATE generation SET value = value WHERE 0");

@@ -141,3 +141,22 @@ describe("a state file that cannot be used at start", () => {
     expect((error as Error).message).toContain("(ENOTDIR)");
   });
 });
+
+describe("a server's state file whose write lock another process holds", () => {
+  test("opens at once, however long the busy timeout: the check that it can be written does not wait for the lock", async () => {
+    const path = freshPath();
+    await SqliteStore.open(path).close();
+    const holder = new Database(path);
+    holder.run("BEGIN IMMEDIATE");
+    try {
+      // A wait for the lock would outlast the test's own timeout.
+      const store = SqliteStore.open(path, { requireWritable: true, busyTimeoutMs: 40_000 });
+      // The busy timeout it was given is back for what follows.
+      expect(await store.listPlans()).not.toEqual([]);
+      await store.close();
+    } finally {
+      holder.run("ROLLBACK");
+      holder.close();
+    }
+  });
+});
