@@ -14,12 +14,19 @@ const REASONS: Record<string, string> = {
   ELOOP: "too many symbolic links",
   ENAMETOOLONG: "the name is too long",
   EIO: "input/output error",
+  EEXIST: "something else is in its place (a file, or a symbolic link to nothing)",
 };
+
+/** The system's error code of `error` (EACCES, EROFS, …), or null for an error that is not a system call's. */
+export function systemErrorCode(error: unknown): string | null {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && /^E[A-Z]+$/.test(code) ? code : null;
+}
 
 /** A system error (`code` EACCES, EROFS, …) as the operator reads it: "permission denied (EACCES)". */
 export function osReason(error: unknown): string {
-  const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === "string" && /^E[A-Z]+$/.test(code)) return `${REASONS[code] ?? code.toLowerCase()} (${code})`;
+  const code = systemErrorCode(error);
+  if (code !== null) return `${REASONS[code] ?? code.toLowerCase()} (${code})`;
   return String((error as Error | undefined)?.message ?? error);
 }
 
@@ -61,7 +68,8 @@ export function databaseFileProblem(path: string, write: boolean): string | null
   const unreadable = fileAccessProblem(path, false);
   if (unreadable || !write) return unreadable;
   const readOnly = fileAccessProblem(path, true);
-  if (readOnly) return `the file is read-only for this user: ${readOnly}`;
+  // A read-only file system is so for every user; a file's mode, for this one.
+  if (readOnly) return readOnly.endsWith("(EROFS)") ? readOnly : `the file is read-only for this user: ${readOnly}`;
   for (const companion of [`${path}-wal`, `${path}-shm`]) {
     if (!existsSync(companion)) continue;
     const problem = fileAccessProblem(companion, true);

@@ -28,7 +28,7 @@ function isLocked(error: unknown): boolean {
  * The store's members that hold methods of their own (`webhooks`) are wrapped the same
  * way: every write the admin API makes goes through here.
  */
-export function retryWhileLocked(store: Store, waitMs: number, statePath = "the state file"): Store {
+export function retryWhileLocked(store: Store, waitMs: number, statePath: string): Store {
   return retrying(store, waitMs, statePath, { webhooks: retrying(store.webhooks, waitMs, statePath) });
 }
 

@@ -1,4 +1,4 @@
-import { databaseFileProblem, osReason } from "../errors/file-access.ts";
+import { databaseFileProblem, osReason, systemErrorCode } from "../errors/file-access.ts";
 import { StoreUnavailableError } from "./store.ts";
 
 /**
@@ -72,9 +72,9 @@ export class StateFileError extends Error {
  * included) or writing it.
  */
 export function stateFileError(path: string, error: unknown, stage: "open" | "write"): StateFileError {
-  const { code, path: failedPath } = (error ?? {}) as { code?: unknown; path?: unknown };
+  const { path: failedPath } = (error ?? {}) as { path?: unknown };
   // A system error (mkdir, open for creation) carries its reason already; SQLite's do not.
-  if (typeof code === "string" && /^E[A-Z]+$/.test(code)) {
+  if (systemErrorCode(error) !== null) {
     const where = typeof failedPath === "string" && failedPath !== path ? `${failedPath}: ` : "";
     return new StateFileError(`cannot create the state file ${path}: ${where}${osReason(error)}`, { cause: error });
   }
