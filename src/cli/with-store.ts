@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { isFilePath } from "../config/paths.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
+import { isUnwritable, stateFileError } from "../store/sqlite-faults.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
@@ -48,6 +49,8 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
   } catch (error) {
     await store.close();
     removeCreated(created);
+    // A full disk, a file made read-only: named with the file and the reason, as serve names them.
+    if (isFilePath(path) && isUnwritable(error)) throw stateFileError(path, error, "write");
     throw error;
   }
 }

@@ -37,7 +37,7 @@ const STORE_RETRY_AFTER_SECONDS = 2;
 function storeUnavailable(): ApiError {
   return new ApiError(
     "store_unavailable",
-    "the server cannot reach its state store right now; nothing was charged, try again shortly",
+    "the server cannot use its state store right now (it cannot reach it, or cannot write to it); nothing was charged, try again shortly",
     { retry_after: STORE_RETRY_AFTER_SECONDS },
     { "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
   );

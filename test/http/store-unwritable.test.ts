@@ -18,6 +18,8 @@ test("a state file that cannot be written (a full disk): charged requests answer
       const body = (await response.json()) as { code: string; detail: string };
       expect(body.code).toBe("store_unavailable");
       expect(body.detail).toContain("nothing was charged");
+      // Not "cannot reach": the store answers, and refuses to be written.
+      expect(body.detail).toContain("cannot write to it");
     }
     expect(await t.store.unitsUsed(key.id, "2026-11")).toBe(0);
     // Routes that do not write still answer.
