@@ -19,6 +19,7 @@ import { STATE_COMMANDS } from "./commands/state.ts";
 import { usageCommand } from "./commands/usage.ts";
 import { WEBHOOK_COMMANDS } from "./commands/webhooks.ts";
 import { EXIT_FAILED, EXIT_OK, EXIT_USAGE } from "./io.ts";
+import { JOURNAL_PRIORITY, writesToJournal } from "../log/journal.ts";
 import { openIndex } from "./open-data.ts";
 
 interface Group {
@@ -100,27 +101,37 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
     // download's URL, and no password or token in them is ever shown.
     if (error instanceof ConfigError) return usageError(error.message, context);
     if (error instanceof CommandFailed) {
-      context.io.err(`iplookup: ${redactSecrets(error.message)}`);
+      failure(context, `iplookup: ${redactSecrets(error.message)}`);
       return EXIT_FAILED;
     }
     // Before StoreError, which it is: a missing state is not a bad value but a wrong place.
     if (error instanceof StateNotFoundError) {
-      context.io.err(
+      failure(
+        context,
         `iplookup: ${redactSecrets(error.message)}; check --state or IPLOOKUP_STATE (a new state file is made by '${howToRun(context, "keys create --name NAME")}')`,
       );
       return EXIT_FAILED;
     }
     if (error instanceof StoreError) {
-      context.io.err(`iplookup: ${redactSecrets(error.message)}`);
+      failure(context, `iplookup: ${redactSecrets(error.message)}`);
       return EXIT_USAGE;
     }
-    context.io.err(`iplookup: ${redactSecrets((error as Error)?.message ?? String(error))}`);
+    failure(context, `iplookup: ${redactSecrets((error as Error)?.message ?? String(error))}`);
     return EXIT_FAILED;
   }
 }
 
+/**
+ * A command's failure on stderr. Under systemd, with stderr the journal's stream, it is
+ * filed at error priority (`<3>`, as the server's error lines are: see log/journal.ts),
+ * so that `journalctl -p warning` shows why a service failed to start.
+ */
+function failure(context: CliContext, line: string): void {
+  context.io.err(writesToJournal(context.env.JOURNAL_STREAM) ? `${JOURNAL_PRIORITY.error}${line}` : line);
+}
+
 function usageError(message: string, context: CliContext): number {
-  context.io.err(`iplookup: ${redactSecrets(message)}`);
+  failure(context, `iplookup: ${redactSecrets(message)}`);
   return EXIT_USAGE;
 }
 

@@ -3,6 +3,7 @@ import { closeSync, fstatSync, mkdtempSync, openSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServerFor } from "../../src/cli/commands/serve.ts";
+import { runCli } from "../../src/cli/run.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { readServeConfig } from "../../src/config/serve-config.ts";
 import { writesToJournal } from "../../src/log/journal.ts";
@@ -80,4 +81,23 @@ test("serve on the journal: every thread's lines carry their priority, access li
   const requests = lines.map((line) => JSON.parse(line.slice(3)) as { msg: string; request_id?: string }).filter((line) => line.msg === "request");
   expect(requests.length).toBe(9);
   expect(new Set(requests.map((line) => line.request_id!.split("-")[0])).size).toBe(2);
+});
+
+test("a command's failure on the journal is filed at error priority; off it, the same line bare", async () => {
+  const failed = async (env: Record<string, string>) => {
+    const err: string[] = [];
+    const code = await runCli(["keys", "list", "--state", join(dir, "missing", "state.db")], {
+      env,
+      io: { out: () => {}, err: (line) => err.push(line) },
+      now: () => new Date(),
+      defaultDataPath: defaultDataPath(),
+      selfCommand: ["iplookup"],
+    });
+    return { code, err };
+  };
+  const journal = await failed({ JOURNAL_STREAM: streamOf(2) });
+  const bare = await failed({});
+  expect([journal.code, bare.code]).toEqual([1, 1]);
+  expect(bare.err[0]).toStartWith("iplookup: there is no state file at ");
+  expect(journal.err).toEqual([`<3>${bare.err[0]}`]);
 });
