@@ -32,3 +32,12 @@ test("iplookup audit prints the newest 10,000 changes of a span, and says so on 
   const shown = cli(["audit", "--from", day, "--to", day, "--json"], env);
   expect((JSON.parse(shown.stdout) as { entries: { target: string }[] }).entries).toHaveLength(10_000);
 });
+
+test("iplookup audit reads a creation as its fields, a plan's null limit as unlimited, and a change as from → to", () => {
+  const env = { IPLOOKUP_STATE: join(dir, "plans.db") };
+  expect(cli(["plans", "set", "gold", "--max-batch", "5", "--monthly-units", "unlimited", "--rate-limit", "unlimited"], env).code).toBe(0);
+  expect(cli(["plans", "set", "gold", "--monthly-units", "100"], env).code).toBe(0);
+  const printed = cli(["audit"], env).stdout;
+  expect(printed).toContain("plan.created  plan:gold  max_batch_size: 5; monthly_units: unlimited; rate_limit: unlimited");
+  expect(printed).toContain("plan.updated  plan:gold  monthly_units: unlimited → 100");
+});

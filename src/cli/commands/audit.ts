@@ -50,23 +50,35 @@ ${STATE_FLAG_HELP}`,
     } else if (entries.length === 0) {
       context.io.out(`No changes recorded from ${from} to ${to}.`);
     } else {
-      const rows = entries.map((entry) => [entry.at, entry.actor, entry.action, entry.target, describeChanges(entry.changes)]);
+      const rows = entries.map((entry) => [entry.at, entry.actor, entry.action, entry.target, describeChanges(entry.action, entry.changes)]);
       context.io.out(formatTable(["AT", "ACTOR", "ACTION", "TARGET", "CHANGES"], rows));
     }
     return EXIT_OK;
   },
 };
 
-/** `plan: free → standard; expires_at: null → 2027-01-01T00:00:00.000Z`, for the table. */
-function describeChanges(changes: Readonly<Record<string, unknown>>): string {
+/** A plan's limits, whose null is "unlimited". */
+const PLAN_LIMITS = new Set(["monthly_units", "rate_limit"]);
+
+/**
+ * `plan: free → standard; expires_at: null → 2027-01-01T00:00:00.000Z`, for the table; a
+ * creation's fields as `name: value`, a plan's null limit as unlimited (as the console's
+ * audit page reads them).
+ */
+function describeChanges(action: string, changes: Readonly<Record<string, unknown>>): string {
+  const created = action.endsWith(".created");
   return Object.entries(changes)
     .map(([name, change]) => {
+      const none = action.startsWith("plan.") && PLAN_LIMITS.has(name) ? "unlimited" : "null";
       const { from, to } = (change ?? {}) as { from?: unknown; to?: unknown };
-      return from === undefined && to === undefined ? `${name}: ${JSON.stringify(change)}` : `${name}: ${text(from)} → ${text(to)}`;
+      if (from === undefined && to === undefined) return `${name}: ${JSON.stringify(change)}`;
+      if (created && from === null) return `${name}: ${text(to, none)}`;
+      return `${name}: ${text(from, none)} → ${text(to, none)}`;
     })
     .join("; ");
 }
 
-function text(value: unknown): string {
-  return typeof value === "string" ? value : JSON.stringify(value ?? null);
+function text(value: unknown, none: string): string {
+  if (value === null || value === undefined) return none;
+  return typeof value === "string" ? value : JSON.stringify(value);
 }
