@@ -60,7 +60,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     requireWritable: true,
     onWriteFault: (fault) => {
       if (fault.writable) logger.log("warn", "the state file can be written again", { thread: setup.thread, state: config.statePath, refused: fault.refused });
-      else logger.log("error", "the state file cannot be written; charged requests answer 503 store_unavailable until it can", { thread: setup.thread, error: fault.error.message, refused: fault.refused });
+      else logger.log("error", "the state file cannot be written; charged requests answer 503 store_unavailable until it can", { thread: setup.thread, state: config.statePath, error: fault.error.message, refused: fault.refused });
     },
   });
   // One line when the store goes away and one when it is back, not one every poll.
