@@ -51,8 +51,11 @@ export async function buildDefaultDataFile(path: string, options: { force?: bool
   return true;
 }
 
-/** The code that decides what a data file holds: importing, and the file's layout. */
-const BUILDING_CODE = ["importer", "data-file"].map((folder) => join(import.meta.dir, "..", folder));
+/**
+ * The code that decides what a data file holds: importing, the file's layout, and the
+ * records and address helpers the importer builds them with.
+ */
+const BUILDING_CODE = ["importer", "data-file", "index", "address"].map((folder) => join(import.meta.dir, "..", folder));
 
 /**
  * A source file of the code that builds the data modified after the data file at `path`
