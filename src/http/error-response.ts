@@ -15,7 +15,10 @@ export function errorResponse(thrown: unknown, code: string | number, logger: Lo
   const cause = (thrown as Error | undefined)?.cause;
   const error = cause instanceof ApiError || cause instanceof ClientGoneError ? cause : thrown;
   if (error instanceof ApiError) return problemResponse(error);
-  if (error instanceof StoreUnavailableError) return problemResponse(storeUnavailable());
+  if (error instanceof StoreUnavailableError) {
+    noteRefusal(error, logger);
+    return problemResponse(storeUnavailable());
+  }
   // Nobody will read it; the status is for the access log and the metrics.
   if (error instanceof ClientGoneError) return new Response(null, { status: CLIENT_GONE_STATUS });
   switch (code) {
@@ -28,6 +31,34 @@ export function errorResponse(thrown: unknown, code: string | number, logger: Lo
   }
   logger.log("error", "unhandled error", { error: String(error), stack: (error as Error)?.stack });
   return problemResponse(new ApiError("internal_error", "the server failed to answer this request"));
+}
+
+/** How often the same refusal by the state database is logged again while it lasts. */
+const REFUSAL_LOG_EVERY_MS = 60_000;
+/** The most distinct refusals remembered per logger; past that they are forgotten, and logged again. */
+const REFUSALS_KEPT = 100;
+/** Per logger (one a thread): when each refusal, by its message, was last logged. */
+const refusals = new WeakMap<Logger, Map<string, number>>();
+
+/**
+ * Logs a statement the state database refused (PostgreSQL's SQLSTATE as the cause's
+ * `errno`: a privilege revoked, a table gone, a read-only database, see isUnavailable)
+ * once, and again at most once a minute while it lasts, not once a request: such a
+ * fault can leave the store's polls, which log their own failures, untouched (a REVOKE
+ * UPDATE on one table). A database that cannot be reached at all, a charge's time
+ * running out and SQLite's faults carry no such cause and are told elsewhere.
+ */
+function noteRefusal(error: StoreUnavailableError, logger: Logger): void {
+  const sqlstate = (error.cause as { errno?: unknown } | undefined)?.errno;
+  if (typeof sqlstate !== "string") return;
+  let logged = refusals.get(logger);
+  if (!logged) refusals.set(logger, (logged = new Map()));
+  const now = performance.now();
+  const last = logged.get(error.message);
+  if (last !== undefined && now - last < REFUSAL_LOG_EVERY_MS) return;
+  if (logged.size >= REFUSALS_KEPT) logged.clear();
+  logged.set(error.message, now);
+  logger.log("error", "the state database refused a statement; the requests that need it answer 503 store_unavailable until it is fixed", { error: error.message, sqlstate });
 }
 
 /** How long a client is asked to wait when the state store cannot be reached. */

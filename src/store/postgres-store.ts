@@ -354,7 +354,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** The error to throw for a failed statement: StoreUnavailableError for an unreachable database, else the error itself. */
+  /** The error to throw for a failed statement: StoreUnavailableError for a database that cannot be reached or cannot serve now (see isUnavailable), else the error itself. */
   private unavailable(error: unknown): unknown {
     if (!isUnavailable(error)) return error;
     return new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
@@ -952,6 +952,8 @@ function openError(error: unknown, label: string, database: string): Error {
   if (typeof errno === "string" && errno.startsWith("28")) {
     return new StoreUnavailableError(`the state database at ${label} refused the login: ${message}; check the user and password in the URL (or PGPASSWORD)`, { cause: error });
   }
+  // 42501: the role may not use the database or its schema (CONNECT, CREATE on the schema).
+  if (errno === "42501") return new Error(`the state database at ${label} refused iplookup's role: ${message}; grant it the privilege, or make it the database's owner`, { cause: error });
   if (isUnavailable(error)) return new StoreUnavailableError(`cannot reach the state database at ${label}: ${message}`, { cause: error });
   return new Error(`the state database at ${label}: ${message}`, { cause: error });
 }

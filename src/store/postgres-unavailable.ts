@@ -30,9 +30,20 @@ const UNAVAILABLE_CODES = new Set([
  *   default_transaction_read_only set.
  * - 55000: the database does not accept connections now (ALLOW_CONNECTIONS false, as an
  *   operator sets it for maintenance); 55P03: a lock not available in time.
+ * - 42501 (insufficient_privilege): iplookup's role lost a privilege it had when the
+ *   server started: a table's (REVOKE UPDATE ON usage), or CONNECT on the database.
+ * - 42P01 (undefined_table), 42703 (undefined_column): the schema iplookup created and
+ *   migrated at start is gone or changed under it (the database dropped and created
+ *   again empty, a table or column dropped, a restore of an older backup). Its
+ *   statements name only those tables and columns, and a request's values are always
+ *   parameters, never part of a statement's text: no request can cause these.
+ *
+ * A request's own bad values (class 22, data exceptions; 23, constraint violations)
+ * and a statement iplookup got wrong (42601, syntax) stay what they are: 400 where the
+ * request is checked first, else 500, a bug.
  */
 const UNAVAILABLE_CLASSES = ["08", "28", "53", "57", "58"];
-const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03"]);
+const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03", "42501", "42P01", "42703"]);
 
 /** Whether a PostgreSQL error means the database cannot be reached or cannot serve now. */
 export function isUnavailable(error: unknown): boolean {

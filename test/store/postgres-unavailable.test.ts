@@ -19,6 +19,9 @@ test.each([
   ["25006", "read-only transaction (a standby after failover)"],
   ["55000", "database not accepting connections"],
   ["55P03", "lock not available"],
+  ["42501", "insufficient privilege (a REVOKE, CONNECT on the database lost)"],
+  ["42P01", "undefined table (the database dropped and created again empty)"],
+  ["42703", "undefined column (the schema changed under the server)"],
 ])("SQLSTATE %s (%s): the database cannot serve now", (errno) => {
   expect(isUnavailable(serverError(errno))).toBe(true);
 });
@@ -27,7 +30,8 @@ test.each([
   ["23505", "unique violation"],
   ["23503", "foreign key violation"],
   ["42601", "syntax error"],
-  ["42P01", "undefined table"],
+  ["42883", "undefined function"],
+  ["22003", "numeric value out of range"],
   ["22P02", "invalid text representation"],
   ["40001", "serialization failure"],
   ["XX000", "internal error"],

@@ -1,0 +1,103 @@
+/**
+ * A PostgreSQL database that is reached but refuses iplookup's statements, through no
+ * fault of the request (CONTRACT §3, §9): a privilege revoked from iplookup's role, a
+ * table gone from under the server, a database that takes no writes. Lookups answer 503
+ * store_unavailable with Retry-After and cost nothing, the server logs one line for it
+ * (not one a request, and never "unhandled error"), and serves again by itself once the
+ * database is put right: a read-only database's sessions are made again. A server in
+ * the test process, on a database (and a role, `pgerr_…`) of this file's own. Skipped
+ * when PostgreSQL cannot be reached.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { PostgresStore } from "../../src/store/postgres-store.ts";
+import { databaseUrl, POSTGRES_ADMIN_URL, postgresAvailable, testStates } from "../support/postgres.ts";
+import { startSocketServer, type SocketServer } from "../support/in-process-server.ts";
+
+const states = testStates();
+const role = `pgerr_${crypto.randomUUID().replaceAll("-", "").slice(0, 10)}`;
+let database = "";
+/** The superuser, on the administration database and on the server's. */
+let admin: SQL;
+let onDatabase: SQL;
+let server: SocketServer;
+let secret = "";
+
+beforeAll(async () => {
+  if (!postgresAvailable) return;
+  const url = new URL(await states.freshDatabase());
+  database = url.pathname.slice(1);
+  admin = new SQL(POSTGRES_ADMIN_URL, { max: 1 });
+  await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+  await admin.unsafe(`ALTER DATABASE ${database} OWNER TO ${role}`);
+  // iplookup's own role creates its tables, as in production (docs/postgresql.md).
+  url.username = role;
+  const store = await PostgresStore.open(url.href);
+  ({ secret } = await store.createKey("refusals", "unlimited"));
+  await store.close();
+  onDatabase = new SQL(databaseUrl(database), { max: 1 });
+  server = await startSocketServer({ state: url.href });
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+  await onDatabase?.close();
+  if (!admin) return;
+  await admin.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+  await admin.unsafe(`DROP ROLE IF EXISTS ${role}`);
+  await admin.close();
+}, 30_000);
+
+const lookup = () =>
+  fetch(`${server.url}/v1/lookup`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" },
+    body: JSON.stringify({ ip: "8.8.8.8" }),
+  });
+
+const unitsUsed = async () => Number((await onDatabase`SELECT coalesce(sum(used), 0)::int8 AS n FROM usage`)[0].n);
+
+async function expectStoreUnavailable(response: Response): Promise<void> {
+  expect(response.status).toBe(503);
+  expect(response.headers.get("retry-after")).toBe("2");
+  expect(((await response.json()) as { code: string }).code).toBe("store_unavailable");
+}
+
+describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statements", () => {
+  test("a privilege revoked (REVOKE UPDATE ON usage): 503 store_unavailable, nothing charged, one log line; 200 once granted again", async () => {
+    expect((await lookup()).status).toBe(200);
+    const before = await unitsUsed();
+    const logged = server.logs.length;
+    await onDatabase.unsafe(`REVOKE UPDATE ON usage FROM ${role}`);
+    try {
+      for (let i = 0; i < 20; i++) await expectStoreUnavailable(await lookup());
+      expect(await unitsUsed()).toBe(before);
+      const lines = server.logs.slice(logged);
+      expect(lines.filter((line) => line.includes("unhandled error"))).toEqual([]);
+      const refused = lines.filter((line) => line.includes("refused a statement"));
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toContain("permission denied for table usage");
+      expect(refused[0]).toContain('"sqlstate":"42501"');
+    } finally {
+      await onDatabase.unsafe(`GRANT UPDATE ON usage TO ${role}`);
+    }
+    expect((await lookup()).status).toBe(200);
+    expect(await unitsUsed()).toBe(before + 1);
+  }, 30_000);
+
+  test("a table gone (undefined_table, 42P01): 503 store_unavailable, nothing charged, one log line; 200 once it is back", async () => {
+    const before = await unitsUsed();
+    const logged = server.logs.length;
+    await onDatabase.unsafe("ALTER TABLE usage RENAME TO usage_away");
+    try {
+      for (let i = 0; i < 20; i++) await expectStoreUnavailable(await lookup());
+      const lines = server.logs.slice(logged);
+      expect(lines.filter((line) => line.includes("unhandled error"))).toEqual([]);
+      expect(lines.filter((line) => line.includes("refused a statement") && line.includes('"sqlstate":"42P01"'))).toHaveLength(1);
+    } finally {
+      await onDatabase.unsafe("ALTER TABLE usage_away RENAME TO usage");
+    }
+    expect(await unitsUsed()).toBe(before);
+    expect((await lookup()).status).toBe(200);
+  }, 30_000);
+});
