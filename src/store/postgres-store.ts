@@ -1,7 +1,7 @@
 import { SQL } from "bun";
 import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
 import { readPastBrokenConnections } from "./broken-connections.ts";
-import { isUnavailable } from "./postgres-unavailable.ts";
+import { isReadOnly, isUnavailable } from "./postgres-unavailable.ts";
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
@@ -354,9 +354,17 @@ export class PostgresStore implements Store {
     }
   }
 
-  /** The error to throw for a failed statement: StoreUnavailableError for a database that cannot be reached or cannot serve now (see isUnavailable), else the error itself. */
+  /**
+   * The error to throw for a failed statement: StoreUnavailableError for a database that
+   * cannot be reached or cannot serve now (see isUnavailable), else the error itself. A
+   * write refused by a read-only session replaces the pool (at most once a second, see
+   * resetPool): the pool would keep such sessions for as long as they live, after the
+   * database takes writes again, or after a failover has moved the URL's name or address
+   * to the new primary.
+   */
   private unavailable(error: unknown): unknown {
     if (!isUnavailable(error)) return error;
+    if (isReadOnly(error)) this.resetPool();
     return new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
   }
 

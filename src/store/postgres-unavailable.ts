@@ -45,6 +45,15 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_CLASSES = ["08", "28", "53", "57", "58"];
 const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03", "42501", "42P01", "42703"]);
 
+/**
+ * Whether a PostgreSQL error is a write refused by a read-only session (25006): a
+ * standby, a primary demoted by a failover, or default_transaction_read_only set. A
+ * session stays so for as long as it lives, so the pool's connections are made again.
+ */
+export function isReadOnly(error: unknown): boolean {
+  return (error as { errno?: unknown } | null | undefined)?.errno === "25006";
+}
+
 /** Whether a PostgreSQL error means the database cannot be reached or cannot serve now. */
 export function isUnavailable(error: unknown): boolean {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };

@@ -57,6 +57,16 @@ const lookup = () =>
 
 const unitsUsed = async () => Number((await onDatabase`SELECT coalesce(sum(used), 0)::int8 AS n FROM usage`)[0].n);
 
+/** Sends lookups until one answers `status`, at most `tries` of them, `apart` ms apart; the last answer. */
+async function lookupUntil(status: number, tries: number, apart: number): Promise<Response> {
+  for (let i = 1; ; i++) {
+    const response = await lookup();
+    if (response.status === status || i === tries) return response;
+    await response.arrayBuffer();
+    await Bun.sleep(apart);
+  }
+}
+
 async function expectStoreUnavailable(response: Response): Promise<void> {
   expect(response.status).toBe(503);
   expect(response.headers.get("retry-after")).toBe("2");
@@ -99,5 +109,30 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
     }
     expect(await unitsUsed()).toBe(before);
     expect((await lookup()).status).toBe(200);
+  }, 30_000);
+
+  test("a database that takes no writes, then does again: 503 store_unavailable meanwhile, and the server's read-only sessions are made again", async () => {
+    const before = await unitsUsed();
+    const logged = server.logs.length;
+    // As a demoted primary, or an operator, would: the database read-only, its sessions ended.
+    await admin.unsafe(`ALTER DATABASE ${database} SET default_transaction_read_only = on`);
+    await admin`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = ${database} AND pid <> pg_backend_pid()`;
+    await onDatabase.close();
+    onDatabase = new SQL(databaseUrl(database), { max: 1 });
+    try {
+      // The first lookups may meet a session just ended (57P01), also 503; then the writes are refused.
+      await expectStoreUnavailable(await lookupUntil(200, 5, 50));
+      for (let i = 0; i < 5; i++) await expectStoreUnavailable(await lookup());
+      const lines = server.logs.slice(logged);
+      expect(lines.filter((line) => line.includes("unhandled error"))).toEqual([]);
+      expect(lines.filter((line) => line.includes('"sqlstate":"25006"'))).toHaveLength(1);
+    } finally {
+      await admin.unsafe(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
+    }
+    expect(await unitsUsed()).toBe(before);
+    // No session is ended this time: the server's own, read-only since they began, must go.
+    const response = await lookupUntil(200, 40, 100);
+    expect(response.status).toBe(200);
+    expect(await unitsUsed()).toBe(before + 1);
   }, 30_000);
 });
