@@ -13,6 +13,7 @@ import { openStore, redactUrl } from "../store/open-store.ts";
 import { StoreUnavailableError, type Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
 import { bindError } from "./port.ts";
+import { FailureReports } from "./failure-reports.ts";
 import { followStoreChanges } from "./store-changes.ts";
 import type { TlsPair } from "./tls.ts";
 
@@ -75,11 +76,19 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   const keys = await KeyCache.load(store);
   // Local corrections follow the same change counter as the keys, read once a poll for both.
   const corrections = await CorrectionCache.load(store);
+  // A poll's other failures: one line when one starts (again at most once a minute while its message stays), one when it works again.
+  const pollFailures = new FailureReports((step, error) => {
+    if (error !== null) logger.log("error", `${step} failed`, { thread: setup.thread, error });
+    else logger.log("warn", `${step} works again`, { thread: setup.thread });
+  });
   const changes = followStoreChanges(store, { keys, corrections }, STORE_POLL_MS, {
-    reached: () => health.markReachable(),
+    reached: () => {
+      health.markReachable();
+      pollFailures.passed();
+    },
     failed(error, follower) {
       if (error instanceof StoreUnavailableError) health.markUnreachable(error);
-      else logger.log("error", `${follower === undefined ? "reading the store's change counter" : `reloading ${follower}`} failed`, { error: redactUrl(String(error)) });
+      else pollFailures.failed(follower === undefined ? "reading the store's change counter" : `reloading ${follower}`, redactUrl(String(error)));
     },
   });
   const metrics = new Metrics(setup.metrics, setup.thread);

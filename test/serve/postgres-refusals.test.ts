@@ -36,7 +36,8 @@ beforeAll(async () => {
   ({ secret } = await store.createKey("refusals", "unlimited"));
   await store.close();
   onDatabase = new SQL(databaseUrl(database), { max: 1 });
-  server = await startSocketServer({ state: url.href });
+  // One serving thread, so that its log lines are counted exactly.
+  server = await startSocketServer({ state: url.href, workers: "1" });
 }, 60_000);
 
 afterAll(async () => {
@@ -134,5 +135,24 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
     const response = await lookupUntil(200, 40, 100);
     expect(response.status).toBe(200);
     expect(await unitsUsed()).toBe(before + 1);
+  }, 30_000);
+
+  test("a poll that fails for another reason on every tick (the change counter's row gone): one line, then one when it works again", async () => {
+    const logged = server.logs.length;
+    const linesSaying = (text: string) => server.logs.slice(logged).filter((line) => line.includes(text));
+    await onDatabase`DELETE FROM generation`;
+    try {
+      // The poll's first failure, then eight more polls (250 ms apart) that fail alike.
+      for (let i = 0; i < 100 && linesSaying("change counter failed").length === 0; i++) await Bun.sleep(50);
+      await Bun.sleep(2000);
+      expect(linesSaying("reading the store's change counter failed")).toHaveLength(1);
+      expect(linesSaying("works again")).toEqual([]);
+    } finally {
+      await onDatabase`INSERT INTO generation (id, value) VALUES (1, 1000000)`;
+    }
+    for (let i = 0; i < 100 && linesSaying("works again").length === 0; i++) await Bun.sleep(50);
+    for (let i = 0; i < 100 && linesSaying("works again").length === 0; i++) await Bun.sleep(50);
+    expect(linesSaying("reading the store's change counter works again")).toHaveLength(1);
+    expect(linesSaying("reading the store's change counter failed")).toHaveLength(1);
   }, 30_000);
 });
