@@ -50,13 +50,19 @@ export async function startServeEvents(options: ServeEventsOptions): Promise<Ser
   let sweeping: Promise<unknown> | undefined;
   let stopped = false;
   const sweep = () => {
-    sweeping ??= store
-      .listKeys()
-      .then((keys) => emitExpiringKeys(store, keys.map(expiringView), options.now()))
-      .then(() => store.webhooks.pruneOutbox(new Date(options.now().getTime() - OUTBOX_KEPT_DAYS * 86_400_000).toISOString()))
+    // What failed, in the words of the log line: the step under way when the sweep stopped.
+    let step = "key.expiring: the keys could not be read";
+    const run = async () => {
+      const keys = await store.listKeys();
+      step = "key.expiring: the events could not be recorded";
+      await emitExpiringKeys(store, keys.map(expiringView), options.now());
+      step = "the webhook outbox could not be pruned of its old deliveries";
+      await store.webhooks.pruneOutbox(new Date(options.now().getTime() - OUTBOX_KEPT_DAYS * 86_400_000).toISOString());
+    };
+    sweeping ??= run()
       .catch((error) => {
         // Stopped meanwhile: the store was closed under the sweep, which the next start does again.
-        if (!stopped) options.logger.log("warn", "key.expiring: the keys could not be read; trying again later", { error: String((error as Error)?.message ?? error) });
+        if (!stopped) options.logger.log("warn", `${step}; trying again later`, { error: String((error as Error)?.message ?? error) });
       })
       .finally(() => (sweeping = undefined));
   };
