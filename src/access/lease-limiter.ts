@@ -62,8 +62,9 @@ class Holding {
  * no more until a token has refilled, so a key over its rate costs the store at most
  * its rate in leases a thread. Waits are bounded: LEASE_WAIT_MS a request, at most a
  * burst of waiters a key and MAX_WAITING a thread; a lease that fails or is too slow
- * answers 503 store_unavailable, and while the store is known to be away (StoreHealth)
- * every /v1 request answers 503 at once: never a request let through unlimited.
+ * answers 503 store_unavailable, and while the store is known to be away (StoreHealth:
+ * a lease refused as unavailable says so, one that ran out of time does not) every /v1
+ * request answers 503 at once: never a request let through unlimited.
  */
 export class LeaseLimiter {
   private readonly holdings = new Map<string, Holding>();
@@ -148,6 +149,7 @@ export class LeaseLimiter {
     }
     const wanted = Math.min(burst(perSecond), holding.waiters.length + holding.prefetch);
     const sentAt = this.nowMs();
+    const startedAt = performance.now();
     let leased: Promise<TokenLease>;
     try {
       leased = this.lease(keyId, perSecond, wanted);
@@ -155,10 +157,16 @@ export class LeaseLimiter {
       leased = Promise.reject(error);
     }
     leased.then(
-      (lease) => this.received(keyId, holding, perSecond, wanted, sentAt, lease),
+      (lease) => {
+        this.health.wrote(startedAt);
+        this.received(keyId, holding, perSecond, wanted, sentAt, lease);
+      },
       (error: unknown) => {
         holding.leasing = false;
-        if (error instanceof StoreUnavailableError) this.health.markUnreachable(error);
+        // A lease is a write: refused, the store is away or takes no writes (every
+        // request answers 503 until a write succeeds); a lease that ran out of time (a
+        // bucket locked) fails its own requests only. See StoreHealth.
+        this.health.writeFailed(error);
         for (const waiter of this.release(holding, holding.waiters.length)) waiter.reject(error);
       },
     );

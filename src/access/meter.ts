@@ -1,7 +1,8 @@
 import { ApiError } from "../errors/api-error.ts";
 import { ClientGoneError } from "../errors/client-gone.ts";
 import { billingPeriod, type BillingPeriod } from "../store/period.ts";
-import type { ActiveKey, Store } from "../store/store.ts";
+import type { ActiveKey, ChargeOutcome, Store } from "../store/store.ts";
+import type { StoreHealth } from "./store-health.ts";
 
 /** What a charged request reports back in its `X-Units-*` headers. */
 export interface Metered {
@@ -37,6 +38,8 @@ export class Meter {
   constructor(
     private readonly store: Store,
     private readonly now: () => Date,
+    /** Told of each charge's success or failure: a store whose health follows its writes (see StoreHealth). */
+    private readonly health?: Pick<StoreHealth, "wrote" | "writeFailed">,
   ) {}
 
   /**
@@ -53,7 +56,15 @@ export class Meter {
     const now = this.now();
     const period = this.periodOf(now);
     // `at`, from the clock that chose the period, puts the request on its UTC day.
-    const outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal });
+    let outcome: ChargeOutcome;
+    const startedAt = performance.now();
+    try {
+      outcome = await this.store.charge({ keyId: active.key.id, period: period.id, units, limit, at: now.getTime(), signal });
+    } catch (error) {
+      this.health?.writeFailed(error);
+      throw error;
+    }
+    this.health?.wrote(startedAt);
     if (outcome.gone) throw new ClientGoneError();
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {

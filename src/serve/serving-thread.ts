@@ -1,7 +1,7 @@
 import { KeyCache } from "../access/key-cache.ts";
 import { CorrectionCache } from "../corrections/correction-cache.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
-import { LeaseLimiter } from "../access/lease-limiter.ts";
+import { LEASE_WAIT_MS, LeaseLimiter } from "../access/lease-limiter.ts";
 import { RateLimiter } from "../access/rate-limiter.ts";
 import { StoreHealth } from "../access/store-health.ts";
 import { createApp } from "../http/app.ts";
@@ -57,6 +57,9 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   // start (StateFileError), not found out by every charge.
   const store: Store = await openStore(config.statePath, {
     lockWaitMs: LOCK_WAIT_MS,
+    // PostgreSQL: a lease of rate-limit tokens waits no longer than its requests do for a
+    // bucket another session has locked (a charge's transaction waits its own time).
+    lockTimeoutMs: LEASE_WAIT_MS,
     walAutoCheckpoint: false,
     requireWritable: true,
     onWriteFault: (fault) => {
@@ -81,9 +84,23 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     if (error !== null) logger.log("error", `${step} failed`, { thread: setup.thread, error });
     else logger.log("warn", `${step} works again`, { thread: setup.thread });
   });
+  // A poll that reads while this thread's mark is set probes with a write (one at a
+  // time): only a write clears the mark (see StoreHealth). A store without the probe
+  // (SQLite) is back once it reads.
+  let probing = false;
+  const probe = () => {
+    if (!health.markedHere || probing) return;
+    if (!store.probeWrite) return health.markReachable();
+    probing = true;
+    const startedAt = performance.now();
+    store.probeWrite().then(
+      () => health.wrote(startedAt),
+      (error: unknown) => health.writeFailed(error),
+    ).finally(() => (probing = false));
+  };
   const changes = followStoreChanges(store, { keys, corrections }, STORE_POLL_MS, {
     reached: () => {
-      health.markReachable();
+      probe();
       pollFailures.passed();
     },
     failed(error, follower) {

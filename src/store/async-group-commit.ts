@@ -10,10 +10,10 @@ export interface AsyncGroupCommitOptions {
   /** The error a timed-out or refused item rejects with. */
   readonly timeoutError: (reason: "timeout" | "queue-full") => Error;
   /**
-   * A group still in flight after this many milliseconds (0: never) is given up: its slot
-   * is freed for the next group, and `onAbandon` runs (to replace connections that may
-   * hang for good: a partition that dropped them silently). Its items have rejected at
-   * their own time already.
+   * A group still in flight after this many milliseconds (0: never) is given up: its
+   * items reject with `timeoutError("timeout")`, its slot is freed for the next group,
+   * and `onAbandon` runs (to replace connections that may hang for good: a partition
+   * that dropped them silently).
    */
   readonly abandonAfterMs?: number;
   readonly onAbandon?: () => void;
@@ -32,6 +32,8 @@ interface Entry<Item, Result> {
   readonly item: Item;
   readonly resolve: (result: Result) => void;
   readonly reject: (error: unknown) => void;
+  /** When its time is up (performance.now()); Infinity without a limit. */
+  readonly deadline: number;
   timer?: ReturnType<typeof setTimeout>;
   settled: boolean;
 }
@@ -46,14 +48,20 @@ interface Entry<Item, Result> {
  * `commit` runs a group in one transaction and resolves to one result per item, in order,
  * only once the transaction has committed; if it rejects, every item of the group
  * rejects with its error. An ItemFailure in an item's place rejects that item alone.
+ * `commit` is given the group's deadline, its first item's (the earliest: the queue is
+ * in order), and must end by then on its own: a transaction the database rolls back
+ * when that time is up (a statement timeout), so that its rejection means "not applied".
  *
  * A bounded wait: an item still queued when its time is up is taken out of the queue and
  * rejects with `timeoutError()`, so it was certainly not applied. An item whose group is
- * already in flight cannot be recalled: it rejects at its time all the same, and its group
- * may still commit later (applied, but never reported as applied: a charge answered 503
- * that was counted, never a counted charge that was lost). A queue full to `maxQueued`
- * refuses new items at once with the same error. A group that hangs is abandoned after a
- * while (see `abandonAfterMs`), so that one dead connection cannot hold a slot for good.
+ * already in flight is not recalled at its time, which could not stop its group from
+ * committing later (a charge answered 503 and counted all the same): it waits for its
+ * group's outcome, committed or rolled back, which `commit` makes known near the
+ * deadline. A queue full to `maxQueued` refuses new items at once with the same error.
+ * Only a group that hangs past `abandonAfterMs` (a database gone silent: the outcome
+ * cannot be known) is given up, its items rejected while it may still commit later
+ * (applied, but never reported as applied, never the other way round), so that one dead
+ * connection cannot hold a slot or a request for good.
  */
 export class AsyncGroupCommit<Item, Result> {
   private queue: Entry<Item, Result>[] = [];
@@ -66,7 +74,7 @@ export class AsyncGroupCommit<Item, Result> {
   readonly stats = { groups: 0, items: 0 };
 
   constructor(
-    private readonly commit: (items: readonly Item[]) => Promise<readonly (Result | ItemFailure)[]>,
+    private readonly commit: (items: readonly Item[], deadline: number) => Promise<readonly (Result | ItemFailure)[]>,
     private readonly options: AsyncGroupCommitOptions,
   ) {}
 
@@ -75,7 +83,8 @@ export class AsyncGroupCommit<Item, Result> {
     if (this.queue.length >= this.options.maxQueued) return Promise.reject(this.options.timeoutError("queue-full"));
     this.unsettled++;
     return new Promise((resolve, reject) => {
-      const entry: Entry<Item, Result> = { item, resolve, reject, settled: false };
+      const deadline = this.options.timeoutMs > 0 ? performance.now() + this.options.timeoutMs : Infinity;
+      const entry: Entry<Item, Result> = { item, resolve, reject, deadline, settled: false };
       if (this.options.timeoutMs > 0) {
         entry.timer = setTimeout(() => this.expire(entry), this.options.timeoutMs);
       }
@@ -86,10 +95,9 @@ export class AsyncGroupCommit<Item, Result> {
 
   /**
    * Starts groups for everything queued, and resolves once every item submitted has
-   * settled: committed, failed, or rejected at its time. A group in flight whose items
-   * have all rejected already (a database gone silent) is not waited for: nobody waits
-   * for its outcome, and it may be cut short (see the class's notes on items past their
-   * time).
+   * settled: committed, failed, rejected at its time while queued, or given up with its
+   * group (`abandonAfterMs`). A group given up is not waited for: nobody waits for its
+   * outcome, and it may be cut short.
    */
   async drain(): Promise<void> {
     this.start();
@@ -113,6 +121,8 @@ export class AsyncGroupCommit<Item, Result> {
   private start(): void {
     while (this.inFlight < this.options.maxInFlight && this.queue.length > 0) {
       const group = this.queue.splice(0, this.options.maxGroupSize);
+      // In flight: no longer recalled at its time (see expire).
+      for (const entry of group) clearTimeout(entry.timer);
       this.inFlight++;
       void this.run(group);
     }
@@ -123,7 +133,15 @@ export class AsyncGroupCommit<Item, Result> {
     const giveUp = new Promise<"abandoned">((resolve) => {
       if (this.options.abandonAfterMs) watchdog = setTimeout(() => resolve("abandoned"), this.options.abandonAfterMs);
     });
-    const committing = this.commit(group.map((entry) => entry.item));
+    let committing: Promise<readonly (Result | ItemFailure)[]>;
+    try {
+      committing = this.commit(
+        group.map((entry) => entry.item),
+        group[0]!.deadline,
+      );
+    } catch (error) {
+      committing = Promise.reject(error);
+    }
     try {
       const results = await Promise.race([committing, giveUp]);
       if (results === "abandoned") {
@@ -150,9 +168,11 @@ export class AsyncGroupCommit<Item, Result> {
     }
   }
 
+  /** An item still queued at its time: out of the queue, never sent. */
   private expire(entry: Entry<Item, Result>): void {
     const queued = this.queue.indexOf(entry);
-    if (queued >= 0) this.queue.splice(queued, 1);
+    if (queued < 0) return;
+    this.queue.splice(queued, 1);
     this.settle(entry, () => entry.reject(this.options.timeoutError("timeout")));
   }
 

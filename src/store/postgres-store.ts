@@ -20,6 +20,7 @@ import type { UsageCrossing } from "./sqlite-webhooks.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StoreError,
+  StoreTimeoutError,
   StoreUnavailableError,
   type ActiveKey,
   type AdminToken,
@@ -64,7 +65,10 @@ export interface PostgresStoreOptions {
   readonly connectTimeoutSeconds?: number;
   /**
    * How long a charge may wait for its commit, in milliseconds (default 2000): then it
-   * rejects with StoreUnavailableError (see AsyncGroupCommit for what that means).
+   * rejects with StoreTimeoutError, and was not applied. The statements of its group are
+   * given that time by the database itself (statement_timeout): a group that meets a
+   * lock or a slow statement is rolled back by the database when its time is up, and
+   * its charges reject only then (see AsyncGroupCommit and chargeDeadlineError).
    */
   readonly chargeTimeoutMs?: number;
   /**
@@ -78,7 +82,10 @@ export interface PostgresStoreOptions {
   /**
    * How long a statement may wait for another session's lock, in milliseconds (none by
    * default): then it fails, as StoreUnavailableError. The admin listener sets it, so an
-   * admin write that meets a held lock answers 503 instead of waiting without end.
+   * admin write that meets a held lock answers 503 instead of waiting without end; a
+   * server sets it for its leases of rate-limit tokens (StoreTimeoutError), which then
+   * never wait out readTimeoutMs on a locked bucket (a wait the pool would be replaced
+   * for, see resetPool). A charge's transaction waits until its own time instead.
    */
   readonly lockTimeoutMs?: number;
 }
@@ -221,17 +228,19 @@ export class PostgresStore implements Store {
     this.sql = pools.sql;
     this.quickSql = pools.quick;
     this.webhooks = new PostgresWebhooks({ sql: () => this.sql, guard: (work) => this.guard(work), read: (work) => this.read(work), clock });
-    this.charges = new AsyncGroupCommit((group) => this.guard(() => this.applyGroup(group)), {
+    this.charges = new AsyncGroupCommit((group, deadline) => this.guard(() => this.applyGroup(group, deadline)), {
       maxInFlight: groupsInFlight,
       maxGroupSize: MAX_GROUP,
       maxQueued: MAX_QUEUED,
       timeoutMs: chargeTimeoutMs,
       timeoutError: (reason) =>
-        new StoreUnavailableError(
+        new (reason === "timeout" ? StoreTimeoutError : StoreUnavailableError)(
           reason === "timeout"
             ? `the state database at ${label} did not commit a charge within ${chargeTimeoutMs} ms`
             : `the state database at ${label} is not keeping up: ${MAX_QUEUED} charges are waiting`,
         ),
+      // Past every statement's time (the deadline's, each bounded by chargeTimeoutMs): a
+      // group still without an outcome then is on a connection gone silent.
       abandonAfterMs: chargeTimeoutMs > 0 ? Math.max(1000, 2 * chargeTimeoutMs) : 0,
       onAbandon: () => this.resetPool(),
     });
@@ -258,7 +267,7 @@ export class PostgresStore implements Store {
     const database = decodeURIComponent(parsed.pathname.replace(/^\//, ""));
     const readTimeoutMs = options.readTimeoutMs ?? 2000;
     if (!Number.isSafeInteger(readTimeoutMs) || readTimeoutMs < 0) throw new RangeError(`readTimeoutMs must be a whole number of at least 0 (got ${readTimeoutMs})`);
-    const pool = (max: number, lockTimeoutMs: number | undefined) => new SQL(url, {
+    const pool = (max: number, lockTimeoutMs: number | undefined, statementTimeoutMs?: number) => new SQL(url, {
       // Named explicitly: Bun lets PGDATABASE override the database of a URL, and the
       // URL, which the operator wrote for iplookup, is the one that counts.
       ...(database !== "" ? { database } : {}),
@@ -272,12 +281,16 @@ export class PostgresStore implements Store {
         // the server ends such a transaction after 10 s of silence.
         idle_in_transaction_session_timeout: 10_000,
         ...(lockTimeoutMs !== undefined ? { lock_timeout: lockTimeoutMs } : {}),
+        ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
       },
     });
     const quickLockWaitMs = Math.min(QUICK_LOCK_WAIT_MS, options.lockTimeoutMs ?? Infinity);
     // Bun opens a pool's connections on its first statement: the quick pool's only once
     // something is charged (not in the CLI, the admin API or the webhook sender).
-    const connect = (): Pools => ({ sql: pool(poolSize, options.lockTimeoutMs), quick: pool(groupsInFlight, quickLockWaitMs) });
+    // The quick pool's statements are charges, each one statement that commits on its
+    // own: the database cancels one still running after a charge's time (a slow
+    // statement), so that it never commits after its charges were answered 503.
+    const connect = (): Pools => ({ sql: pool(poolSize, options.lockTimeoutMs), quick: pool(groupsInFlight, quickLockWaitMs, chargeTimeoutMs) });
     const pools = connect();
     try {
       await migratePostgres(pools.sql, label, options.create ?? true);
@@ -337,7 +350,7 @@ export class PostgresStore implements Store {
     if (!bounded || this.readTimeoutMs === 0) return tried;
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new StoreUnavailableError(`the state database at ${this.label} did not answer within ${this.readTimeoutMs} ms`));
+        reject(new StoreTimeoutError(`the state database at ${this.label} did not answer within ${this.readTimeoutMs} ms`));
         this.resetPool();
       }, this.readTimeoutMs);
       tried.then(resolve, reject).finally(() => clearTimeout(timer));
@@ -558,8 +571,28 @@ export class PostgresStore implements Store {
    */
   async leaseTokens(keyId: string, ratePerSecond: number, wanted: number): Promise<TokenLease> {
     if (!(ratePerSecond > 0) || !Number.isSafeInteger(wanted) || wanted < 0) throw new RangeError(`cannot lease ${wanted} tokens at ${ratePerSecond} a second`);
-    const [row] = await this.read(() => this.sql.unsafe<{ granted: number; tokens: number }[]>(LEASE_TOKENS, [keyId, ratePerSecond, wanted]), true);
+    let rows: { granted: number; tokens: number }[];
+    try {
+      rows = await this.read(() => this.sql.unsafe<{ granted: number; tokens: number }[]>(LEASE_TOKENS, [keyId, ratePerSecond, wanted]), true);
+    } catch (error) {
+      // The bucket stayed locked past the pool's lock_timeout (another session's lock):
+      // these requests wait no longer, and the database is not said to be away for it.
+      const errno = ((error as { cause?: { errno?: unknown } })?.cause ?? (error as { errno?: unknown }))?.errno;
+      if (errno === "55P03" || errno === "57014") throw new StoreTimeoutError(`the state database at ${this.label} did not lease rate-limit tokens in time: ${(error as Error).message}`, { cause: error });
+      throw error;
+    }
+    const [row] = rows;
     return { granted: Number(row!.granted), available: Number(row!.tokens) };
+  }
+
+  /**
+   * A row lock on the change counter's row (FOR KEY SHARE: no writer of the counter waits
+   * for it), which a read-only transaction refuses (25006: a standby, default_transaction_read_only)
+   * as it would a charge; it commits at once and changes nothing. A bounded read of the
+   * request path.
+   */
+  async probeWrite(): Promise<void> {
+    await this.read(() => this.sql`SELECT 1 AS taken FROM generation WHERE id = 1 FOR KEY SHARE`, true);
   }
 
   charge(charge: Charge): Promise<ChargeOutcome> {
@@ -573,31 +606,71 @@ export class PostgresStore implements Store {
    * One group: the keys whose charges can be granted together in one statement first
    * (postgres-quick-charges.ts), then the rest in the group's transaction. When the
    * transaction fails after the statement has committed, only its own charges fail.
+   *
+   * Everything ends by `deadline` (performance.now()), the time of the group's first
+   * charge, and is known rolled back when it fails: the one statement is cancelled by
+   * the database after chargeTimeoutMs (its pool's statement_timeout), the transaction
+   * is given what is left of the time (SET LOCAL statement_timeout, lock waits
+   * included), and a statement is not sent once the time is up (the transaction then
+   * rolls back; its COMMIT was never sent). A charge answered 503 for its time was not
+   * applied, and one applied is answered as such, late or not.
    */
-  private async applyGroup(group: readonly Charge[]): Promise<(ChargeOutcome | ItemFailure)[]> {
+  private async applyGroup(group: readonly Charge[], deadline: number): Promise<(ChargeOutcome | ItemFailure)[]> {
+    try {
+      return await this.applyGroupBy(group, deadline);
+    } catch (error) {
+      throw this.chargeDeadlineError(error);
+    }
+  }
+
+  private async applyGroupBy(group: readonly Charge[], deadline: number): Promise<(ChargeOutcome | ItemFailure)[]> {
     let nowMs: number | undefined;
+    this.checkDeadline(deadline);
     const plan = planQuickCharges(group, () => (nowMs ??= this.clock().getTime()), this.refusedRows);
-    if (plan.rows.length === 0) return this.decideInTransaction(group);
+    if (plan.rows.length === 0) return this.decideInTransaction(group, deadline);
     const outcomes: ChargeOutcome[] = new Array(group.length);
     this.quick.tried += group.length - plan.rest.length;
     const rest = [...plan.rest, ...(await chargeQuickRows(this.quickSql, group, plan.rows, outcomes))].sort((a, b) => a - b);
     this.quick.granted += group.length - rest.length;
     if (rest.length === 0) return outcomes;
     // Nothing of the group committed yet: it succeeds or fails as one, as before.
-    if (rest.length === group.length) return this.decideInTransaction(group);
+    if (rest.length === group.length) return this.decideInTransaction(group, deadline);
     try {
-      const decided = await this.decideInTransaction(rest.map((position) => group[position]!));
+      const decided = await this.decideInTransaction(
+        rest.map((position) => group[position]!),
+        deadline,
+      );
       rest.forEach((position, i) => (outcomes[position] = decided[i]!));
       return outcomes;
     } catch (error) {
-      const failure = new ItemFailure(this.unavailable(error));
+      const failure = new ItemFailure(this.chargeDeadlineError(this.unavailable(error)));
       return group.map((_, position) => outcomes[position] ?? failure);
     }
   }
 
+  /** Throws ChargeDeadline once the group's time is up: what was not sent by then never will be. */
+  private checkDeadline(deadline: number): void {
+    if (performance.now() >= deadline) throw new ChargeDeadline();
+  }
+
+  /**
+   * A charge group's failure for its time (a statement cancelled by its statement_timeout,
+   * 57014, or not sent, ChargeDeadline) as the StoreTimeoutError of a charge that waited
+   * too long; any other error as it is.
+   */
+  private chargeDeadlineError(error: unknown): unknown {
+    const cause = error instanceof StoreUnavailableError ? error.cause : error;
+    if (error instanceof StoreTimeoutError) return error;
+    if (cause instanceof ChargeDeadline || (cause as { errno?: unknown })?.errno === "57014") {
+      return new StoreTimeoutError(`the state database at ${this.label} did not commit a charge within its time; it was not applied`, { cause });
+    }
+    return error;
+  }
+
   /** applyGroupInTransaction, noting which keys it refused for their limit (refusedRows). */
-  private async decideInTransaction(group: readonly Charge[]): Promise<ChargeOutcome[]> {
-    const outcomes = await this.applyGroupInTransaction(group);
+  private async decideInTransaction(group: readonly Charge[], deadline: number): Promise<ChargeOutcome[]> {
+    this.checkDeadline(deadline);
+    const outcomes = await this.applyGroupInTransaction(group, deadline);
     if (this.refusedRows.size > REFUSED_ROWS_KEPT) this.refusedRows.clear();
     group.forEach(({ keyId, period }, i) => {
       const outcome = outcomes[i]!;
@@ -608,7 +681,7 @@ export class PostgresStore implements Store {
   }
 
   /** A group's transaction, one charge at a time (see the class comment). */
-  private applyGroupInTransaction(group: readonly Charge[]): Promise<ChargeOutcome[]> {
+  private applyGroupInTransaction(group: readonly Charge[], deadline: number): Promise<ChargeOutcome[]> {
     const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
     for (const { keyId, period } of group) if (!usage.has(rowId(keyId, period))) usage.set(rowId(keyId, period), { keyId, period, used: 0, added: 0 });
     // The charges that moved a key's units across a usage.threshold line (rare).
@@ -617,6 +690,11 @@ export class PostgresStore implements Store {
     const days = new DayTally();
     let nowMs: number | undefined;
     return this.sql.begin(async (tx) => {
+      // The rest of the group's time for each statement, lock waits included (the pool's
+      // lock_timeout, if any, gives way to it): a round trip, but only on this path.
+      const left = String(Math.max(1, Math.floor(deadline - performance.now())));
+      if (Number.isFinite(deadline)) await tx`SELECT set_config('statement_timeout', ${left}, true), set_config('lock_timeout', '0', true)`;
+      this.checkDeadline(deadline);
       const locked = await tx`INSERT INTO usage (key_id, period, used)
         SELECT k, p, 0 FROM unnest(${tx.array(rows.map((row) => row.keyId), "TEXT")}, ${tx.array(rows.map((row) => row.period), "TEXT")}) AS t(k, p)
         ORDER BY k COLLATE "C", p COLLATE "C"
@@ -635,6 +713,7 @@ export class PostgresStore implements Store {
         return { ok: true, used: row.used };
       });
       const added = rows.filter((row) => row.added > 0);
+      this.checkDeadline(deadline);
       if (added.length > 0) {
         // One statement, so the group still costs four round trips: the units, and the
         // same charges by key and day (a data-modifying WITH runs whether or not it is
@@ -656,6 +735,8 @@ export class PostgresStore implements Store {
         // usage.threshold events, in this same transaction (a round trip only when a
         // line was crossed): see usage-thresholds.ts.
         await recordCrossings(tx, crossings, () => new Date((nowMs ??= this.clock().getTime())));
+        // The COMMIT goes only within the time.
+        this.checkDeadline(deadline);
       }
       return outcomes;
     });
@@ -944,6 +1025,11 @@ export class PostgresStore implements Store {
     this.closed = true;
     await Promise.all([this.sql.close({ timeout: 0 }), this.quickSql.close({ timeout: 0 })]);
   }
+}
+
+/** A charge group's time ran out before a statement was sent: see PostgresStore.applyGroup. */
+class ChargeDeadline extends Error {
+  override readonly name = "ChargeDeadline";
 }
 
 /** An error of open(), with the database named without its password. */

@@ -557,6 +557,14 @@ export interface Store {
    * out by stores of one host (SQLite), whose servers share buckets in memory.
    */
   leaseTokens?(keyId: string, ratePerSecond: number, wanted: number): Promise<TokenLease>;
+  /**
+   * Whether the store takes writes now: resolves once a statement that needs a writable
+   * database (and changes nothing) has run, rejects as a charge would (StoreUnavailableError
+   * for a store that is away or takes no writes). A server whose store is unhealthy tries
+   * it to know when charges can succeed again (StoreHealth). Left out by a store whose
+   * write faults are told otherwise (SQLite: see sqlite-faults.ts).
+   */
+  probeWrite?(): Promise<void>;
 
   // Key controls, read-only admin tokens and the audit log (CONTRACT §16).
 
@@ -599,5 +607,15 @@ export class StateNotFoundError extends StoreError {}
  * never reported as made).
  */
 export class StoreUnavailableError extends Error {
-  override readonly name = "StoreUnavailableError";
+  override readonly name: string = "StoreUnavailableError";
+}
+
+/**
+ * A StoreUnavailableError for a statement that ran out of its time (a lock another
+ * session holds, a slow statement) rather than one the store refused: it says nothing
+ * about whether the store is there, so it does not make a server unready (StoreHealth);
+ * the key poll's reads decide that.
+ */
+export class StoreTimeoutError extends StoreUnavailableError {
+  override readonly name: string = "StoreTimeoutError";
 }

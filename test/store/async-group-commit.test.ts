@@ -80,18 +80,41 @@ test("an ItemFailure in an item's place rejects that item alone; the others of i
   expect(grouper.stats).toEqual({ groups: 1, items: 4 });
 });
 
-test("an item still queued at its time leaves the queue and rejects; one in flight rejects but its group goes on", async () => {
+test("an item still queued at its time leaves the queue and rejects; one in flight waits for its group's outcome", async () => {
   const { groups, pending, commit } = controlledCommit();
   const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, timeoutMs: 30 });
-  const inFlight = grouper.submit(1).catch((error: Error) => error.message);
+  let inFlightSettled = false;
+  const inFlight = grouper.submit(1).finally(() => (inFlightSettled = true));
   await Bun.sleep(1);
   const queued = grouper.submit(2).catch((error: Error) => error.message);
-  expect(await inFlight).toBe("timeout");
   expect(await queued).toBe("timeout");
+  // Past its time, the item in flight is not recalled: its group may still commit, and
+  // it is answered with what its group did.
+  expect(inFlightSettled).toBe(false);
   pending[0]!.resolve();
+  expect(await inFlight).toBe(10);
   await grouper.drain();
   // The queued item never reached a commit.
   expect(groups).toEqual([[1]]);
+});
+
+test("a group's commit is given its first item's deadline", async () => {
+  const deadlines: number[] = [];
+  const grouper = new AsyncGroupCommit(
+    async (items: readonly number[], deadline: number) => {
+      deadlines.push(deadline);
+      return items;
+    },
+    { ...OPTIONS, timeoutMs: 500 },
+  );
+  const before = performance.now();
+  await Promise.all([grouper.submit(1), grouper.submit(2)]);
+  expect(deadlines).toHaveLength(1);
+  expect(deadlines[0]!).toBeGreaterThanOrEqual(before + 500);
+  expect(deadlines[0]!).toBeLessThanOrEqual(performance.now() + 500);
+  const unlimited = new AsyncGroupCommit(async (items: readonly number[], deadline: number) => (deadlines.push(deadline), items), OPTIONS);
+  await unlimited.submit(1);
+  expect(deadlines[1]).toBe(Infinity);
 });
 
 test("a full queue refuses at once", async () => {
@@ -121,9 +144,10 @@ test("drain commits what is queued and waits for every item's result", async () 
   await grouper.drain();
 });
 
-test("drain does not wait for a group in flight whose items have all given up at their time", async () => {
+test("a group that hangs past abandonAfterMs is given up: its items reject, drain does not wait for it", async () => {
   const { groups, pending, commit } = controlledCommit();
-  const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, timeoutMs: 30 });
+  let abandoned = 0;
+  const grouper = new AsyncGroupCommit(commit, { ...OPTIONS, timeoutMs: 30, abandonAfterMs: 60, onAbandon: () => abandoned++ });
   const given = grouper.submit(1).catch((error: Error) => error.message);
   await Bun.sleep(1);
   expect(groups).toEqual([[1]]);
@@ -133,6 +157,7 @@ test("drain does not wait for a group in flight whose items have all given up at
   // The item still waits for its result: so does drain.
   expect(drained).toBe(false);
   expect(await given).toBe("timeout");
+  expect(abandoned).toBe(1);
   // The group hangs (a connection gone silent); nobody waits for its outcome now.
   await draining;
   expect(pending).toHaveLength(1);
