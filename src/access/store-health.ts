@@ -1,4 +1,4 @@
-import { StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
+import { StoreRefusedError, StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
 
 /**
  * Whether a server's state store can serve its requests right now, as its threads' own
@@ -72,9 +72,13 @@ export class StoreHealth {
     if (Atomics.load(this.marks, this.thread) !== 0 && startedAt >= this.markedAt) this.markReachable();
   }
 
-  /** A write of this thread failed with `error`: the store is unhealthy if it refused the write as unavailable, not if the write ran out of time. */
+  /**
+   * A write of this thread failed with `error`: the store is unhealthy if it refused the
+   * write as unavailable, not if the write ran out of time nor if it refused this one
+   * statement while it serves (StoreRefusedError: logged on its own, see error-response.ts).
+   */
   writeFailed(error: unknown): void {
-    if (error instanceof StoreUnavailableError && !(error instanceof StoreTimeoutError)) this.markUnreachable(error);
+    if (error instanceof StoreUnavailableError && !(error instanceof StoreTimeoutError) && !(error instanceof StoreRefusedError)) this.markUnreachable(error);
   }
 
   markReachable(): void {

@@ -1,7 +1,7 @@
 import { SQL } from "bun";
 import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
 import { readPastBrokenConnections } from "./broken-connections.ts";
-import { isReadOnly, isUnavailable } from "./postgres-unavailable.ts";
+import { isReadOnly, isRefusal, isUnavailable } from "./postgres-unavailable.ts";
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
@@ -21,6 +21,7 @@ import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StoreError,
   StoreTimeoutError,
+  StoreRefusedError,
   StoreUnavailableError,
   type ActiveKey,
   type AdminToken,
@@ -378,6 +379,7 @@ export class PostgresStore implements Store {
   private unavailable(error: unknown): unknown {
     if (!isUnavailable(error)) return error;
     if (isReadOnly(error)) this.resetPool();
+    if (isRefusal(error)) return new StoreRefusedError(`the state database at ${this.label} refused a statement: ${redactUrl((error as Error).message)}`, { cause: error });
     return new StoreUnavailableError(`the state database at ${this.label} cannot be reached: ${redactUrl((error as Error).message)}`, { cause: error });
   }
 

@@ -54,6 +54,15 @@ export function isReadOnly(error: unknown): boolean {
   return (error as { errno?: unknown } | null | undefined)?.errno === "25006";
 }
 
+/** The refusals among UNAVAILABLE_STATES: the database serves, but not this statement of iplookup's. */
+const REFUSED_STATES = new Set(["42501", "42P01", "42703"]);
+
+/** Whether a PostgreSQL error is a statement refused while the database otherwise serves (a privilege, a table or column gone). */
+export function isRefusal(error: unknown): boolean {
+  const errno = (error as { errno?: unknown } | null | undefined)?.errno;
+  return typeof errno === "string" && REFUSED_STATES.has(errno);
+}
+
 /** Whether a PostgreSQL error means the database cannot be reached or cannot serve now. */
 export function isUnavailable(error: unknown): boolean {
   const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };

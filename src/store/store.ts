@@ -619,3 +619,13 @@ export class StoreUnavailableError extends Error {
 export class StoreTimeoutError extends StoreUnavailableError {
   override readonly name: string = "StoreTimeoutError";
 }
+
+/**
+ * A StoreUnavailableError for a statement the store refused through no fault of the
+ * request while it otherwise serves (a privilege revoked on one table, its schema
+ * changed under it): the requests that need it answer 503, but the store is there, so it
+ * does not make a server unready (StoreHealth); the refusal is logged on its own.
+ */
+export class StoreRefusedError extends StoreUnavailableError {
+  override readonly name: string = "StoreRefusedError";
+}

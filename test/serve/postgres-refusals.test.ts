@@ -89,6 +89,12 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
       expect(refused).toHaveLength(1);
       expect(refused[0]).toContain("permission denied for table usage");
       expect(refused[0]).toContain('"sqlstate":"42501"');
+      // The database is there and serves the polls: the server stays ready, and says
+      // nothing of an unreachable store (no line every poll, each way).
+      await Bun.sleep(600);
+      for (let i = 0; i < 5; i++) await expectStoreUnavailable(await lookup());
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      expect(server.logs.slice(logged).filter((line) => line.includes("state store cannot be reached") || line.includes("can be reached again"))).toEqual([]);
     } finally {
       await onDatabase.unsafe(`GRANT UPDATE ON usage TO ${role}`);
     }
