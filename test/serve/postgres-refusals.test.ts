@@ -132,7 +132,11 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
       for (let i = 0; i < 5; i++) await expectStoreUnavailable(await lookup());
       const lines = server.logs.slice(logged);
       expect(lines.filter((line) => line.includes("unhandled error"))).toEqual([]);
-      expect(lines.filter((line) => line.includes('"sqlstate":"25006"'))).toHaveLength(1);
+      // Told once: as a refused statement (25006), or, when a session just ended came
+      // first and made the thread unready (its requests then answer 503 untried), as an
+      // unreachable store.
+      expect(lines.filter((line) => line.includes('"sqlstate":"25006"')).length).toBeLessThanOrEqual(1);
+      expect(lines.filter((line) => line.includes('"sqlstate":"25006"') || line.includes("the state store cannot be reached"))).not.toEqual([]);
     } finally {
       await admin.unsafe(`ALTER DATABASE ${database} RESET default_transaction_read_only`);
     }
