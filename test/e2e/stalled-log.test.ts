@@ -18,12 +18,8 @@ function lookup(url: string, secret: string, ip: string): Promise<Response> {
   return fetch(`${url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify({ ip }) });
 }
 
-/**
- * `serve` on a state file of its own with an unlimited key, its stderr a named pipe that
- * nobody reads (held open read-write here, so opening it does not wait for a reader):
- * once the pipe's buffer is full, every write waits. Resolves once it answers /healthz.
- */
-async function serveWithUnreadLog(name: string, workers: number) {
+/** A state file of its own with an unlimited key, and a port free on loopback. */
+async function stateAndPort(name: string): Promise<{ state: string; secret: string; port: number }> {
   const state = join(dir, `${name}.db`);
   const store = SqliteStore.open(state);
   const { secret } = await store.createKey("log", "unlimited");
@@ -31,6 +27,16 @@ async function serveWithUnreadLog(name: string, workers: number) {
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = probe.port;
   probe.stop(true);
+  return { state, secret, port };
+}
+
+/**
+ * `serve` on a state file of its own with an unlimited key, its stderr a named pipe that
+ * nobody reads (held open read-write here, so opening it does not wait for a reader):
+ * once the pipe's buffer is full, every write waits. Resolves once it answers /healthz.
+ */
+async function serveWithUnreadLog(name: string, workers: number) {
+  const { state, secret, port } = await stateAndPort(name);
   const fifo = join(dir, `${name}.fifo`);
   expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
   const pipe = openSync(fifo, constants.O_RDWR);
@@ -143,13 +149,7 @@ test("SIGTERM with stderr read: every access line is written, then the last line
  * the read end is closed.
  */
 async function serveWithClosedLog(name: string) {
-  const state = join(dir, `${name}.db`);
-  const store = SqliteStore.open(state);
-  const { secret } = await store.createKey("log", "unlimited");
-  await store.close();
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
+  const { state, secret, port } = await stateAndPort(name);
   const server = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--workers", "1", "--admin-port", "off", "--state", state, "--log-level", "info"], {
     stdout: "ignore",
     stderr: "pipe",
