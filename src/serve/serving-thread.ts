@@ -10,7 +10,7 @@ import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
 import { openStore, redactUrl } from "../store/open-store.ts";
-import { StoreUnavailableError, type Store } from "../store/store.ts";
+import { StoreRefusedError, StoreUnavailableError, type Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
 import { bindError } from "./port.ts";
 import { FailureReports } from "./failure-reports.ts";
@@ -104,7 +104,9 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
       pollFailures.passed();
     },
     failed(error, follower) {
-      if (error instanceof StoreUnavailableError) health.markUnreachable(error);
+      // A read the database refuses while it serves (a privilege revoked on the keys) is
+      // a poll failure like any other: the server stays ready, on the keys it holds.
+      if (error instanceof StoreUnavailableError && !(error instanceof StoreRefusedError)) health.markUnreachable(error);
       else pollFailures.failed(follower === undefined ? "reading the store's change counter" : `reloading ${follower}`, redactUrl(String(error)));
     },
   });

@@ -102,6 +102,26 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
     expect(await unitsUsed()).toBe(before + 1);
   }, 30_000);
 
+  test("a read of the keys refused (REVOKE SELECT ON keys): lookups go on with the keys held, the server stays ready, one line each way", async () => {
+    const logged = server.logs.length;
+    await onDatabase.unsafe(`REVOKE SELECT ON keys FROM ${role}`);
+    try {
+      // A change the servers must load: the poll's reload of the keys is refused.
+      await onDatabase`UPDATE generation SET value = value + 1 WHERE id = 1`;
+      await Bun.sleep(1000);
+      expect((await lookup()).status).toBe(200);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      const lines = server.logs.slice(logged);
+      expect(lines.filter((line) => line.includes("state store cannot be reached") || line.includes("can be reached again"))).toEqual([]);
+      expect(lines.filter((line) => line.includes("reloading keys failed"))).toHaveLength(1);
+    } finally {
+      await onDatabase.unsafe(`GRANT SELECT ON keys TO ${role}`);
+    }
+    const back = performance.now();
+    while (!server.logs.slice(logged).some((line) => line.includes("reloading keys works again")) && performance.now() - back < 5000) await Bun.sleep(50);
+    expect(server.logs.slice(logged).filter((line) => line.includes("reloading keys works again"))).toHaveLength(1);
+  }, 30_000);
+
   test("a table gone (undefined_table, 42P01): 503 store_unavailable, nothing charged, one log line; 200 once it is back", async () => {
     const before = await unitsUsed();
     const logged = server.logs.length;
