@@ -1,6 +1,7 @@
 import { ApiError } from "../errors/api-error.ts";
 import { CLIENT_GONE_STATUS, ClientGoneError } from "../errors/client-gone.ts";
 import type { Logger } from "../log/logger.ts";
+import { sqlstateOf } from "../store/postgres-unavailable.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { problemResponse } from "./problem.ts";
 import { validationDetail } from "./validation-detail.ts";
@@ -49,8 +50,8 @@ const refusals = new WeakMap<Logger, Map<string, number>>();
  * running out and SQLite's faults carry no such cause and are told elsewhere.
  */
 function noteRefusal(error: StoreUnavailableError, logger: Logger): void {
-  const sqlstate = (error.cause as { errno?: unknown } | undefined)?.errno;
-  if (typeof sqlstate !== "string") return;
+  const sqlstate = sqlstateOf(error.cause);
+  if (sqlstate === undefined) return;
   let logged = refusals.get(logger);
   if (!logged) refusals.set(logger, (logged = new Map()));
   const now = performance.now();

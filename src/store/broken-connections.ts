@@ -1,11 +1,13 @@
+import { sqlstateOf } from "./postgres-unavailable.ts";
+
 /**
  * A connection that was already dead, or died under the statement (the server restarted,
  * failed over, or ended it): a pool holds such connections until it next uses them.
  */
 function isBrokenConnection(error: unknown): boolean {
-  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
-  if (code === "ERR_POSTGRES_CONNECTION_CLOSED") return true;
-  return typeof errno === "string" && (errno.startsWith("08") || ["57P01", "57P02", "57P03"].includes(errno));
+  if ((error as { code?: unknown } | null | undefined)?.code === "ERR_POSTGRES_CONNECTION_CLOSED") return true;
+  const sqlstate = sqlstateOf(error);
+  return sqlstate !== undefined && (sqlstate.startsWith("08") || ["57P01", "57P02", "57P03"].includes(sqlstate));
 }
 
 /**

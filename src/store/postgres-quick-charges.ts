@@ -1,5 +1,6 @@
 import type { SQL } from "bun";
 import { USAGE_THRESHOLDS } from "../events/usage-thresholds.ts";
+import { sqlstateOf } from "./postgres-unavailable.ts";
 import type { Charge, ChargeOutcome } from "./store.ts";
 import { DayTally, type DayRow } from "./usage-days.ts";
 
@@ -101,7 +102,7 @@ export async function chargeQuickRows(sql: SQL, group: readonly Charge[], rows: 
   } catch (error) {
     // 55P03, lock_not_available: a row stayed locked past the pool's lock_timeout.
     // Nothing was written; the transaction decides every charge.
-    if ((error as { errno?: unknown })?.errno === "55P03") return rows.flatMap((row) => row.charges);
+    if (sqlstateOf(error) === "55P03") return rows.flatMap((row) => row.charges);
     throw error;
   }
   const after = new Map<string, number>();

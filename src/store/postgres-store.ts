@@ -1,7 +1,7 @@
 import { SQL } from "bun";
 import { AsyncGroupCommit, ItemFailure } from "./async-group-commit.ts";
 import { readPastBrokenConnections } from "./broken-connections.ts";
-import { isReadOnly, isRefusal, isUnavailable } from "./postgres-unavailable.ts";
+import { isReadOnly, isRefusal, isUnavailable, sqlstateOf } from "./postgres-unavailable.ts";
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
@@ -579,8 +579,8 @@ export class PostgresStore implements Store {
     } catch (error) {
       // The bucket stayed locked past the pool's lock_timeout (another session's lock):
       // these requests wait no longer, and the database is not said to be away for it.
-      const errno = ((error as { cause?: { errno?: unknown } })?.cause ?? (error as { errno?: unknown }))?.errno;
-      if (errno === "55P03" || errno === "57014") throw new StoreTimeoutError(`the state database at ${this.label} did not lease rate-limit tokens in time: ${(error as Error).message}`, { cause: error });
+      const sqlstate = sqlstateOf((error as { cause?: unknown } | undefined)?.cause ?? error);
+      if (sqlstate === "55P03" || sqlstate === "57014") throw new StoreTimeoutError(`the state database at ${this.label} did not lease rate-limit tokens in time: ${(error as Error).message}`, { cause: error });
       throw error;
     }
     const [row] = rows;
@@ -663,7 +663,7 @@ export class PostgresStore implements Store {
   private chargeDeadlineError(error: unknown): unknown {
     const cause = error instanceof StoreUnavailableError ? error.cause : error;
     if (error instanceof StoreTimeoutError) return error;
-    if (cause instanceof ChargeDeadline || (cause as { errno?: unknown })?.errno === "57014") {
+    if (cause instanceof ChargeDeadline || sqlstateOf(cause) === "57014") {
       return new StoreTimeoutError(`the state database at ${this.label} did not commit a charge within its time; it was not applied`, { cause });
     }
     return error;
@@ -1038,18 +1038,18 @@ class ChargeDeadline extends Error {
 function openError(error: unknown, label: string, database: string): Error {
   if (error instanceof StoreError) return error;
   const message = redactUrl((error as Error)?.message ?? String(error));
-  const errno = (error as { errno?: unknown })?.errno;
+  const sqlstate = sqlstateOf(error);
   // 3D000: invalid_catalog_name, the database does not exist. Not StateNotFoundError,
   // whose hint (a command that makes a new state) would not help: iplookup creates its
   // tables, never the database.
-  if (errno === "3D000") return new Error(`${label}: there is no database "${database}" on that server; create it first (createdb, or CREATE DATABASE)`, { cause: error });
+  if (sqlstate === "3D000") return new Error(`${label}: there is no database "${database}" on that server; create it first (createdb, or CREATE DATABASE)`, { cause: error });
   // Class 28: the server refused the login. Unavailable once serving (a password changed
   // under a running server), but at open the URL is what to check.
-  if (typeof errno === "string" && errno.startsWith("28")) {
+  if (sqlstate?.startsWith("28")) {
     return new StoreUnavailableError(`the state database at ${label} refused the login: ${message}; check the user and password in the URL (or PGPASSWORD)`, { cause: error });
   }
   // 42501: the role may not use the database or its schema (CONNECT, CREATE on the schema).
-  if (errno === "42501") return new Error(`the state database at ${label} refused iplookup's role: ${message}; grant it the privilege, or make it the database's owner`, { cause: error });
+  if (sqlstate === "42501") return new Error(`the state database at ${label} refused iplookup's role: ${message}; grant it the privilege, or make it the database's owner`, { cause: error });
   if (isUnavailable(error)) return new StoreUnavailableError(`cannot reach the state database at ${label}: ${message}`, { cause: error });
   return new Error(`the state database at ${label}: ${message}`, { cause: error });
 }

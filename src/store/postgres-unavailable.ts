@@ -45,13 +45,19 @@ const UNAVAILABLE_CODES = new Set([
 const UNAVAILABLE_CLASSES = ["08", "28", "53", "57", "58"];
 const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03", "42501", "42P01", "42703"]);
 
+/** A PostgreSQL error's SQLSTATE (Bun's SQL client gives it as `errno`), or undefined for any other error. */
+export function sqlstateOf(error: unknown): string | undefined {
+  const errno = (error as { errno?: unknown } | null | undefined)?.errno;
+  return typeof errno === "string" ? errno : undefined;
+}
+
 /**
  * Whether a PostgreSQL error is a write refused by a read-only session (25006): a
  * standby, a primary demoted by a failover, or default_transaction_read_only set. A
  * session stays so for as long as it lives, so the pool's connections are made again.
  */
 export function isReadOnly(error: unknown): boolean {
-  return (error as { errno?: unknown } | null | undefined)?.errno === "25006";
+  return sqlstateOf(error) === "25006";
 }
 
 /** The refusals among UNAVAILABLE_STATES: the database serves, but not this statement of iplookup's. */
@@ -59,14 +65,15 @@ const REFUSED_STATES = new Set(["42501", "42P01", "42703"]);
 
 /** Whether a PostgreSQL error is a statement refused while the database otherwise serves (a privilege, a table or column gone). */
 export function isRefusal(error: unknown): boolean {
-  const errno = (error as { errno?: unknown } | null | undefined)?.errno;
-  return typeof errno === "string" && REFUSED_STATES.has(errno);
+  const sqlstate = sqlstateOf(error);
+  return sqlstate !== undefined && REFUSED_STATES.has(sqlstate);
 }
 
 /** Whether a PostgreSQL error means the database cannot be reached or cannot serve now. */
 export function isUnavailable(error: unknown): boolean {
-  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  const code = (error as { code?: unknown } | null | undefined)?.code;
   if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
-  if (typeof errno !== "string") return false;
-  return UNAVAILABLE_CLASSES.includes(errno.slice(0, 2)) || UNAVAILABLE_STATES.has(errno);
+  const sqlstate = sqlstateOf(error);
+  if (sqlstate === undefined) return false;
+  return UNAVAILABLE_CLASSES.includes(sqlstate.slice(0, 2)) || UNAVAILABLE_STATES.has(sqlstate);
 }
