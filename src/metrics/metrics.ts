@@ -1,3 +1,4 @@
+import type { WalCheckpointStats } from "../store/wal-checkpoints.ts";
 import type { DescriptorUse } from "./process-descriptors.ts";
 /**
  * The service's metrics, kept in memory and written in the Prometheus text format
@@ -139,6 +140,23 @@ export class Metrics {
     this.region[this.totalsAt + WEBHOOK_OUTCOMES.indexOf(outcome) + 6]! += 1;
   }
 
+  /**
+   * What a SQLite state file's checkpoint thread has done (see wal-checkpoints.ts), as
+   * it last said; the main thread sets it in its own region. A server on PostgreSQL
+   * never sets it, and writes none of these metrics.
+   */
+  setWalCheckpoints(stats: Readonly<WalCheckpointStats>, walBytes: number): void {
+    const at = this.totalsAt + WAL_AT;
+    const region = this.region;
+    region[at] = 1;
+    region[at + 1] = stats.passive;
+    region[at + 2] = stats.restarts;
+    region[at + 3] = stats.truncations;
+    region[at + 4] = stats.busy;
+    region[at + 5] = stats.longestMs / 1000;
+    region[at + 6] = walBytes;
+  }
+
   /** Every thread's region added up. */
   private totals(): Float64Array {
     const size = this.region.length;
@@ -197,6 +215,22 @@ export class Metrics {
       "Webhook delivery attempts by this server, by outcome: delivered (2xx), retry (failed, tried again later), given_up (failed 24 hours after the event).",
       WEBHOOK_OUTCOMES.map((outcome, i) => `iplookup_webhook_attempts_total{outcome="${WEBHOOK_OUTCOME_LABELS[i]}"} ${totals[this.totalsAt + 6 + i]}`),
     );
+    const wal = this.totalsAt + WAL_AT;
+    if (totals[wal]! > 0) {
+      metric(
+        "iplookup_state_wal_checkpoints_total",
+        "counter",
+        "Checkpoints of the SQLite state file's WAL that completed, by mode: passive (every half second), restart (once the WAL passes 4 MiB), truncate (an idle server's WAL emptied).",
+        (["passive", "restart", "truncate"] as const).map((mode, i) => `iplookup_state_wal_checkpoints_total{mode="${mode}"} ${totals[wal + 1 + i]}`),
+      );
+      metric("iplookup_state_wal_checkpoints_busy_total", "counter", "Restart and truncate checkpoints that gave up on a lock held by a writer or a reader (tried again later).", [
+        `iplookup_state_wal_checkpoints_busy_total ${totals[wal + 4]}`,
+      ]);
+      metric("iplookup_state_wal_checkpoint_longest_seconds", "gauge", "The longest restart or truncate checkpoint since the server started: the most a charge waited for one.", [
+        `iplookup_state_wal_checkpoint_longest_seconds ${totals[wal + 5]}`,
+      ]);
+      metric("iplookup_state_wal_bytes", "gauge", "The length of the SQLite state file's -wal file at the last checkpoint.", [`iplookup_state_wal_bytes ${totals[wal + 6]}`]);
+    }
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
@@ -221,12 +255,19 @@ export class Metrics {
 const WEBHOOK_OUTCOMES = ["delivered", "pending", "failed"] as const;
 const WEBHOOK_OUTCOME_LABELS = ["delivered", "retry", "given_up"] as const;
 
+/**
+ * Where the checkpoint slots start among the totals: set (1) or not, then passive,
+ * restart and truncate checkpoints, busy ones, the longest in seconds, the WAL's bytes.
+ */
+const WAL_AT = 6 + WEBHOOK_OUTCOMES.length;
+const WAL_SLOTS = 7;
+
 /** A route's histogram: a count per bucket, the sum, the count. */
 const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
 
 /** Numbers in one thread's region, for `routes` named routes and "other". */
 function regionSize(routes: number): number {
-  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + 6 + WEBHOOK_OUTCOMES.length;
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + WAL_AT + WAL_SLOTS;
 }
 
 function methodIndex(method: string): number {

@@ -2,6 +2,7 @@ import type { ServeConfig } from "../config/serve-config.ts";
 import type { AsnImage } from "../asn/asn-image.ts";
 import type { IndexImage } from "../index/range-index.ts";
 import type { MetricsTable } from "../metrics/metrics.ts";
+import type { WalCheckpointStats } from "../store/wal-checkpoints.ts";
 import type { TlsPair } from "./tls.ts";
 
 /**
@@ -53,6 +54,8 @@ export type FromWorker =
   | { readonly type: "failed"; readonly error: string; readonly code?: string }
   /** A checkpoint of the state file failed (said once until one succeeds again). */
   | { readonly type: "checkpoint-failed"; readonly error: string }
+  /** What the checkpoint thread has done so far, after each interval's checkpoints; `walBytes` is the -wal file's length then. */
+  | { readonly type: "checkpoint-stats"; readonly stats: WalCheckpointStats; readonly walBytes: number }
   | { readonly type: "copied" }
   | { readonly type: "index-loaded"; readonly image: IndexImage }
   | { readonly type: "asn-built"; readonly asn: AsnImage }

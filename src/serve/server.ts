@@ -137,7 +137,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   // Every connection of this server leaves the WAL's checkpoints to this thread, started
   // once the main thread's connection has created the file.
   try {
-    if (isSqliteFile(config.statePath)) checkpoints = await startCheckpointThread(workerEntry, config.statePath, logger);
+    if (isSqliteFile(config.statePath)) checkpoints = await startCheckpointThread(workerEntry, config.statePath, logger, mainMetrics);
   } catch (error) {
     await stopStarted();
     throw error;
@@ -250,7 +250,7 @@ function isSqliteFile(location: string): boolean {
 }
 
 /** Starts the thread that checkpoints the state file's WAL; resolves once it runs. */
-async function startCheckpointThread(workerEntry: string, path: string, logger: Logger): Promise<{ stop(): Promise<void> }> {
+async function startCheckpointThread(workerEntry: string, path: string, logger: Logger, metrics: Metrics): Promise<{ stop(): Promise<void> }> {
   const worker = new Worker(workerEntry);
   let onStopped = () => {};
   const stopped = new Promise<void>((resolve) => (onStopped = resolve));
@@ -267,6 +267,8 @@ async function startCheckpointThread(workerEntry: string, path: string, logger: 
           return reject(new Error(`the checkpoint thread could not open ${path}: ${message.error}`));
         case "checkpoint-failed":
           return logger.log("error", "a checkpoint of the state file failed; the next is tried shortly", { state: path, error: message.error });
+        case "checkpoint-stats":
+          return metrics.setWalCheckpoints(message.stats, message.walBytes);
         case "stopped":
           return onStopped();
       }

@@ -50,7 +50,9 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
     case "checkpoints": {
       const { runWalCheckpoints } = await import("../store/wal-checkpoints.ts");
       try {
-        checkpoints = runWalCheckpoints(message.path, message.intervalMs, (error) => send({ type: "checkpoint-failed", error: String((error as Error)?.message ?? error) }));
+        checkpoints = runWalCheckpoints(message.path, message.intervalMs, (error) => send({ type: "checkpoint-failed", error: String((error as Error)?.message ?? error) }), {
+          onRun: (stats, walBytes) => send({ type: "checkpoint-stats", stats: { ...stats }, walBytes }),
+        });
         send({ type: "listening" });
       } catch (error) {
         send(failure(error));

@@ -1,4 +1,5 @@
 import { Database } from "bun:sqlite";
+import { statSync } from "node:fs";
 
 /**
  * A server's checkpoints of its SQLite state file, run on a thread of their own.
@@ -58,6 +59,8 @@ export interface WalCheckpointOptions {
   readonly restartAfterBytes?: number;
   /** How long a RESTART or TRUNCATE checkpoint waits for a writer or a reader before it gives up. */
   readonly restartBusyMs?: number;
+  /** Told after every interval's checkpoints that ran: the counts so far and the -wal file's length then, in bytes. */
+  readonly onRun?: (stats: Readonly<WalCheckpointStats>, walBytes: number) => void;
 }
 
 /** 4 MiB: about SQLite's own automatic checkpoint (1,000 pages of 4 KiB). */
@@ -112,6 +115,7 @@ export function runWalCheckpoints(path: string, intervalMs: number, onError: (er
         if (blocking(restart)) stats.restarts++;
       }
       failing = false;
+      options.onRun?.(stats, statSync(`${path}-wal`, { throwIfNoEntry: false })?.size ?? 0);
     } catch (error) {
       // Told once, not every interval, while it keeps failing.
       if (!failing) onError(error);

@@ -80,3 +80,19 @@ test("unknown routes, methods and statuses fold into a bounded set of series", (
   expect(text).toContain('iplookup_http_requests_total{route="/v1/me",method="OTHER",status="405"} 1');
   expect(text).toContain('iplookup_http_requests_total{route="/v1/me",method="GET",status="599"} 1');
 });
+
+test("a SQLite state's checkpoints are written once told, and not at all before (a PostgreSQL state has none)", () => {
+  const metrics = new Metrics(Metrics.table([], 2));
+  expect(metrics.render(snapshot)).not.toContain("iplookup_state_wal");
+  metrics.setWalCheckpoints({ passive: 12, restarts: 3, truncations: 1, busy: 2, longestMs: 7.5 }, 4096);
+  // A second thread's region is summed in, and holds nothing of the checkpoints.
+  new Metrics(metrics.table, 1).addLookups(5);
+  const text = metrics.render(snapshot);
+  expect(text).toContain('iplookup_state_wal_checkpoints_total{mode="passive"} 12');
+  expect(text).toContain('iplookup_state_wal_checkpoints_total{mode="restart"} 3');
+  expect(text).toContain('iplookup_state_wal_checkpoints_total{mode="truncate"} 1');
+  expect(text).toContain("iplookup_state_wal_checkpoints_busy_total 2");
+  expect(text).toContain("iplookup_state_wal_checkpoint_longest_seconds 0.0075");
+  expect(text).toContain("iplookup_state_wal_bytes 4096");
+  expect(text).toContain("iplookup_addresses_looked_up_total 5");
+});

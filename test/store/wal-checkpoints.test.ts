@@ -117,6 +117,37 @@ describe("the WAL's checkpoints", () => {
     }
   });
 
+  test("a server's /metrics tells what its checkpoint thread did: passive checkpoints after charges, then the idle WAL emptied", async () => {
+    const server = await startSocketServer({ workers: "2" });
+    const sample = (text: string, name: string) => Number(new RegExp(`^${name.replace(/[{}]/g, "\\$&")} (\\S+)$`, "m").exec(text)?.[1]);
+    try {
+      const cli = SqliteStore.open(server.statePath);
+      const { secret } = await cli.createKey("wal-metrics", "unlimited");
+      await cli.close();
+      for (let i = 0; i < 40; i++) {
+        const response = await fetch(`${server.url}v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${secret}`, "content-type": "application/json" }, body: JSON.stringify({ ip: "1.1.1.1" }) });
+        expect(response.status).toBe(200);
+      }
+      const deadline = Date.now() + 6000;
+      let text = "";
+      do {
+        await Bun.sleep(100);
+        text = await (await fetch(`${server.url}metrics`)).text();
+      } while (!(sample(text, 'iplookup_state_wal_checkpoints_total{mode="truncate"}') >= 1) && Date.now() < deadline);
+      expect(sample(text, 'iplookup_state_wal_checkpoints_total{mode="passive"}')).toBeGreaterThanOrEqual(2);
+      expect(sample(text, 'iplookup_state_wal_checkpoints_total{mode="truncate"}')).toBeGreaterThanOrEqual(1);
+      expect(sample(text, 'iplookup_state_wal_checkpoints_total{mode="restart"}')).toBe(0);
+      expect(sample(text, "iplookup_state_wal_checkpoints_busy_total")).toBeGreaterThanOrEqual(0);
+      expect(sample(text, "iplookup_state_wal_checkpoint_longest_seconds")).toBeGreaterThan(0);
+      expect(sample(text, "iplookup_state_wal_bytes")).toBe(0);
+      expect(walBytes(server.statePath)).toBe(0);
+      // Said once, by the main thread, however many threads serve.
+      expect(text.match(/^# TYPE iplookup_state_wal_bytes gauge$/gm)).toHaveLength(1);
+    } finally {
+      await server.close();
+    }
+  });
+
   test("under writes from two processes that never pause, with a reader, the WAL starts again instead of growing, and is emptied once idle", async () => {
     const path = join(dir, "busy.db");
     const setup = SqliteStore.open(path, { walAutoCheckpoint: false });
