@@ -36,7 +36,12 @@ export interface AdminListener {
   readonly url: URL;
   /**
    * Listens with a renewed certificate: a new socket joins the port (SO_REUSEPORT) before
-   * the old one stops accepting and finishes its requests, so no admin request fails.
+   * the old one stops accepting and finishes its requests in flight. Unlike the public
+   * port's (which keeps answering for a second, see serving-thread.ts), it closes its
+   * idle keep-alive connections at once, so that every new connection from then on gets
+   * the renewed certificate: a browser resends a request that meets a reused connection
+   * closed before any answer, and the admin port's clients are the console and scripts
+   * that open a connection a command.
    */
   relisten(tls: TlsPair): void;
   /** Finishes the admin requests in flight, then closes the listener's store connection. */

@@ -50,7 +50,8 @@ export interface MetricsTable {
  * the histogram's bucket counts (each observation counted once, in the first bucket it
  * fits; cumulated when written), its sum and its count; then addresses, units, dropped
  * log lines, failed data updates, the time of the last successful one, the log's
- * backlog, and webhook attempts by outcome.
+ * backlog, webhook attempts by outcome, the SQLite state file's checkpoints (WAL_AT), and
+ * the served certificate's expiry (TLS_EXPIRY_AT).
  */
 export class Metrics {
   private readonly region: Float64Array;
@@ -157,6 +158,11 @@ export class Metrics {
     region[at + 6] = walBytes;
   }
 
+  /** When the certificate served (--tls-cert) expires, in ms since the epoch; set by the main thread at start and at each renewal. */
+  setTlsCertificateExpiry(expiresAtMs: number): void {
+    this.region[this.totalsAt + TLS_EXPIRY_AT] = expiresAtMs / 1000;
+  }
+
   /** Every thread's region added up. */
   private totals(): Float64Array {
     const size = this.region.length;
@@ -231,6 +237,12 @@ export class Metrics {
       ]);
       metric("iplookup_state_wal_bytes", "gauge", "The length of the SQLite state file's -wal file at the last checkpoint.", [`iplookup_state_wal_bytes ${totals[wal + 6]}`]);
     }
+    const tlsExpiry = totals[this.totalsAt + TLS_EXPIRY_AT]!;
+    if (tlsExpiry > 0) {
+      metric("iplookup_tls_certificate_expiry_timestamp_seconds", "gauge", "When the certificate served (--tls-cert) expires (Unix time); SIGHUP loads a renewed one.", [
+        `iplookup_tls_certificate_expiry_timestamp_seconds ${tlsExpiry}`,
+      ]);
+    }
     const built = Date.parse(input.dataBuiltAt);
     metric("iplookup_data_built_timestamp_seconds", "gauge", "When the loaded data set was built (Unix time).", [`iplookup_data_built_timestamp_seconds ${Math.floor(built / 1000)}`]);
     metric("iplookup_data_age_seconds", "gauge", "Age of the loaded data set.", [`iplookup_data_age_seconds ${Math.max(0, Math.floor((input.now.getTime() - built) / 1000))}`]);
@@ -261,13 +273,15 @@ const WEBHOOK_OUTCOME_LABELS = ["delivered", "retry", "given_up"] as const;
  */
 const WAL_AT = 6 + WEBHOOK_OUTCOMES.length;
 const WAL_SLOTS = 7;
+/** Where the served certificate's expiry is among the totals (0: no TLS). */
+const TLS_EXPIRY_AT = WAL_AT + WAL_SLOTS;
 
 /** A route's histogram: a count per bucket, the sum, the count. */
 const HISTOGRAM_SIZE = LATENCY_BUCKETS.length + 2;
 
 /** Numbers in one thread's region, for `routes` named routes and "other". */
 function regionSize(routes: number): number {
-  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + WAL_AT + WAL_SLOTS;
+  return (routes + 1) * (METHODS.length * STATUSES + HISTOGRAM_SIZE) + TLS_EXPIRY_AT + 1;
 }
 
 function methodIndex(method: string): number {

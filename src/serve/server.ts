@@ -106,7 +106,8 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   // Loading read the data file whole and built the index from it: give that memory back
   // before serving rather than carry it as resident size.
   Bun.gc(true);
-  let tls = config.tls && loadTlsAtStart(config.tls);
+  let tls = config.tls && loadTlsAtStart(config.tls, environment.now());
+  if (tls) mainMetrics.setTlsCertificateExpiry(tls.expiresAtMs);
   const setup: ThreadSetup = {
     config,
     // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
@@ -219,13 +220,14 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       if (!config.tls) return;
       let renewed: TlsPair;
       try {
-        renewed = loadTlsPair(config.tls);
+        renewed = loadTlsPair(config.tls, environment.now());
       } catch (error) {
         logger.log("error", "tls reload failed; still serving the certificate loaded before", { error: (error as Error).message });
         return;
       }
       if (renewed.cert === tls?.cert && renewed.key === tls.key) return;
       tls = renewed;
+      mainMetrics.setTlsCertificateExpiry(renewed.expiresAtMs);
       main.relisten(renewed);
       admin?.relisten(renewed);
       for (const worker of workers) worker.post({ type: "tls", tls: renewed });

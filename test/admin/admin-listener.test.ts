@@ -1,9 +1,10 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAdminListener } from "../../src/admin/admin-listener.ts";
 import { createLogger } from "../../src/log/logger.ts";
+import { loadTlsPair, type TlsPair } from "../../src/serve/tls.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { selfSignedCertificate } from "../support/certificate.ts";
 import { defaultIndex } from "../support/default-data.ts";
@@ -11,10 +12,10 @@ import { defaultIndex } from "../support/default-data.ts";
 const dir = mkdtempSync(join(tmpdir(), "iplookup-admin-listener-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A self-signed certificate for 127.0.0.1 whose subject names `label`, as PEM texts. */
-function certificate(label: string): { cert: string; key: string } {
+/** A self-signed certificate for 127.0.0.1 whose subject names `label`, loaded as serve loads one. */
+function certificate(label: string): TlsPair {
   const { cert, key } = selfSignedCertificate(dir, label);
-  return { cert: readFileSync(cert, "utf8"), key: readFileSync(key, "utf8") };
+  return loadTlsPair({ certPath: cert, keyPath: key });
 }
 
 async function servedSubject(port: string): Promise<string> {

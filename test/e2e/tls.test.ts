@@ -8,7 +8,7 @@ import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
-import { selfSignedCertificate } from "../support/certificate.ts";
+import { datedCertificate, selfSignedCertificate } from "../support/certificate.ts";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-tls-"));
@@ -114,3 +114,50 @@ test("at start, a missing half or a broken pair is a bad value: exit 2 with the 
   expect(mismatched.code).toBe(2);
   expect(mismatched.stderr).toContain("are not a usable pair");
 });
+
+test("a certificate out of its dates is refused like a broken pair: at start exit 2 naming its dates, on SIGHUP the one served kept; /metrics tells when the one served expires", async () => {
+  const expired = datedCertificate(dir, "expired-cert", "20200101000000Z", "20200201000000Z");
+  const early = datedCertificate(dir, "early-cert", "20990101000000Z", "20990201000000Z");
+  const state = join(dir, "dated.db");
+  const refusedExpired = cli(["serve", "--port", "0", "--admin-port", "off", "--state", state, "--tls-cert", expired.cert, "--tls-key", expired.key]);
+  expect(refusedExpired.code).toBe(2);
+  expect(refusedExpired.stderr).toContain(`the TLS certificate ${expired.cert} expired at 2020-02-01T00:00:00Z (this host's clock reads `);
+  const refusedEarly = cli(["serve", "--port", "0", "--admin-port", "off", "--state", state, "--tls-cert", early.cert, "--tls-key", early.key]);
+  expect(refusedEarly.code).toBe(2);
+  expect(refusedEarly.stderr).toContain(`the TLS certificate ${early.cert} is not valid before 2099-01-01T00:00:00Z`);
+
+  const certPath = join(dir, "dated-live.crt");
+  const keyPath = join(dir, "dated-live.key");
+  copyFileSync(first.cert, certPath);
+  copyFileSync(first.key, keyPath);
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--tls-cert", certPath, "--tls-key", keyPath, "--log-level", "warn"]);
+  servers.push(server);
+  const port = new URL(server.url).port;
+  const metrics = async () => (await fetch(`${server.url}/metrics`, { tls: { rejectUnauthorized: false } })).text();
+  const expiry = (text: string) => Number(/^iplookup_tls_certificate_expiry_timestamp_seconds (\d+)$/m.exec(text)?.[1]);
+  const notAfter = (path: string) => Math.floor(new (require("node:crypto").X509Certificate)(require("node:fs").readFileSync(path)).validToDate.getTime() / 1000);
+  expect(expiry(await metrics())).toBe(notAfter(first.cert));
+
+  // A botched renewal: the files replaced by a pair whose certificate has expired.
+  copyFileSync(expired.cert, certPath);
+  copyFileSync(expired.key, keyPath);
+  server.process.kill("SIGHUP");
+  const deadline = Date.now() + 5000;
+  while (!server.stderr().includes("tls reload failed") && Date.now() < deadline) await Bun.sleep(50);
+  expect(server.stderr()).toContain("tls reload failed; still serving the certificate loaded before");
+  expect(server.stderr()).toContain("expired at 2020-02-01T00:00:00Z");
+  await Bun.sleep(1200);
+  expect(await servedSubject(port)).toBe("first-cert");
+  expect(expiry(await metrics())).toBe(notAfter(first.cert));
+
+  copyFileSync(second.cert, certPath);
+  copyFileSync(second.key, keyPath);
+  server.process.kill("SIGHUP");
+  const renewed = Date.now() + 5000;
+  while ((await servedSubject(port)) !== "second-cert" && Date.now() < renewed) await Bun.sleep(100);
+  // The replaced listener answers its connections for a second more, then leaves.
+  await Bun.sleep(1500);
+  expect(await servedSubject(port)).toBe("second-cert");
+  expect(expiry(await metrics())).toBe(notAfter(second.cert));
+  expect(await server.stop("SIGTERM")).toBe(0);
+}, 30_000);
