@@ -1,4 +1,5 @@
 import type { Address } from "../address/address.ts";
+import type { Cidr } from "../address/cidr.ts";
 import { parseAddress } from "../address/parse.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { accessLine, type AccessEntry } from "../log/access-line.ts";
@@ -7,10 +8,13 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { App } from "./app.ts";
 import { requestForApp } from "./path.ts";
 import { problemResponse } from "./problem.ts";
+import { clientAddress } from "./client-address.ts";
 import { attachContext, RequestContext } from "./request-context.ts";
 import { hideBodyStream } from "./request-body.ts";
 
 export interface ListenOptions {
+  /** Proxies whose X-Forwarded-For is believed (--trust-proxy): with any, the access log names the client beside the peer. */
+  readonly trustProxy?: readonly Cidr[];
   readonly host: string;
   readonly port: number;
   /** Lets several listeners share the port (SO_REUSEPORT): the threads of `serve --workers`, and a listener replacing another. */
@@ -107,8 +111,9 @@ export interface PeerSource {
 }
 
 /** The handler `listen` serves with: everything it does around the app, for one request. */
-export function requestHandler(app: App, options: Pick<ListenOptions, "closeConnections" | "metrics" | "logger">) {
+export function requestHandler(app: App, options: Pick<ListenOptions, "closeConnections" | "metrics" | "logger" | "trustProxy">) {
   const { metrics, logger } = options;
+  const trustProxy = options.trustProxy ?? [];
   const requestIdOf = requestIds();
   const peers = lastPeer();
   return async function fetch(received: Request, server: PeerSource): Promise<Response> {
@@ -151,9 +156,15 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
           units: context.units,
           durationMs: Math.round(seconds * 100_000) / 100,
           peer: context.findPeer()?.text ?? null,
+          client: trustProxy.length === 0 ? undefined : clientOf(context.findPeer(), request, trustProxy),
         };
         logger.logFormatted("info", (time) => accessLine(time, entry));
       }
       return response;
   };
+}
+
+/** The client as /v1/me finds it, behind the trusted proxies; null without a peer. */
+function clientOf(peer: Address | null, request: Request, trustProxy: readonly Cidr[]): string | null {
+  return peer && clientAddress(peer, request.headers.get("x-forwarded-for"), trustProxy).text;
 }

@@ -8,6 +8,11 @@ export interface AccessEntry {
   readonly units: number;
   readonly durationMs: number;
   readonly peer: string | null;
+  /**
+   * The client as /v1/me finds it (X-Forwarded-For through the trusted proxies): only on
+   * a server given --trust-proxy, where it may differ from the peer; left out otherwise.
+   */
+  readonly client?: string | null;
 }
 
 /** Methods written as they are; any other is written through JSON.stringify. */
@@ -15,10 +20,10 @@ const PLAIN_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", 
 
 /**
  * One access-log line, the JSON object `{time, level, msg, request_id, method, route,
- * status, key_id, units, duration_ms, peer}`, built as text: every value but the
+ * status, key_id, units, duration_ms, peer}` (and `client` when the entry has one), built as text: every value but the
  * method is known to need no escaping (request ids are checked against a character
  * class of letters, digits and `._:-` before use, routes are the app's own patterns or
- * "other", key ids are `key_` and base32, peers are address text), and the method is
+ * "other", key ids are `key_` and base32, peers and clients are address text), and the method is
  * escaped unless it is a common one. A test holds this equal to JSON.stringify of the
  * same object; building it this way costs a fraction of stringifying one.
  */
@@ -26,7 +31,8 @@ export function accessLine(time: string, entry: AccessEntry): string {
   const method = PLAIN_METHODS.has(entry.method) ? `"${entry.method}"` : JSON.stringify(entry.method);
   const keyId = entry.keyId === null ? "null" : `"${entry.keyId}"`;
   const peer = entry.peer === null ? "null" : `"${entry.peer}"`;
-  return `{"time":"${time}","level":"info","msg":"request","request_id":"${entry.requestId}","method":${method},"route":"${entry.route}","status":${entry.status},"key_id":${keyId},"units":${entry.units},"duration_ms":${durationText(entry.durationMs)},"peer":${peer}}`;
+  const client = entry.client === undefined ? "" : entry.client === null ? ',"client":null' : `,"client":"${entry.client}"`;
+  return `{"time":"${time}","level":"info","msg":"request","request_id":"${entry.requestId}","method":${method},"route":"${entry.route}","status":${entry.status},"key_id":${keyId},"units":${entry.units},"duration_ms":${durationText(entry.durationMs)},"peer":${peer}${client}}`;
 }
 
 /** Durations under 100 ms whose text is kept, by hundredths of a millisecond. */

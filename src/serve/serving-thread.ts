@@ -130,7 +130,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   });
   const open = (tls: TlsPair | null): Listener => {
     const listener = { retiring: false } as Listener;
-    listener.server = listen(app, { host: config.host, port: setup.port, reusePort: true, tls: tls ?? undefined, closeConnections: () => listener.retiring, metrics, logger });
+    listener.server = listen(app, { host: config.host, port: setup.port, reusePort: true, tls: tls ?? undefined, closeConnections: () => listener.retiring, metrics, logger, trustProxy: config.trustProxy });
     return listener;
   };
   let current: Listener;

@@ -46,6 +46,26 @@ describe("GET /v1/me on a real socket", () => {
     expect(await me()).toEqual({ ip: "127.0.0.1", version: 4 });
   });
 
+  test("the access log names the client /v1/me answers beside the peer behind trusted proxies, and only there", async () => {
+    const requestLines = (server: SocketServer) =>
+      server.logs.flatMap((text) => text.split("\n")).filter((line) => line.includes('"msg":"request"')).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const proxied = await serverWithKey({ "trust-proxy": "127.0.0.1", "log-level": "info" });
+    expect(await proxied.me({ "x-forwarded-for": "6.6.6.6, 203.0.113.9" })).toEqual({ ip: "203.0.113.9", version: 4 });
+    expect(await proxied.me()).toEqual({ ip: "127.0.0.1", version: 4 });
+    const deadline = Date.now() + 3000;
+    while (requestLines(proxied.server).length < 2 && Date.now() < deadline) await Bun.sleep(20);
+    expect(requestLines(proxied.server).map(({ peer, client }) => ({ peer, client }))).toEqual([
+      { peer: "127.0.0.1", client: "203.0.113.9" },
+      { peer: "127.0.0.1", client: "127.0.0.1" },
+    ]);
+    const direct = await serverWithKey({ "log-level": "info" });
+    expect(await direct.me({ "x-forwarded-for": "203.0.113.9" })).toEqual({ ip: "127.0.0.1", version: 4 });
+    while (requestLines(direct.server).length < 1 && Date.now() < deadline) await Bun.sleep(20);
+    const [line] = requestLines(direct.server);
+    expect(line?.peer).toBe("127.0.0.1");
+    expect(line).not.toHaveProperty("client");
+  });
+
   test("an IPv6 peer is answered as IPv6", async () => {
     const { server, me } = await serverWithKey({ host: "::1", "trust-proxy": "10.0.0.0/8" });
     const url = `http://[::1]:${server.port}`;

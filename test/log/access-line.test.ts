@@ -25,6 +25,7 @@ function asJson(time: string, e: AccessEntry): string {
     units: e.units,
     duration_ms: e.durationMs,
     peer: e.peer,
+    client: e.client,
   });
 }
 
@@ -36,6 +37,9 @@ test("an access line is the JSON of its entry, byte for byte", () => {
     { ...entry, method: "HEAD", route: "other", durationMs: 12 },
     // An unusual method is escaped as JSON asks.
     { ...entry, method: 'BR"EW\\' },
+    // Behind trusted proxies, the client beside the peer.
+    { ...entry, peer: "10.0.0.2", client: "203.0.113.7" },
+    { ...entry, peer: null, client: null },
   ]) {
     expect(accessLine(time, e)).toBe(asJson(time, e));
     JSON.parse(accessLine(time, e));
