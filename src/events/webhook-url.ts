@@ -7,10 +7,15 @@ import { hasUnsafeCharacter } from "../access/plain-text.ts";
  * webhooks are listed), no fragment, at most 2,000 characters. Null when acceptable,
  * else the reason.
  *
+ * A reason never quotes user info (`user:password@`), the URL's or what the text would
+ * have had if it parsed: a refusal is shown by the admin API, the console and the CLI
+ * alike, and must not be what shows a password.
+ *
  * `as`: "new" for a URL being registered; "stored" for one a state already holds (a
  * snapshot being copied), which may hold C1 control characters or lone surrogates,
- * taken before the rule of plain-text.ts reached URLs: a state that could be written
- * can always be copied.
+ * taken before the rule of plain-text.ts reached URLs, or name its host without `//`
+ * (`http:x`, `http:///x`, which URL() reads as `http://x/`), taken before the host was
+ * read from the text as written: a state that could be written can always be copied.
  */
 export const MAX_URL_LENGTH = 2000;
 
@@ -22,11 +27,37 @@ export function webhookUrlError(text: string, as: "new" | "stored" = "new"): str
   try {
     url = new URL(text);
   } catch {
-    return `"${text}" is not a URL`;
+    return `"${withoutUserInfo(text)}" is not a URL`;
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return `a webhook URL is http:// or https:// (got ${url.protocol}//)`;
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    // The scheme is named only when `//` follows it: in `user:password@host` it is the user.
+    return /^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? `a webhook URL is http:// or https:// (got ${url.protocol}//)` : "a webhook URL is http:// or https://";
+  }
   if (url.hostname === "") return "the URL names no host";
-  if (url.username !== "" || url.password !== "") return "put no credentials in a webhook URL; deliveries are signed (verify the webhook-signature header)";
+  if (url.username !== "" || url.password !== "") return NO_CREDENTIALS;
+  if (as === "new") {
+    // URL() forgives a missing or empty authority (`http:x`, `http:/x`, `http:///x` and
+    // `http:\\x` all read as `http://x/`): the text itself must name the host after `//`.
+    const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#\\]*)/i.exec(text)?.[1];
+    if (authority === undefined || authority === "" || authority.startsWith(":")) return `the URL names no host: write it as ${url.protocol}//HOST/…`;
+    // `http://@host/`: an empty user name, which URL() drops.
+    if (authority.includes("@")) return NO_CREDENTIALS;
+  }
   if (url.hash !== "") return "a webhook URL has no #fragment";
   return null;
+}
+
+const NO_CREDENTIALS = "put no credentials in a webhook URL; deliveries are signed (verify the webhook-signature header)";
+
+/**
+ * `text` with everything from the end of its scheme (and slashes) to its last `@` shown
+ * as `***`: user info however the text is broken (`https://user:pw@[::1` →
+ * `https://***@[::1`). A password may hold `/` or `@`, so the last `@` of all is taken:
+ * too much hidden is harmless, too little is not.
+ */
+export function withoutUserInfo(text: string): string {
+  const at = text.lastIndexOf("@");
+  if (at < 0) return text;
+  const start = /^(?:[a-z][a-z0-9+.-]*:[/\\]+|https?:)?/i.exec(text)![0].length;
+  return `${text.slice(0, start)}***${text.slice(at)}`;
 }

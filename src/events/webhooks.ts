@@ -1,5 +1,6 @@
 import { AuditLog, changesBetween, type Actor } from "../audit/audit-log.ts";
 import type { DeliveryRecord, IssuedWebhook, Store, Webhook } from "../store/store.ts";
+import { DuplicateWebhookError } from "../store/webhook-ids.ts";
 import type { AttemptReport, Deliverer } from "./deliverer.ts";
 import { eventBody, EVENT_TYPES, isEventType, newEventId, TEST_EVENT_TYPE } from "./event-types.ts";
 import { webhookUrlError } from "./webhook-url.ts";
@@ -35,14 +36,21 @@ export class Webhooks {
 
   /**
    * Registers a webhook; the answer carries its secret, which is never shown again (nor
-   * recorded in the audit log, which has the URL and the events).
+   * recorded in the audit log, which has the URL and the events). A URL another webhook
+   * has already is refused, naming that webhook: one receiver, one webhook.
    */
   async add(actor: Actor, url: string, events: readonly string[]): Promise<IssuedWebhook> {
     const refused = webhookUrlError(url);
     if (refused) throw new WebhookRefusal("invalid", refused);
-    return this.store.webhooks.createWebhook(url, checkEvents(events), (issued) =>
-      this.audit.change({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) }),
-    );
+    const wanted = checkEvents(events);
+    try {
+      return await this.store.webhooks.createWebhook(url, wanted, (issued) =>
+        this.audit.change({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) }),
+      );
+    } catch (error) {
+      if (error instanceof DuplicateWebhookError) throw new WebhookRefusal("invalid", error.message);
+      throw error;
+    }
   }
 
   list(): Promise<Webhook[]> {

@@ -16,7 +16,7 @@ import type {
   WebhookRecord,
   WebhookStore,
 } from "./store.ts";
-import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+import { DuplicateWebhookError, eventsColumn, eventsOf, newWebhookId, webhookOfReceiver } from "./webhook-ids.ts";
 import { insertEvent, writeChangeRecord } from "./postgres-records.ts";
 
 /** What PostgresWebhooks needs of its PostgresStore: the pool, and its error handling. */
@@ -71,6 +71,12 @@ export class PostgresWebhooks implements WebhookStore {
     const issued = { webhook, secret: newWebhookSecret() };
     await this.db.guard(() =>
       this.db.sql().begin(async (tx) => {
+        // SHARE ROW EXCLUSIVE conflicts with itself and with other writes of the table (not
+        // with reads, so claims go on): two servers adding one URL at once take turns, and
+        // the second finds the first's.
+        await tx`LOCK TABLE webhooks IN SHARE ROW EXCLUSIVE MODE`;
+        const existing = webhookOfReceiver(await tx<{ id: string; url: string }[]>`SELECT id, url FROM webhooks ORDER BY created_at, seq`, url);
+        if (existing !== undefined) throw new DuplicateWebhookError(existing);
         await tx`INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (${webhook.id}, ${url}, ${eventsColumn(events)}, ${issued.secret}, ${webhook.createdAt}::timestamptz)`;
         await writeChangeRecord(tx, audit?.(issued, null) ?? null);
       }),

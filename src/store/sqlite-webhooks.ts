@@ -16,7 +16,7 @@ import type {
   WebhookRecord,
   WebhookStore,
 } from "./store.ts";
-import { eventsColumn, eventsOf, newWebhookId } from "./webhook-ids.ts";
+import { DuplicateWebhookError, eventsColumn, eventsOf, newWebhookId, webhookOfReceiver } from "./webhook-ids.ts";
 import { insertEvent, writeChangeRecord } from "./sqlite-records.ts";
 
 interface WebhookRow {
@@ -61,6 +61,9 @@ export class SqliteWebhooks implements WebhookStore {
     const issued = { webhook, secret: newWebhookSecret() };
     this.db
       .transaction(() => {
+        // In the IMMEDIATE transaction: two processes adding one URL at once cannot both pass.
+        const existing = webhookOfReceiver(this.db.query<{ id: string; url: string }, []>("SELECT id, url FROM webhooks ORDER BY created_at, rowid").all(), url);
+        if (existing !== undefined) throw new DuplicateWebhookError(existing);
         this.db.query("INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)").run(webhook.id, url, eventsColumn(events), issued.secret, webhook.createdAt);
         writeChangeRecord(this.db, audit?.(issued, null) ?? null);
       })

@@ -402,7 +402,11 @@ export interface ClaimOptions {
  * servers share the store, one of them sends it at a time.
  */
 export interface WebhookStore {
-  /** Creates a webhook with a new secret; the URL and event types are checked by the caller. */
+  /**
+   * Creates a webhook with a new secret; the URL and event types are checked by the
+   * caller. A URL another webhook has already (as URL() reads it) is refused with
+   * DuplicateWebhookError (webhook-ids.ts), in the same transaction as the insert.
+   */
   createWebhook(url: string, events: readonly string[], audit?: Audit<IssuedWebhook>): Promise<IssuedWebhook>;
   /** Every webhook, oldest first. */
   listWebhooks(): Promise<Webhook[]>;

@@ -15,3 +15,34 @@ export function eventsColumn(events: readonly string[]): string {
 export function eventsOf(column: string): string[] {
   return column === "" ? [] : column.split(",");
 }
+
+/**
+ * A webhook's URL as one receiver: the URL as URL() reads it (`HTTP://Host:80/x` is
+ * `http://host/x`), so that two spellings of one receiver are one webhook. A stored URL
+ * URL() cannot read (none can be registered) stands for itself.
+ */
+export function receiverOf(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    return url;
+  }
+}
+
+/** The webhook of `url` among `held` (id and URL), or undefined: one receiver, one webhook. */
+export function webhookOfReceiver(held: readonly { id: string; url: string }[], url: string): string | undefined {
+  const receiver = receiverOf(url);
+  return held.find((webhook) => receiverOf(webhook.url) === receiver)?.id;
+}
+
+/**
+ * createWebhook's refusal of a URL another webhook has already: each event would reach
+ * the receiver twice, with one webhook-id and two signatures, and the URL would no longer
+ * name one webhook (`webhooks list --json | jq 'select(.url == …)'`).
+ */
+export class DuplicateWebhookError extends Error {
+  override readonly name = "DuplicateWebhookError";
+  constructor(readonly existingId: string) {
+    super(`the webhook ${existingId} has this URL already; remove it first to register the URL again (with other events or a new secret)`);
+  }
+}

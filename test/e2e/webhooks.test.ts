@@ -217,7 +217,11 @@ describe("webhooks on a SQLite state file, two worker threads", async () => {
   });
 
   test("the CLI: add prints the secret once, list hides it, test shows the answer, remove; bad input exits 2, an unknown id 1", async () => {
-    const added = run(["webhooks", "add", receiver.url, "--events", "data.updated,data.update_failed", "--json"], state);
+    // The receiver's URL is the admin API's webhook's already: one receiver, one webhook.
+    const twice = run(["webhooks", "add", receiver.url, "--events", "data.updated"], state);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toContain("has this URL already");
+    const added = run(["webhooks", "add", `${receiver.url}/cli`, "--events", "data.updated,data.update_failed", "--json"], state);
     expect(added.code).toBe(0);
     const hook = JSON.parse(added.stdout) as { id: string; secret: string; events: string[] };
     expect(hook.events).toEqual(["data.updated", "data.update_failed"]);

@@ -57,6 +57,28 @@ describe("webhook URLs", () => {
       expect({ bad, refused: webhookUrlError(bad) !== null }).toEqual({ bad, refused: true });
     }
   });
+
+  test("the host is read from the text as written: URL() reads http:///x and http:x as http://x/, and they are refused; a state holding one still copies", () => {
+    for (const bad of ["http:///x", "http:x", "https:/x", "http:\\\\x/"]) {
+      expect({ bad, refused: webhookUrlError(bad) }).toEqual({ bad, refused: expect.stringContaining("names no host") });
+    }
+    expect(webhookUrlError("http:///x")).toBe("the URL names no host: write it as http://HOST/…");
+    // An empty user name, which URL() drops, is user info all the same.
+    expect(webhookUrlError("http://@127.0.0.1/x")).toContain("no credentials");
+    for (const stored of ["http:///x", "http:x"]) expect(webhookUrlError(stored, "stored")).toBeNull();
+    for (const ok of ["HTTP://Example.com:80/x", "http://[::1]:8080/h?u=a@b", "https://hooks.example.com/a@b"]) expect(webhookUrlError(ok)).toBeNull();
+  });
+
+  test("a refusal never quotes user info, even of text that is no URL", () => {
+    expect(webhookUrlError("https://user:hunter2@[::1")).toBe('"https://***@[::1" is not a URL');
+    for (const bad of ["https://user:hunter2@[::1", "http:user:hunter2@[::1", "//user:hunter2@[::1", "user:hunter2@[::1", "ftp://user:hunter2@[", "https://user:hun/ter2@[::1", "user:hunter2@host"]) {
+      for (const as of ["new", "stored"] as const) {
+        const refused = webhookUrlError(bad, as);
+        expect({ bad, refused }).toEqual({ bad, refused: expect.any(String) });
+        expect({ bad, refused }).not.toEqual({ bad, refused: expect.stringMatching(/user|hunter2|ter2/) });
+      }
+    }
+  });
 });
 
 describe("key.expiring", () => {

@@ -6,6 +6,7 @@ import { downgradeSqlite } from "./downgrade.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import type { Store } from "../../src/store/store.ts";
+import { DuplicateWebhookError } from "../../src/store/webhook-ids.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { tempStatePaths } from "./temp-state.ts";
 
@@ -195,6 +196,22 @@ function webhookSuite(fresh: () => Promise<string>) {
     expect(await copy.webhooks.listWebhooks()).toEqual([issued.webhook]);
     await store.close();
     await copy.close();
+  });
+
+  test("a URL another webhook has already (as URL() reads it) is refused, naming that webhook, and nothing is written", async () => {
+    const store = await open();
+    const first = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    for (const url of ["http://127.0.0.1:9/a", "HTTP://127.0.0.1:9/a"]) {
+      const refused = store.webhooks.createWebhook(url, ["key.revoked"], () => ({ entry: { at: new Date(T0).toISOString(), actor: "cli", action: "webhook.created", target: "x", changes: {} } }));
+      await expect(refused).rejects.toBeInstanceOf(DuplicateWebhookError);
+      await expect(refused).rejects.toThrow(`the webhook ${first.id} has this URL already`);
+    }
+    // Two at once: one of them is added.
+    const raced = await Promise.allSettled([store.webhooks.createWebhook("http://127.0.0.1:9/b", ["key.created"]), store.webhooks.createWebhook("http://127.0.0.1:9/b", ["key.created"])]);
+    expect(raced.map((outcome) => outcome.status).sort()).toEqual(["fulfilled", "rejected"]);
+    expect((await store.webhooks.listWebhooks()).map((webhook) => webhook.url)).toEqual(["http://127.0.0.1:9/a", "http://127.0.0.1:9/b"]);
+    expect(await store.listAudit("2000-01-01T00:00:00.000Z", "2100-01-01T00:00:00.000Z", 10)).toEqual([]);
+    await store.close();
   });
 
   test("pruning forgets delivered and failed deliveries of old events, keeps pending ones and newer events", async () => {

@@ -40,7 +40,8 @@ backoff for 24 hours until the receiver answers 2xx. Prints the signing secret
 (whsec_...) once: the receiver verifies each delivery with it.
 
 URL is http:// or https:// to any host (one on this machine included); redirects are
-not followed. The events: ${EVENT_TYPES.join(", ")}.
+not followed. A URL another webhook has already is refused (exit 2), naming it: remove
+that one first to change its events. The events: ${EVENT_TYPES.join(", ")}.
 
   --events LIST    the events to send, comma-separated
   --json           print {"id","url","events","created_at","secret"}
