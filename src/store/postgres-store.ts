@@ -14,7 +14,7 @@ import { checkSnapshot } from "./state-snapshot.ts";
 import * as corrections from "./postgres-corrections.ts";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
 import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
-import { exportWebhookRows, importWebhookRows, PostgresWebhooks, recordCrossings } from "./postgres-webhooks.ts";
+import { exportOnceEvents, exportWebhookRows, importWebhookRows, PostgresWebhooks, recordCrossings } from "./postgres-webhooks.ts";
 import { writeChangeRecord } from "./postgres-records.ts";
 import type { UsageCrossing } from "./sqlite-webhooks.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
@@ -861,7 +861,7 @@ export class PostgresStore implements Store {
           (row): AdminTokenRecord => ({ ...toAdminToken(row), secretHash: row.secret_hash }),
         );
         const audit = (await tx.unsafe<AuditRow[]>("SELECT at, actor, action, target, changes FROM audit_log ORDER BY at, seq")).map(toAuditEntry);
-        return { plans, keys, usage, days, adminTokens, corrections: await corrections.listCorrections(tx), audit, webhooks: await exportWebhookRows(tx) };
+        return { plans, keys, usage, days, adminTokens, corrections: await corrections.listCorrections(tx), audit, webhooks: await exportWebhookRows(tx), onceEvents: await exportOnceEvents(tx) };
       }),
     );
   }
@@ -882,7 +882,7 @@ export class PostgresStore implements Store {
           throw new StoreError(`${this.label} holds ${heldCorrections.n} correction${heldCorrections.n === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
         }
         // The webhook tables first: see importWebhookRows.
-        await importWebhookRows(tx, snapshot.webhooks ?? [], options.replace === true);
+        await importWebhookRows(tx, snapshot.webhooks ?? [], options.replace === true, snapshot.onceEvents ?? []);
         if (options.replace) {
           await tx`DELETE FROM corrections`;
           await tx`DELETE FROM usage_days`;

@@ -12,6 +12,7 @@ import type {
   DueDelivery,
   IssuedWebhook,
   NewEvent,
+  OnceEventRecord,
   Webhook,
   WebhookRecord,
   WebhookStore,
@@ -186,21 +187,47 @@ export async function exportWebhookRows(tx: SQL): Promise<WebhookRecord[]> {
   return rows.map((row) => ({ ...toWebhook(row), secret: row.secret }));
 }
 
-/** In the caller's transaction (importState, its tables locked): `replace` empties the webhook tables first. */
-export async function importWebhookRows(tx: SQL, webhooks: readonly WebhookRecord[], replace: boolean): Promise<void> {
+/** Every event recorded with a once key, oldest first, in the caller's transaction (exportState). */
+export async function exportOnceEvents(tx: SQL): Promise<OnceEventRecord[]> {
+  const rows = await tx<{ id: string; type: string; body: string; created_at: Date; once_key: string }[]>`SELECT id, type, body, created_at, once_key FROM webhook_events
+    WHERE once_key IS NOT NULL ORDER BY created_at, id COLLATE "C"`;
+  return rows.map((row) => ({ id: row.id, type: row.type, body: row.body, createdAt: row.created_at.toISOString(), onceKey: row.once_key }));
+}
+
+/** Rows one statement of importWebhookRows carries (each column is one array parameter). */
+const ONCE_CHUNK = 5000;
+
+/**
+ * In the caller's transaction (importState, its tables locked): `replace` empties the
+ * webhook tables first. The once events are recorded without deliveries (told already);
+ * one whose id or once key the database holds already is told there too, and is skipped
+ * (webhook_events is not locked: a server may record one meanwhile).
+ */
+export async function importWebhookRows(tx: SQL, webhooks: readonly WebhookRecord[], replace: boolean, onceEvents: readonly OnceEventRecord[] = []): Promise<void> {
   if (replace) {
     await tx`DELETE FROM webhook_attempts`;
     await tx`DELETE FROM webhook_deliveries`;
     await tx`DELETE FROM webhook_events`;
     await tx`DELETE FROM webhooks`;
   }
-  if (webhooks.length === 0) return;
-  await tx`INSERT INTO webhooks (id, url, events, secret, created_at)
-    SELECT id, url, events, secret, created_at::timestamptz
-    FROM unnest(${tx.array(webhooks.map((w) => w.id), "TEXT")}, ${tx.array(webhooks.map((w) => w.url), "TEXT")}, ${tx.array(webhooks.map((w) => eventsColumn(w.events)), "TEXT")},
-                ${tx.array(webhooks.map((w) => w.secret), "TEXT")}, ${tx.array(webhooks.map((w) => w.createdAt), "TEXT")})
-      WITH ORDINALITY AS t(id, url, events, secret, created_at, n)
-    ORDER BY n`;
+  if (webhooks.length > 0) {
+    await tx`INSERT INTO webhooks (id, url, events, secret, created_at)
+      SELECT id, url, events, secret, created_at::timestamptz
+      FROM unnest(${tx.array(webhooks.map((w) => w.id), "TEXT")}, ${tx.array(webhooks.map((w) => w.url), "TEXT")}, ${tx.array(webhooks.map((w) => eventsColumn(w.events)), "TEXT")},
+                  ${tx.array(webhooks.map((w) => w.secret), "TEXT")}, ${tx.array(webhooks.map((w) => w.createdAt), "TEXT")})
+        WITH ORDINALITY AS t(id, url, events, secret, created_at, n)
+      ORDER BY n`;
+  }
+  for (let start = 0; start < onceEvents.length; start += ONCE_CHUNK) {
+    const chunk = onceEvents.slice(start, start + ONCE_CHUNK);
+    await tx`INSERT INTO webhook_events (id, type, body, created_at, once_key)
+      SELECT id, type, body, created_at::timestamptz, once_key
+      FROM unnest(${tx.array(chunk.map((e) => e.id), "TEXT")}, ${tx.array(chunk.map((e) => e.type), "TEXT")}, ${tx.array(chunk.map((e) => e.body), "TEXT")},
+                  ${tx.array(chunk.map((e) => e.createdAt), "TEXT")}, ${tx.array(chunk.map((e) => e.onceKey), "TEXT")})
+        WITH ORDINALITY AS t(id, type, body, created_at, once_key, n)
+      ORDER BY n
+      ON CONFLICT DO NOTHING`;
+  }
 }
 
 /**

@@ -579,7 +579,7 @@ export class SqliteStore implements Store {
           .query<AuditRow, []>("SELECT at, actor, action, target, changes FROM audit_log ORDER BY at, seq")
           .all()
           .map(toAuditEntry);
-        return { plans, keys, usage, days, adminTokens, corrections: corrections.listCorrections(this.db), audit, webhooks: this.webhooks.exportRows() };
+        return { plans, keys, usage, days, adminTokens, corrections: corrections.listCorrections(this.db), audit, webhooks: this.webhooks.exportRows(), onceEvents: this.webhooks.exportOnceEvents() };
       })
       .deferred();
   }
@@ -598,7 +598,7 @@ export class SqliteStore implements Store {
           throw new StoreError(`the state file holds ${heldCorrections} correction${heldCorrections === 1 ? "" : "s"} already; copy into an empty store, or replace what it holds`);
         }
         // The webhook tables first: see SqliteWebhooks.importRows.
-        this.webhooks.importRows(snapshot.webhooks ?? [], options.replace === true);
+        this.webhooks.importRows(snapshot.webhooks ?? [], options.replace === true, snapshot.onceEvents ?? []);
         if (options.replace) for (const table of ["usage_days", "usage", "keys", "plans", "admin_tokens", "corrections", "audit_log"]) this.db.run(`DELETE FROM ${table}`);
         const plan = this.db.query(
           `INSERT INTO plans (${PLAN_COLUMNS}) VALUES (?1, ?2, ?3, ?4)

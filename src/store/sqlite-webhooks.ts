@@ -12,6 +12,7 @@ import type {
   DueDelivery,
   IssuedWebhook,
   NewEvent,
+  OnceEventRecord,
   Webhook,
   WebhookRecord,
   WebhookStore,
@@ -215,11 +216,27 @@ export class SqliteWebhooks implements WebhookStore {
       .map((row) => ({ ...toWebhook(row), secret: row.secret }));
   }
 
-  /** Inside the caller's write transaction (importState): `replace` empties the webhook tables first. */
-  importRows(webhooks: readonly WebhookRecord[], replace: boolean): void {
+  /** Every event recorded with a once key, oldest first, inside the caller's read transaction (exportState). */
+  exportOnceEvents(): OnceEventRecord[] {
+    return this.db
+      .query<{ id: string; type: string; body: string; created_at: string; once_key: string }, []>(
+        "SELECT id, type, body, created_at, once_key FROM webhook_events WHERE once_key IS NOT NULL ORDER BY created_at, id",
+      )
+      .all()
+      .map((row) => ({ id: row.id, type: row.type, body: row.body, createdAt: row.created_at, onceKey: row.once_key }));
+  }
+
+  /**
+   * Inside the caller's write transaction (importState): `replace` empties the webhook
+   * tables first. The once events are recorded without deliveries (told already); one
+   * whose id or once key the store holds already is told there too, and is skipped.
+   */
+  importRows(webhooks: readonly WebhookRecord[], replace: boolean, onceEvents: readonly OnceEventRecord[] = []): void {
     if (replace) for (const table of ["webhook_attempts", "webhook_deliveries", "webhook_events", "webhooks"]) this.db.run(`DELETE FROM ${table}`);
     const insert = this.db.query("INSERT INTO webhooks (id, url, events, secret, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
     for (const w of webhooks) insert.run(w.id, w.url, eventsColumn(w.events), w.secret, w.createdAt);
+    const once = this.db.query("INSERT INTO webhook_events (id, type, body, created_at, once_key) VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING");
+    for (const e of onceEvents) once.run(e.id, e.type, e.body, e.createdAt, e.onceKey);
   }
 
   async listDeliveries(webhookId: string, limit: number): Promise<DeliveryRecord[]> {

@@ -84,7 +84,7 @@ export function checkSnapshot(snapshot: StateSnapshot): void {
     if (!isIsoTime(correction.createdAt) || !isIsoTime(correction.updatedAt)) throw new StoreError(`the correction of ${correction.cidr} has a time that is not ISO 8601 UTC`);
   }
   checkSnapshotControls(snapshot, isIsoTime);
-  checkWebhookRecords(snapshot.webhooks ?? []);
+  checkWebhookRecords(snapshot.webhooks ?? [], snapshot.onceEvents ?? []);
 }
 
 /** `2026-11-05T10:00:00.000Z`, as Date.toISOString writes it. */

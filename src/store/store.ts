@@ -104,9 +104,16 @@ export interface StateSnapshot {
   readonly audit?: readonly AuditEntry[];
   /**
    * Webhooks with their signing secrets, oldest first; exportState always fills it (left
-   * out: none). Their outbox (events not yet delivered, the delivery log) stays behind.
+   * out: none). Their outbox (events not yet delivered, the delivery log) stays behind,
+   * but for onceEvents.
    */
   readonly webhooks?: readonly WebhookRecord[];
+  /**
+   * The events that happen once (those with a once key: usage.threshold, key.expiring),
+   * oldest first, without their deliveries: a copy knows them as told, and does not tell
+   * them again. exportState always fills it (left out: none).
+   */
+  readonly onceEvents?: readonly OnceEventRecord[];
 }
 
 /** How importState treats a store that holds keys already. */
@@ -298,6 +305,16 @@ export interface Webhook {
 /** A webhook with its signing secret, as `state copy` moves it. */
 export interface WebhookRecord extends Webhook {
   readonly secret: string;
+}
+
+/** An event recorded with a once key, as `state copy` moves it (see StateSnapshot.onceEvents). */
+export interface OnceEventRecord {
+  readonly id: string;
+  readonly type: string;
+  readonly body: string;
+  /** ISO 8601 UTC. */
+  readonly createdAt: string;
+  readonly onceKey: string;
 }
 
 /** A webhook with its signing secret (`whsec_…`), as it is created. */

@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { emitExpiringKeys, expiringView } from "../../src/events/emit.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import type { Store } from "../../src/store/store.ts";
@@ -66,7 +67,39 @@ async function expectSameState(source: string, copy: string, { secrets, ids, adm
   });
 }
 
+/**
+ * A state whose key expires in 3 days, told by key.expiring to a webhook (delivered):
+ * the state of a server that announced it. Answers the key's id.
+ */
+async function announced(location: string): Promise<string> {
+  return using(location, async (store) => {
+    await store.webhooks.createWebhook("http://127.0.0.1:9/hook", ["key.expiring"]);
+    const now = new Date();
+    const { key } = await store.createKey("ending", "free", { expiresAt: new Date(now.getTime() + 3 * 86_400_000).toISOString(), allowedCidrs: null, allowedOrigins: null, metadata: null });
+    expect(await emitExpiringKeys(store, (await store.listKeys()).map(expiringView), now)).toBe(1);
+    const [due] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: now.getTime(), leaseMs: 60_000 });
+    await store.webhooks.recordAttempt({ deliveryId: due!.deliveryId, attempt: 1, at: now.toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
+    return key.id;
+  });
+}
+
+/** The expiry sweep, run on a copy as its first server runs it: it tells nothing again. */
+async function expectNothingToldAgain(location: string): Promise<void> {
+  await using(location, async (store) => {
+    const now = new Date();
+    expect(await emitExpiringKeys(store, (await store.listKeys()).map(expiringView), now)).toBe(0);
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: now.getTime() + 60_000, leaseMs: 60_000 })).toEqual([]);
+  });
+}
+
 describe("state copy", () => {
+  test("a key whose expiry was announced is not announced again by the copy", async () => {
+    const [from, to] = [freshFile(), freshFile()];
+    await announced(from);
+    expect((await run("state", "copy", "--from", from, "--to", to)).code).toBe(0);
+    await expectNothingToldAgain(to);
+  });
+
   test("SQLite to SQLite: everything, and it says what it copied", async () => {
     const [from, to] = [freshFile(), freshFile()];
     const populated = await populate(from);
@@ -106,6 +139,15 @@ describe("state copy", () => {
 });
 
 describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
+  test("a key whose expiry was announced is not announced again, SQLite to PostgreSQL and back", async () => {
+    const [file, url, back] = [freshFile(), await states.fresh(), freshFile()];
+    await announced(file);
+    expect((await run("state", "copy", "--from", file, "--to", url)).code).toBe(0);
+    await expectNothingToldAgain(url);
+    expect((await run("state", "copy", "--from", url, "--to", back)).code).toBe(0);
+    await expectNothingToldAgain(back);
+  });
+
   test("SQLite to PostgreSQL and back: keys authenticate on each copy, usage is equal, the password is never shown", async () => {
     const file = freshFile();
     const populated = await populate(file);

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { eventBody } from "../../src/events/event-types.ts";
+import { emitExpiringKeys, expiringView } from "../../src/events/emit.ts";
+import { thresholdOnceKey } from "../../src/events/usage-thresholds.ts";
 import { webhookUrlError } from "../../src/events/webhook-url.ts";
 import { Database } from "bun:sqlite";
 import { downgradeSqlite } from "./downgrade.ts";
@@ -214,6 +216,24 @@ function webhookSuite(fresh: () => Promise<string>) {
     await store.close();
   });
 
+  test("a snapshot carries the events told once (key.expiring, usage.threshold), without deliveries: the copy tells none again", async () => {
+    const store = await open();
+    const told = await tellOnce(store);
+    const snapshot = await store.exportState();
+    expect(snapshot.onceEvents!.map((e) => e.type).sort()).toEqual(["key.expiring", "usage.threshold"]);
+    const copy = await open();
+    await copy.importState(snapshot);
+    await expectToldAlready(copy, told);
+    expect((await copy.exportState()).onceEvents).toEqual(snapshot.onceEvents!);
+    // Replacing a store's state replaces its once events too; a bad one is refused whole.
+    await copy.importState({ ...snapshot, onceEvents: [] }, { replace: true });
+    expect((await copy.exportState()).onceEvents).toEqual([]);
+    const bad = { ...snapshot, onceEvents: [{ ...snapshot.onceEvents![0]!, createdAt: "yesterday" }] };
+    await expect(copy.importState(bad, { replace: true })).rejects.toThrow("not an ISO 8601 UTC time");
+    await store.close();
+    await copy.close();
+  });
+
   test("pruning forgets delivered and failed deliveries of old events, keeps pending ones and newer events", async () => {
     const store = await open();
     const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
@@ -239,6 +259,52 @@ function webhookSuite(fresh: () => Promise<string>) {
     await store.close();
   });
 }
+
+/**
+ * On `store`: a webhook of key.expiring and usage.threshold, a key expiring 3 days after
+ * T0 told by the sweep, and a key past 80% of its units; both deliveries delivered.
+ */
+async function tellOnce(store: Store): Promise<{ keyId: string; webhookId: string }> {
+  const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/once", ["key.expiring", "usage.threshold"])).webhook;
+  const { key } = await store.createKey("ending", "free", { expiresAt: new Date(T0 + 3 * 86_400_000).toISOString(), allowedCidrs: null, allowedOrigins: null, metadata: null });
+  expect(await emitExpiringKeys(store, (await store.listKeys()).map(expiringView), new Date(T0))).toBe(1);
+  await store.charge({ keyId: key.id, period: PERIOD, units: 8, limit: 10, at: T0 });
+  const due = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 1000, leaseMs: 60_000 });
+  expect(due.map((d) => d.eventType).sort()).toEqual(["key.expiring", "usage.threshold"]);
+  for (const d of due) {
+    await store.webhooks.recordAttempt({ deliveryId: d.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
+  }
+  return { keyId: key.id, webhookId: hook.id };
+}
+
+/** A copy of tellOnce's state: the sweep and the charge's threshold tell nothing again, and nothing is due. */
+async function expectToldAlready(copy: Store, told: { keyId: string; webhookId: string }): Promise<void> {
+  expect(await emitExpiringKeys(copy, (await copy.listKeys()).map(expiringView), new Date(T0 + 86_400_000))).toBe(0);
+  expect(await copy.webhooks.addEvent({ id: "msg_again", type: "usage.threshold", body: "{}", createdAt: new Date(T0).toISOString(), onceKey: thresholdOnceKey(told.keyId, PERIOD, 80) })).toBe(false);
+  expect(await copy.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 2 * 86_400_000, leaseMs: 60_000 })).toEqual([]);
+  expect(await copy.webhooks.listDeliveries(told.webhookId, 10)).toEqual([]);
+}
+
+describe.skipIf(!postgresAvailable)("the events told once, copied between SQLite and PostgreSQL", () => {
+  test("SQLite to PostgreSQL and back: no copy tells them again", async () => {
+    const open = async (location: string) => openStore(location, { clock: () => new Date(T0) });
+    const source = await open(freshPath());
+    const told = await tellOnce(source);
+    const snapshot = await source.exportState();
+    await source.close();
+    const postgres = await open(await states.fresh());
+    await postgres.importState(snapshot);
+    const fromPostgres = await postgres.exportState();
+    expect(fromPostgres.onceEvents).toEqual(snapshot.onceEvents!);
+    await expectToldAlready(postgres, told);
+    await postgres.close();
+    const back = await open(freshPath());
+    await back.importState(fromPostgres);
+    expect((await back.exportState()).onceEvents).toEqual(snapshot.onceEvents!);
+    await expectToldAlready(back, told);
+    await back.close();
+  });
+});
 
 describe("webhooks on SQLite", () => {
   webhookSuite(async () => freshPath());
