@@ -1,4 +1,4 @@
-import { printable } from "../../access/plain-text.ts";
+import { showingControls } from "../../access/plain-text.ts";
 import { CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { Deliverer } from "../../events/deliverer.ts";
@@ -121,11 +121,12 @@ ${STATE_FLAG_HELP}`,
     } else if (!attempt) {
       context.io.out(`Test event ${eventId} is queued; a running server is sending it (see '${howToRun(context, `webhooks deliveries ${id}`)}').`);
     } else {
-      // The receiver's answer and errors are shown with control characters as `?`: a
-      // receiver's bytes must not act on the operator's terminal.
-      const answer = attempt.status === null ? `no answer (${printable(attempt.error ?? "")})` : `HTTP ${attempt.status} in ${Math.round(attempt.durationMs)} ms`;
+      // The receiver's answer and errors are shown with control and bidirectional
+      // characters written out (`\u001b`, `\u202e`), as the tables show them: a
+      // receiver's bytes must not act on the operator's terminal nor reorder its line.
+      const answer = attempt.status === null ? `no answer (${showingControls(attempt.error ?? "")})` : `HTTP ${attempt.status} in ${Math.round(attempt.durationMs)} ms`;
       context.io.out(`Test event ${eventId}: ${answer}.`);
-      if (attempt.response) context.io.out(`Answer (first 256 bytes): ${printable(attempt.response)}`);
+      if (attempt.response) context.io.out(`Answer (first 256 bytes): ${showingControls(attempt.response)}`);
       if (!ok) context.io.out(`It will be tried again with backoff; see '${howToRun(context, `webhooks deliveries ${id}`)}'.`);
     }
     return ok || !attempt ? EXIT_OK : EXIT_FAILED;
@@ -139,7 +140,9 @@ const deliveries: Command = {
 
 Lists the webhook's latest 50 deliveries, newest first: the event, its state (pending,
 delivered, failed) and every attempt with its time, status, duration and the first 256
-bytes of the answer (or the error).
+bytes of the answer (or the error), one line each; a pending delivery's last line says
+when it is tried next. Control and bidirectional characters of an answer are written
+out (\u001b, \u202e).
 
   --json           print a JSON array
 ${STATE_FLAG_HELP}`,
@@ -154,15 +157,30 @@ ${STATE_FLAG_HELP}`,
       context.io.out("No deliveries yet.");
       return EXIT_OK;
     }
-    context.io.out(formatTable(["EVENT", "TYPE", "STATE", "ATTEMPTS", "LAST"], records.map((record) => [record.eventId, record.eventType, record.state, String(record.attempts.length), lastAttempt(record)])));
+    context.io.out(formatTable(["EVENT", "TYPE", "STATE", "ATTEMPT", "AT", "RESULT", "DURATION", "ANSWER"], records.flatMap(deliveryRows)));
     return EXIT_OK;
   },
 };
 
-function lastAttempt(record: DeliveryRecord): string {
-  const last = record.attempts.at(-1);
-  if (!last) return record.nextAttemptAt ? `due ${record.nextAttemptAt}` : "";
-  return `${last.at} ${last.status ?? printable(last.error ?? "")}`;
+/**
+ * A delivery's lines: one per attempt (its time, the status or the error, the duration
+ * and the answer's first 256 bytes), then, while it is pending, when it is tried next.
+ * formatTable writes out the control and bidirectional characters of a receiver's
+ * answer or error, so that they cannot act on the terminal or reorder the line.
+ */
+function deliveryRows(record: DeliveryRecord): string[][] {
+  const delivery = [record.eventId, record.eventType, record.state];
+  const rows = record.attempts.map((attempt) => [
+    ...delivery,
+    String(attempt.attempt),
+    attempt.at,
+    attempt.status === null ? (attempt.error ?? "no answer") : `HTTP ${attempt.status}`,
+    `${Math.round(attempt.durationMs)} ms`,
+    attempt.response ?? "",
+  ]);
+  if (record.nextAttemptAt) rows.push([...delivery, "next", record.nextAttemptAt, "due", "", ""]);
+  if (rows.length === 0) rows.push(delivery);
+  return rows;
 }
 
 export const WEBHOOK_COMMANDS: readonly Command[] = [add, list, remove, test, deliveries];
