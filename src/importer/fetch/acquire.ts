@@ -4,7 +4,7 @@ import type { FetchedRecord, RecipeFile, RecipeSource } from "../../data-file/re
 import type { SourceFormat } from "../detect-format.ts";
 import type { Progress } from "../progress.ts";
 import type { SourceFile, SourceSpec } from "../source.ts";
-import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex } from "./checksum.ts";
+import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex, shownPlace } from "./checksum.ts";
 import { download, DownloadError, type Downloaded, type DownloadOptions } from "./download.ts";
 import type { ExpansionBudget } from "./expansion.ts";
 import { DownloadAuth, expandTemplate, hasCredentials, isTemplate, isUrl, redactSecrets, secretParamNames, storedUrl, userInfoOf } from "./locations.ts";
@@ -144,8 +144,8 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     verify(downloaded.sha256, given, "--sha256", context);
   } else {
     const published = await findPublishedChecksum(url, downloaded.name, join(folder, "sha256"), { ...context.timeouts, credentials });
-    if (published.hex !== undefined) verify(downloaded.sha256, published.hex, displayLocation(published.at), context);
-    else noChecksum(published.looked.map(displayLocation), context);
+    if (published.hex !== undefined) verify(downloaded.sha256, published.hex, shownPlace(url, published.at), context);
+    else noChecksum(published.looked.map((place) => shownPlace(url, place)), context);
   }
   const fetched: FetchedRecord = {
     url: storedUrl(url),

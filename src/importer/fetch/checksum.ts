@@ -80,6 +80,15 @@ export function checksumPlaces(url: string): string[] {
   return places;
 }
 
+/**
+ * A place checksumPlaces gives, as messages show it: with its secrets hidden, and the
+ * `.sha256` appended to the URL's query kept in sight (`…?token=***.sha256`); hidden
+ * with the secret it follows, the place would read as the download's own URL.
+ */
+export function shownPlace(url: string, place: string): string {
+  return place === `${url}.sha256` ? `${redactSecrets(url)}.sha256` : redactSecrets(place);
+}
+
 /** Statuses that say "nothing here": 404, and 403 from a bucket that hides what it does not hold. */
 const NOTHING_HERE = [404, 403] as const;
 
@@ -107,10 +116,10 @@ export async function findPublishedChecksum(url: string, name: string, dir: stri
       outcome = await download({ url: place, credentials: options.credentials }, dir, { ...timeouts(options), label: null, missingOk: NOTHING_HERE, maxBytes: MAX_CHECKSUM_FILE });
     } catch (error) {
       if (error instanceof TooLargeError) {
-        unreadable ??= `${redactSecrets(place)} answered HTTP 200 with more than ${MAX_CHECKSUM_FILE.toLocaleString("en-US")} bytes, which is no checksum file`;
+        unreadable ??= `${shownPlace(url, place)} answered HTTP 200 with more than ${MAX_CHECKSUM_FILE.toLocaleString("en-US")} bytes, which is no checksum file`;
         continue;
       }
-      if (error instanceof DownloadError) throw new DownloadError(`its checksum could not be looked for at ${redactSecrets(place)}: ${error.message}; refused`);
+      if (error instanceof DownloadError) throw new DownloadError(`its checksum could not be looked for at ${shownPlace(url, place)}: ${error.message}; refused`);
       throw error;
     }
     if (outcome.kind !== "downloaded") continue;
@@ -118,8 +127,8 @@ export async function findPublishedChecksum(url: string, name: string, dir: stri
     rmSync(outcome.path, { force: true });
     const read = readChecksumFile(text, name);
     if (read.kind === "found") return { hex: read.hex, at: place };
-    if (read.kind === "other") throw new DownloadError(`the checksum file at ${redactSecrets(place)} lists checksums, none of them for ${name}; refused`);
-    unreadable ??= `${redactSecrets(place)} answered HTTP 200 with ${describeAnswer(text)}, which holds no SHA-256 line`;
+    if (read.kind === "other") throw new DownloadError(`the checksum file at ${shownPlace(url, place)} lists checksums, none of them for ${name}; refused`);
+    unreadable ??= `${shownPlace(url, place)} answered HTTP 200 with ${describeAnswer(text)}, which holds no SHA-256 line`;
   }
   if (unreadable !== undefined) throw new DownloadError(`its checksum could not be read: ${unreadable}; only 404 or 403 means none is published; refused`);
   return { hex: undefined, looked };

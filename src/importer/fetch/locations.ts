@@ -23,11 +23,12 @@ const SECRET_PARAM = /^(token|access_token|api_?key|apikey|key|license_key|licen
 const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)([^&#\s]*)/gi;
 /**
  * A value hidden already, with the punctuation that followed it in a message
- * (`(…?token=***): HTTP 404`, from displayLocation): kept as it is, so that redacting
- * twice changes nothing more. (A secret of three asterisks and punctuation alone would
- * be shown: it hides nothing.)
+ * (`(…?token=***): HTTP 404`, from displayLocation), or the `.sha256` a checksum's place
+ * appends to it (`…?token=***.sha256`, checksum.ts's shownPlace): kept as it is, so that
+ * redacting twice changes nothing more. (A secret of three asterisks and punctuation
+ * alone would be shown: it hides nothing.)
  */
-const REDACTED_VALUE = /^\*\*\*[)\]:;,.'"]*$/;
+const REDACTED_VALUE = /^\*\*\*(?:\.sha256)?[)\]:;,.'"]*$/;
 /**
  * `http(s)://userinfo@`: the user name may itself be a secret (IPinfo's token as a Basic
  * user). It runs to the last `@` before the host, as a URL parser reads it (a user name

@@ -121,7 +121,20 @@ describe("where a published checksum is looked for", () => {
     // The publisher answers a query it does not know with the path's file: the download.
     const url = published("?token=T", {});
     publisher.publish(`/c${n}/ip2asn.tsv.gz`, { body: BODY });
-    await expect(fetchIt(url)).rejects.toThrow(`its checksum could not be read: ${publisher.url}/c${n}/ip2asn.tsv.gz?token=*** answered HTTP 200 with ${BODY.length} bytes of binary data, which holds no SHA-256 line; only 404 or 403 means none is published; refused`);
+    await expect(fetchIt(url)).rejects.toThrow(`its checksum could not be read: ${publisher.url}/c${n}/ip2asn.tsv.gz?token=***.sha256 answered HTTP 200 with ${BODY.length} bytes of binary data, which holds no SHA-256 line; only 404 or 403 means none is published; refused`);
+  });
+
+  test("a secret in the query: each place probed is named with the secret hidden and its .sha256 in sight, never as the download's own URL", async () => {
+    const none = published("?token=T", { appended: { status: 404 }, path: { status: 404 } });
+    const ctx = context();
+    await fetchIt(none, ctx);
+    expect(ctx.lines).toContain(`no checksum published (nothing at ${publisher.url}/c${n}/ip2asn.tsv.gz?token=***.sha256 or ${publisher.url}/c${n}/ip2asn.tsv.gz.sha256?token=***): not verified`);
+    const failing = published("?token=T", { appended: { status: 500 } });
+    await expect(fetchIt(failing)).rejects.toThrow(`its checksum could not be looked for at ${publisher.url}/c${n}/ip2asn.tsv.gz?token=***.sha256: HTTP 500`);
+    const found = published("?token=T", { appended: { body: `${RIGHT}  ip2asn.tsv.gz\n` } });
+    const verified = context();
+    await fetchIt(found, verified);
+    expect(verified.lines).toContain(`checksum verified: SHA-256 ${RIGHT} (from ${publisher.url}/c${n}/ip2asn.tsv.gz?token=***.sha256)`);
   });
 
   test("a list of checksums that names other files only is refused, not taken as none", async () => {

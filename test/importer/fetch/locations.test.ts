@@ -62,4 +62,8 @@ test("redacting twice changes nothing more", () => {
   );
   // Text with a secret in it still is hidden whole, the punctuation after it too.
   expect(redactSecrets("source 1 (https://host.example/x.mmdb?token=abc:def): HTTP 404")).toBe("source 1 (https://host.example/x.mmdb?token=*** HTTP 404");
+  // A checksum's place appends .sha256 to the query: shown after the hidden secret, it stays in sight.
+  const probed = "its checksum could not be looked for at https://h.example/y.csv?token=***.sha256: HTTP 500";
+  expect(redactSecrets(probed)).toBe(probed);
+  expect(redactSecrets("https://h.example/y.csv?token=abc.sha256")).toBe("https://h.example/y.csv?token=***");
 });
