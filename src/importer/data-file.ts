@@ -49,7 +49,7 @@ export function writeDataFile(path: string, contents: DataFileContents, check?: 
  *   which otherwise stays through the writing (the import's peak: 1,150 → 957 MiB).
  */
 export function writeBeside(path: string, contents: DataFileContents, options: { collectGarbage?: boolean } = {}): { temporary: string; dataVersion: string } {
-  const temporary = `${path}.${process.pid}.tmp`;
+  const temporary = temporaryBeside(path);
   rmSync(temporary, { force: true });
   try {
     const db = new Database(temporary, { create: true });
@@ -74,6 +74,11 @@ export function installWritten(temporary: string, path: string, check?: (written
     rmSync(temporary, { force: true });
     throw error;
   }
+}
+
+/** The name this process writes the data file for `path` under, beside it, until it is renamed into place. */
+export function temporaryBeside(path: string): string {
+  return `${path}.${process.pid}.tmp`;
 }
 
 function fill(db: Database, contents: DataFileContents, collectGarbage: boolean): string {

@@ -5,7 +5,7 @@ import { RECIPE_VERSION, type Recipe, type RecipeSource } from "../data-file/rec
 import type { DataSetInfo } from "../index/network-record.ts";
 import { RangeIndex } from "../index/range-index.ts";
 import { buildDataSet } from "./build.ts";
-import { installWritten, writeBeside } from "./data-file.ts";
+import { installWritten, temporaryBeside, writeBeside } from "./data-file.ts";
 import { acquireSources, type AcquireContext } from "./fetch/acquire.ts";
 import { ExpansionBudget } from "./fetch/expansion.ts";
 import { DownloadAuth } from "./fetch/locations.ts";
@@ -43,6 +43,24 @@ export async function importDataSet(given: string, sources: readonly SourceSpec[
 }
 
 /**
+ * What the imports and updates under way in this process would leave beside their data
+ * files if it ended now, each with the way to remove it.
+ */
+const unfinished = new Set<() => void>();
+
+/**
+ * Removes what the imports and updates under way in this process have made beside their
+ * data files (the downloads' folder, the data file written under its temporary name) and
+ * lets go of their locks, leaving the installed files as they are: for a process a
+ * signal ends (cli/stop-signals.ts), whose `finally` blocks never run. Synchronous, as a
+ * signal's handler must be.
+ */
+export function abandonUnfinished(): void {
+  for (const cleanUp of unfinished) cleanUp();
+  unfinished.clear();
+}
+
+/**
  * Runs `work` with a fetching context whose folder lies beside `path` (same file system:
  * downloads never land in a small /tmp, and nothing of them stays).
  */
@@ -59,6 +77,12 @@ export async function withWorkDir<T>(path: string, options: InstallOptions, work
     lock.release();
     throw error;
   }
+  const cleanUp = () => {
+    rmSync(workDir, { recursive: true, force: true });
+    rmSync(temporaryBeside(path), { force: true });
+    lock.release();
+  };
+  unfinished.add(cleanUp);
   try {
     return await work({
       workDir,
@@ -70,6 +94,7 @@ export async function withWorkDir<T>(path: string, options: InstallOptions, work
       requireChecksum: options.requireChecksum,
     });
   } finally {
+    unfinished.delete(cleanUp);
     rmSync(workDir, { recursive: true, force: true });
     lock.release();
   }
@@ -79,21 +104,39 @@ export async function withWorkDir<T>(path: string, options: InstallOptions, work
 const LEFTOVER_AFTER_MS = 24 * 3_600_000;
 
 /**
- * What an import or update killed on its way left beside `path` (a server stopping
- * ends the update it started): its folder of downloads, and its data file written
- * under a temporary name (importer/data-file.ts), once a day old.
+ * What an import or update that was killed (SIGKILL, out of memory: no chance to clean
+ * up) left beside `path`, removed by the next one, which holds the update lock:
+ *
+ * - its folder of downloads: such a folder is made only by a holder of the lock, and the
+ *   lock is held by this process alone, so whoever made it has ended;
+ * - its data file written under a temporary name (data-file.ts: `NAME.PID.tmp`), once
+ *   no process has that PID. A live PID's file
+ *   may be another writer's, which takes no lock (`bun run data:default`), or a dead
+ *   run's whose PID was given again: that one goes once a day old.
  */
 function removeLeftovers(path: string): void {
-  const name = basename(path);
-  const pattern = new RegExp(`^(\\.${escapeRegExp(name)}\\.sources-.+|${escapeRegExp(name)}\\.\\d+\\.tmp)$`);
+  const name = escapeRegExp(basename(path));
+  const folder = new RegExp(`^\\.${name}\\.sources-.+$`);
+  const temporary = new RegExp(`^${name}\\.(\\d+)\\.tmp$`);
   for (const entry of readdirSync(dirname(path))) {
-    if (!pattern.test(entry)) continue;
     const leftover = join(dirname(path), entry);
+    const pid = temporary.exec(entry)?.[1];
     try {
-      if (Date.now() - statSync(leftover).mtimeMs > LEFTOVER_AFTER_MS) rmSync(leftover, { recursive: true, force: true });
+      if (folder.test(entry)) rmSync(leftover, { recursive: true, force: true });
+      else if (pid !== undefined && (!processRuns(Number(pid)) || Date.now() - statSync(leftover).mtimeMs > LEFTOVER_AFTER_MS)) rmSync(leftover, { recursive: true, force: true });
     } catch {
       // gone meanwhile
     }
+  }
+}
+
+/** Whether a process with this PID runs (as any user). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException)?.code === "EPERM";
   }
 }
 

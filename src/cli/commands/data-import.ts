@@ -10,6 +10,7 @@ import { DOWNLOAD_FLAGS_HELP } from "../flag-help.ts";
 import { parseImportArgs } from "../import-args.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
+import { cleaningUpOnStop } from "../stop-signals.ts";
 
 export const importCommand: Command = {
   name: "import",
@@ -21,7 +22,8 @@ export const importCommand: Command = {
 Builds a new data file from the FILEs and installs it at --data in one step (written
 beside it, checked, then renamed into place). A server reading that file picks the new
 data up within a second, without a restart; a file that cannot be read stops the import
-with the reason, and the installed data stays as it was.
+with the reason, and the installed data stays as it was. Stopped by SIGTERM, SIGINT or
+SIGHUP, an import removes its downloads and exits 128 + the signal's number.
 
 A FILE may be an http:// or https:// URL (downloaded beside --data, with progress on a
 terminal), and may be compressed: .gz, .tar.gz/.tgz or .zip, the data file inside found
@@ -81,18 +83,22 @@ Source options, each for the FILE that follows it:
       throw new ConfigError("the data embedded in the binary cannot be replaced; name the file to write with --data PATH (and serve with the same --data)");
     }
     // The importers load with the command that runs them, not with every command line.
-    const { importDataSet } = await import("../../importer/install.ts");
+    const { abandonUnfinished, importDataSet } = await import("../../importer/install.ts");
     const began = performance.now();
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
-    const info = await importDataSet(path, args.sources, {
-      now: context.now(),
-      progress,
-      env: context.env,
-      base: args.withDefault ? context.defaultDataPath : undefined,
-      timeouts: { timeoutMs: readSetting("downloadTimeout", args.downloads, context.env) },
-      maxExpanded: readSetting("maxExpanded", args.downloads, context.env),
-      requireChecksum: args.downloads.requireChecksum,
-    });
+    // Stopped by a signal, the import removes its downloads and unfinished data file and
+    // exits 128 + the signal's number; the installed file stays as it was.
+    const info = await cleaningUpOnStop(abandonUnfinished, () =>
+      importDataSet(path, args.sources, {
+        now: context.now(),
+        progress,
+        env: context.env,
+        base: args.withDefault ? context.defaultDataPath : undefined,
+        timeouts: { timeoutMs: readSetting("downloadTimeout", args.downloads, context.env) },
+        maxExpanded: readSetting("maxExpanded", args.downloads, context.env),
+        requireChecksum: args.downloads.requireChecksum,
+      }),
+    );
     const seconds = (performance.now() - began) / 1000;
     if (args.json) {
       context.io.out(JSON.stringify({ path, bytes: statSync(path).size, seconds: Number(seconds.toFixed(2)), ...dataInfoJson(info) }));

@@ -13,6 +13,7 @@ import { dataInfoJson } from "../data-info-json.ts";
 import { DATA_FLAG_HELP, DOWNLOAD_FLAGS_HELP, STATE_FLAG_HELP } from "../flag-help.ts";
 import { EXIT_OK } from "../io.ts";
 import { announceDataUpdate } from "../data-update-events.ts";
+import { cleaningUpOnStop } from "../stop-signals.ts";
 
 export const updateCommand: Command = {
   name: "update",
@@ -38,7 +39,9 @@ Credentials are never stored: a source downloaded with them needs
 IPLOOKUP_DOWNLOAD_AUTH (USER:PASSWORD, or HOST=USER:PASSWORD ...).
 
 A change, or a failure, is announced to the webhooks (data.updated,
-data.update_failed) through the state named by --state, when it exists.
+data.update_failed) through the state named by --state, when it exists. Stopped by
+SIGTERM, SIGINT or SIGHUP, an update removes its downloads and exits 128 + the
+signal's number.
 
   --json           print the outcome as JSON: {"changed":false,...} or the new data set
   --require-checksum  refuse a source that has no checksum (given or published)
@@ -57,18 +60,23 @@ ${STATE_FLAG_HELP}`,
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
     // The importers load with the command that runs them, not with every command line.
     const { updateDataFile } = await import("../../importer/update.ts");
+    const { abandonUnfinished } = await import("../../importer/install.ts");
     const began = performance.now();
     let outcome: UpdateOutcome;
     try {
-      outcome = await updateDataFile(path, recipe, {
-        now: context.now(),
-        progress,
-        env: context.env,
-        base: context.defaultDataPath,
-        timeouts: { timeoutMs: readSetting("downloadTimeout", flags, context.env) },
-        maxExpanded: readSetting("maxExpanded", flags, context.env),
-        requireChecksum: flags["require-checksum"] === true,
-      });
+      // Stopped by a signal, the update removes its downloads and unfinished data file
+      // and exits 128 + the signal's number; the installed file stays as it was.
+      outcome = await cleaningUpOnStop(abandonUnfinished, () =>
+        updateDataFile(path, recipe, {
+          now: context.now(),
+          progress,
+          env: context.env,
+          base: context.defaultDataPath,
+          timeouts: { timeoutMs: readSetting("downloadTimeout", flags, context.env) },
+          maxExpanded: readSetting("maxExpanded", flags, context.env),
+          requireChecksum: flags["require-checksum"] === true,
+        }),
+      );
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       const reason = redactSecrets((error as Error)?.message ?? String(error));
