@@ -209,7 +209,11 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
       const proc = child;
       if (proc) {
         proc.kill("SIGTERM");
-        const ended = await Promise.race([proc.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
+        // A timer cleared once the child has ended: one left to run would keep the
+        // server's process alive for the rest of its 5 s after the child has ended.
+        let grace: ReturnType<typeof setTimeout> | undefined;
+        const ended = await Promise.race([proc.exited.then(() => true), new Promise<false>((resolve) => (grace = setTimeout(() => resolve(false), 5000)))]);
+        clearTimeout(grace);
         if (!ended) proc.kill("SIGKILL");
       }
       await running;

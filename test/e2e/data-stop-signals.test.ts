@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzip, iptoasnTsv } from "../support/download-fixtures.ts";
 import { cliAsync as cli, startPublisher } from "../support/publisher.ts";
+import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 /**
  * A `data import` or `data update` stopped by a signal (CONTRACT §6, §13: nothing
@@ -15,7 +16,9 @@ import { cliAsync as cli, startPublisher } from "../support/publisher.ts";
 const root = mkdtempSync(join(tmpdir(), "iplookup-data-stop-"));
 const publisher = startPublisher();
 const children: Array<ReturnType<typeof Bun.spawn>> = [];
+const servers: ServerProcess[] = [];
 afterAll(async () => {
+  for (const server of servers) await server.stop("SIGKILL");
   for (const child of children) child.kill("SIGKILL");
   publisher.stop();
   rmSync(root, { recursive: true, force: true });
@@ -109,4 +112,18 @@ describe("a data import or update stopped by a signal", () => {
     expect(next.code).toBe(0);
     expect(readdirSync(folder)).toEqual(["data.db"]);
   }, 30_000);
+
+  test("serve --update-every, SIGTERM while its update downloads: the update is stopped and cleans up, and serve exits at once", async () => {
+    const source = "/serve/ip2asn.tsv.gz";
+    const { folder, path } = await installed(source);
+    publisher.publish(source, { body: gzip(iptoasnTsv(64500)), trickleMs: 40 });
+    const server = await startServerProcess(["--data", path, "--state", join(root, "serve-state.db"), "--update-every", "1s", "--admin-port", "off"]);
+    servers.push(server);
+    expect(await eventually(() => downloadBegun(folder), 20_000)).toBe(true);
+    const asked = performance.now();
+    expect(await server.stop("SIGTERM")).toBe(0);
+    // Not a benchmark: a stop that waits out a 5 s timer after its update has ended.
+    expect(performance.now() - asked).toBeLessThan(1500);
+    expect(readdirSync(folder)).toEqual(["data.db"]);
+  }, 40_000);
 });
