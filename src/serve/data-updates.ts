@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { constants } from "node:os";
 import { monotonicMs } from "../access/monotonic-clock.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { formatDuration } from "../config/duration.ts";
@@ -149,7 +150,12 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
       return failed(`cannot start '${args.join(" ")}': ${(error as Error).message}`, null);
     }
     const proc = child;
-    const limit = setTimeout(() => proc.kill("SIGKILL"), Math.max(MAX_RUN_MS, 3 * (options.downloadTimeout ?? 0)));
+    const longest = Math.max(MAX_RUN_MS, 3 * (options.downloadTimeout ?? 0));
+    let overran = false;
+    const limit = setTimeout(() => {
+      overran = true;
+      proc.kill("SIGKILL");
+    }, longest);
     limit.unref?.();
     const [stdout, stderr, code] = await Promise.all([tail(proc.stdout as ReadableStream<Uint8Array>), tail(proc.stderr as ReadableStream<Uint8Array>), proc.exited]);
     clearTimeout(limit);
@@ -157,8 +163,14 @@ export function startDataUpdates(options: DataUpdatesOptions): DataUpdates {
     if (stopped) return;
     const seconds = Number(((monotonic() - began) / 1000).toFixed(1));
     if (code !== 0) {
-      const reason = lastLine(stderr).replace(/^iplookup: /, "") || `exited with ${code ?? proc.signalCode}`;
-      return failed(reason, code);
+      const killedBy = signalOf(proc.signalCode, code);
+      if (killedBy === undefined) return failed(lastLine(stderr).replace(/^iplookup: /, "") || `exited with ${code}`, code);
+      // A child a signal ended (the out-of-memory killer, a kill -9) had no chance to say
+      // why: its last line is only the progress it had made ("…: not modified"). Its
+      // own error, if it printed one, else the signal.
+      const said = lastLine(stderr.split("\n").filter((line) => line.startsWith("iplookup: ") && !line.startsWith("iplookup: warning:")).join("\n"));
+      if (said !== "") return failed(said.replace(/^iplookup: /, ""), code);
+      return failed(overran ? `still running after ${formatDuration(longest)}: killed by SIGKILL` : `killed by ${killedBy}`, code);
     }
     options.metrics.setDataUpdateSuccess(Math.floor(now().getTime() / 1000));
     let result: { changed?: boolean; data_version?: string; changes?: string[] } = {};
@@ -244,6 +256,17 @@ function checksumLines(text: string): string[] {
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line.startsWith("checksum verified") || line.startsWith("no checksum published"));
+}
+
+/**
+ * The signal that ended a child: its own, or the one a code of 128 + N tells (a child
+ * run through a shell or a wrapper that passes the signal on as its exit code).
+ */
+function signalOf(signalCode: string | number | null, code: number | null): string | undefined {
+  if (typeof signalCode === "string") return signalCode;
+  const number = typeof signalCode === "number" ? signalCode : code !== null && code > 128 && code <= 128 + 64 ? code - 128 : undefined;
+  if (number === undefined) return undefined;
+  return Object.entries(constants.signals).find(([, value]) => value === number)?.[0] ?? `signal ${number}`;
 }
 
 function lastLine(text: string): string {

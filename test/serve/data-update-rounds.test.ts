@@ -34,3 +34,15 @@ test("a round whose update lock cannot be looked at (no such folder) still runs,
   const logged = await firstFailure(["false"], "/nonexistent-folder/data.db");
   expect(logged.some((line) => line.msg.startsWith("data update failed") && line.error === "exited with 1")).toBe(true);
 });
+
+test("a child a signal ended is logged as killed by that signal, not with its last line of progress", async () => {
+  // A stand-in for iplookup killed mid-update (a kill -9, the out-of-memory killer).
+  const logged = await firstFailure(["sh", "-c", 'echo "https://example.com/ip2asn.tsv.gz: not modified" >&2; kill -KILL $$', "iplookup"], "/tmp/iplookup-rounds-killed.db");
+  const failure = logged.find((line) => line.msg.startsWith("data update failed")) as { error?: string; exit_code?: number } | undefined;
+  expect(failure).toMatchObject({ error: "killed by SIGKILL", exit_code: 137 });
+});
+
+test("a child that exits with 128 + N after no error of its own (a wrapper passing a signal on) is logged as killed by that signal", async () => {
+  const logged = await firstFailure(["sh", "-c", 'echo "downloading 12%" >&2; exit 137', "iplookup"], "/tmp/iplookup-rounds-wrapped.db");
+  expect(logged.find((line) => line.msg.startsWith("data update failed"))).toMatchObject({ error: "killed by SIGKILL", exit_code: 137 });
+});
