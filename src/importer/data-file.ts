@@ -6,6 +6,7 @@ import { RECIPE_KEY, recipeText, type Recipe } from "../data-file/recipe.ts";
 import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
 import type { Privacy } from "../index/privacy.ts";
 import type { RecordField } from "../index/record-fields.ts";
+import { fileSizeLimit, fileSizeLimitText } from "./fetch/disk-writes.ts";
 import type { PackedSegments } from "./merge.ts";
 
 /** What the importer puts in a data file (laid out as data-file/layout.ts says). */
@@ -50,7 +51,7 @@ export function writeDataFile(path: string, contents: DataFileContents, check?: 
  */
 export function writeBeside(path: string, contents: DataFileContents, options: { collectGarbage?: boolean } = {}): { temporary: string; dataVersion: string } {
   const temporary = temporaryBeside(path);
-  rmSync(temporary, { force: true });
+  removeTemporary(temporary);
   try {
     const db = new Database(temporary, { create: true });
     try {
@@ -59,9 +60,12 @@ export function writeBeside(path: string, contents: DataFileContents, options: {
       db.close();
     }
   } catch (error) {
-    rmSync(temporary, { force: true });
     // SQLite's "database or disk is full" says neither which file nor where: this does.
-    throw new Error(`cannot write the data file ${temporary}: ${(error as Error)?.message ?? String(error)}`, { cause: error });
+    // Stopped by the file size limit, it says "disk I/O error" and truncates the file
+    // as it rolls back: when a limit is set, the message names it.
+    const limit = fileSizeLimit() === undefined ? "" : ` (${fileSizeLimitText()})`;
+    removeTemporary(temporary);
+    throw new Error(`cannot write the data file ${temporary}: ${(error as Error)?.message ?? String(error)}${limit}`, { cause: error });
   }
 }
 
@@ -71,7 +75,7 @@ export function installWritten(temporary: string, path: string, check?: (written
     check?.(temporary);
     renameSync(temporary, path);
   } catch (error) {
-    rmSync(temporary, { force: true });
+    removeTemporary(temporary);
     throw error;
   }
 }
@@ -79,6 +83,16 @@ export function installWritten(temporary: string, path: string, check?: (written
 /** The name this process writes the data file for `path` under, beside it, until it is renamed into place. */
 export function temporaryBeside(path: string): string {
   return `${path}.${process.pid}.tmp`;
+}
+
+/**
+ * Removes a data file written under its temporary name, with the rollback journal SQLite
+ * keeps beside it while it writes (`…tmp-journal`): a write that failed part-way (a full
+ * disk) can leave the journal behind, and nothing would ever read it.
+ */
+export function removeTemporary(temporary: string): void {
+  rmSync(temporary, { force: true });
+  rmSync(`${temporary}-journal`, { force: true });
 }
 
 function fill(db: Database, contents: DataFileContents, collectGarbage: boolean): string {

@@ -5,7 +5,7 @@ import { RECIPE_VERSION, type Recipe, type RecipeSource } from "../data-file/rec
 import type { DataSetInfo } from "../index/network-record.ts";
 import { RangeIndex } from "../index/range-index.ts";
 import { buildDataSet } from "./build.ts";
-import { installWritten, temporaryBeside, writeBeside } from "./data-file.ts";
+import { installWritten, removeTemporary, temporaryBeside, writeBeside } from "./data-file.ts";
 import { acquireSources, type AcquireContext } from "./fetch/acquire.ts";
 import { ExpansionBudget } from "./fetch/expansion.ts";
 import { DownloadAuth } from "./fetch/locations.ts";
@@ -79,7 +79,7 @@ export async function withWorkDir<T>(path: string, options: InstallOptions, work
   }
   const cleanUp = () => {
     rmSync(workDir, { recursive: true, force: true });
-    rmSync(temporaryBeside(path), { force: true });
+    removeTemporary(temporaryBeside(path));
     lock.release();
   };
   unfinished.add(cleanUp);
@@ -109,15 +109,15 @@ const LEFTOVER_AFTER_MS = 24 * 3_600_000;
  *
  * - its folder of downloads: such a folder is made only by a holder of the lock, and the
  *   lock is held by this process alone, so whoever made it has ended;
- * - its data file written under a temporary name (data-file.ts: `NAME.PID.tmp`), once
- *   no process has that PID. A live PID's file
+ * - its data file written under a temporary name (data-file.ts: `NAME.PID.tmp`, and the
+ *   `-journal` SQLite keeps beside it), once no process has that PID. A live PID's file
  *   may be another writer's, which takes no lock (`bun run data:default`), or a dead
  *   run's whose PID was given again: that one goes once a day old.
  */
 function removeLeftovers(path: string): void {
   const name = escapeRegExp(basename(path));
   const folder = new RegExp(`^\\.${name}\\.sources-.+$`);
-  const temporary = new RegExp(`^${name}\\.(\\d+)\\.tmp$`);
+  const temporary = new RegExp(`^${name}\\.(\\d+)\\.tmp(?:-journal)?$`);
   for (const entry of readdirSync(dirname(path))) {
     const leftover = join(dirname(path), entry);
     const pid = temporary.exec(entry)?.[1];

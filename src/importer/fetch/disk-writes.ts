@@ -1,4 +1,4 @@
-import { writeSync } from "node:fs";
+import { readFileSync, statSync, writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
 
 /**
@@ -39,12 +39,54 @@ export function writeAllSync(fd: number, bytes: Uint8Array, path: string, failur
   if (written !== bytes.byteLength) throw failure(shortWrite(path, written, bytes.byteLength));
 }
 
-/** The reason a file could not be opened, written or closed: its path, and "disk full" when it is. */
+/** The reason a file could not be opened, written or closed: its path, and "disk full" or the file size limit when it is that. */
 export function writeFailed(path: string, error: unknown): string {
   const message = (error as Error)?.message ?? String(error);
-  return `cannot write ${path}: ${(error as NodeJS.ErrnoException)?.code === "ENOSPC" ? `disk full (${message})` : message}`;
+  const code = (error as NodeJS.ErrnoException)?.code;
+  if (code === "ENOSPC") return `cannot write ${path}: disk full (${message})`;
+  if (code === "EFBIG") return `cannot write ${path}: ${sizeLimitReached()} (${message})`;
+  return `cannot write ${path}: ${message}`;
 }
 
+/**
+ * A write cut short: by a full disk, or by the file size limit when the file has reached
+ * it (write(2) writes up to the limit and answers its count; EFBIG comes with the next).
+ */
 function shortWrite(path: string, written: number, length: number): string {
-  return `cannot write ${path}: disk full / short write (${written} of ${length} bytes written)`;
+  const counts = `(${written} of ${length} bytes written)`;
+  if (atFileSizeLimit(path)) return `cannot write ${path}: ${sizeLimitReached()} ${counts}`;
+  return `cannot write ${path}: disk full / short write ${counts}`;
+}
+
+/** Whether the file at `path` is as large as this process may make a file (false where that cannot be told). */
+function atFileSizeLimit(path: string): boolean {
+  const limit = fileSizeLimit();
+  if (limit === undefined) return false;
+  try {
+    return statSync(path).size >= limit;
+  } catch {
+    return false;
+  }
+}
+
+/** What a write that reached the file size limit says of it. */
+function sizeLimitReached(): string {
+  return `the file size limit was reached (${fileSizeLimitText()})`;
+}
+
+/** The file size limit, for a message: "ulimit -f: N bytes". */
+export function fileSizeLimitText(): string {
+  const limit = fileSizeLimit();
+  return `ulimit -f: ${limit === undefined ? "unlimited" : `${limit} bytes`}`;
+}
+
+/** The largest file this process may write (RLIMIT_FSIZE, from Linux's /proc), if it is limited. */
+export function fileSizeLimit(): number | undefined {
+  try {
+    const line = /^Max file size\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+    const limit = Number(line?.[1]);
+    return Number.isFinite(limit) ? limit : undefined;
+  } catch {
+    return undefined;
+  }
 }
