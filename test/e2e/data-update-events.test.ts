@@ -2,6 +2,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { takeUpdateLock } from "../../src/importer/update-lock.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { gzip, iptoasnTsv } from "../support/download-fixtures.ts";
 import { cliAsync as cli, startPublisher } from "../support/publisher.ts";
@@ -61,6 +62,30 @@ test("a changed source: data.updated with the new version; a failing one: data.u
   const refusal = (await queued(state)).find((body) => body.type === "data.update_failed");
   expect(refusal).toMatchObject({ type: "data.update_failed", data: { data: data, reason: expect.stringContaining("500") } });
   expect(JSON.stringify([event, refusal])).not.toContain(PASSWORD);
+});
+
+test("a data update that finds another running records no event: it did nothing, and the one running announces its own outcome", async () => {
+  const data = join(dir, "busy.db");
+  const state = join(dir, "busy-state.db");
+  const path = `/data/busy.tsv.gz`;
+  publisher.publish(path, { body: gzip(iptoasnTsv(13335)) });
+  expect((await cli(["data", "import", "--data", data, "--license", "PDDL 1.0", "--attribution", "x", `${publisher.url}${path}`])).code).toBe(0);
+  expect((await cli(["webhooks", "add", "http://127.0.0.1:9/hook", "--events", "data.updated,data.update_failed", "--state", state])).code).toBe(0);
+  publisher.publish(path, { body: gzip(iptoasnTsv(15169)) });
+  // Another update of the file (here this process) holds it.
+  const lock = takeUpdateLock(data);
+  try {
+    const busy = await cli(["data", "update", "--data", data, "--state", state]);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain(`an update of ${data} is already running`);
+    expect(await queued(state)).toEqual([]);
+  } finally {
+    lock.release();
+  }
+  // The same update, the file free: its failure is announced as ever.
+  publisher.publish(path, { body: new Uint8Array(0), status: 500 });
+  expect((await cli(["data", "update", "--data", data, "--state", state])).code).toBe(1);
+  expect((await queued(state)).map((body) => body.type)).toEqual(["data.update_failed"]);
 });
 
 test("a state that does not exist is not created by data update", async () => {

@@ -14,6 +14,7 @@ import { DATA_FLAG_HELP, DOWNLOAD_FLAGS_HELP, STATE_FLAG_HELP } from "../flag-he
 import { EXIT_OK } from "../io.ts";
 import { announceDataUpdate } from "../data-update-events.ts";
 import { cleaningUpOnStop } from "../stop-signals.ts";
+import { UpdateBusyError } from "../../importer/update-lock.ts";
 
 export const updateCommand: Command = {
   name: "update",
@@ -39,9 +40,9 @@ Credentials are never stored: a source downloaded with them needs
 IPLOOKUP_DOWNLOAD_AUTH (USER:PASSWORD, or HOST=USER:PASSWORD ...).
 
 A change, or a failure, is announced to the webhooks (data.updated,
-data.update_failed) through the state named by --state, when it exists. Stopped by
-SIGTERM, SIGINT or SIGHUP, an update removes its downloads and exits 128 + the
-signal's number.
+data.update_failed) through the state named by --state, when it exists (finding
+another update running is no failure: nothing is announced). Stopped by SIGTERM,
+SIGINT or SIGHUP, an update removes its downloads and exits 128 + the signal's number.
 
   --json           print the outcome as JSON: {"changed":false,...} or the new data set
   --require-checksum  refuse a source that has no checksum (given or published)
@@ -80,7 +81,8 @@ ${STATE_FLAG_HELP}`,
     } catch (error) {
       if (error instanceof ConfigError) throw error;
       const reason = redactSecrets((error as Error)?.message ?? String(error));
-      await announceDataUpdate(statePath, context, { ok: false, path, reason });
+      // Another update runs: this one did nothing, and that one announces its own outcome.
+      if (!(error instanceof UpdateBusyError)) await announceDataUpdate(statePath, context, { ok: false, path, reason });
       throw new CommandFailed(`data update failed: ${reason}; ${path} is left as it was`);
     }
     const seconds = (performance.now() - began) / 1000;
