@@ -52,15 +52,32 @@ function parseOptionalPath(text: string, name: string): string | null {
 }
 
 /**
- * Where state lives: a SQLite file's path, or a `postgres://` (`postgresql://`) URL. Any
- * other URL is refused rather than taken for a file's path (a folder named after it,
- * its password included, would be made).
+ * Where state lives: a SQLite file's path, or a `postgres://` (`postgresql://`) URL. A URL
+ * is read without the blanks around it (a space pasted before it, a tab after it in an
+ * environment file). Any other text holding `://` is refused rather than taken for a
+ * file's path: a folder named after it, its password included, would be made, and the
+ * path would be printed. The refusal shows the text without its password.
  */
-function parseState(text: string, name: string): string {
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text.trim()) && !isPostgresUrl(text.trim())) {
-    throw new ConfigError(`${name}: "${redactUrl(text.trim())}" is a URL iplookup cannot open: give a SQLite file's path, or a postgres:// (postgresql://) URL of a PostgreSQL database`);
+export function parseState(text: string, name: string): string {
+  const trimmed = text.trim();
+  if (isPostgresUrl(trimmed)) return trimmed;
+  if (trimmed.includes("://")) {
+    const shown = hidePassword(trimmed);
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(trimmed)) {
+      throw new ConfigError(`${name}: "${shown}" is a URL iplookup cannot open: give a SQLite file's path, or a postgres:// (postgresql://) URL of a PostgreSQL database`);
+    }
+    throw new ConfigError(`${name}: "${shown}" is neither a SQLite file's path nor a URL (a URL starts with its scheme, as postgres://): give a SQLite file's path, or a postgres:// (postgresql://) URL of a PostgreSQL database`);
   }
   return parsePath(text, name);
+}
+
+/**
+ * `text` with a URL's password hidden, also where no scheme stands right before `://`
+ * (`'postgres://…'` quoted, `://user:pw@host`): what follows `://` up to the last `@` of
+ * its run of text.
+ */
+function hidePassword(text: string): string {
+  return redactUrl(text).replace(/(:\/\/[^\s:/?#@]*):(?!\*\*\*@)\S*@/g, "$1:***@");
 }
 
 /** Host names of RFC 1123: dot-separated labels of letters, digits and inner hyphens. */

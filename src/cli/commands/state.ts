@@ -1,6 +1,5 @@
 import { ConfigError } from "../../config/config-error.ts";
-import { absolutePath } from "../../config/paths.ts";
-import { parseNonEmpty } from "../../config/options.ts";
+import { parseState } from "../../config/settings.ts";
 import { redactUrl } from "../../store/redact-url.ts";
 import type { StateSnapshot } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
@@ -39,8 +38,8 @@ Without --replace, plans the destination has and the source has not are kept.
     const { flags } = parseCommandArgs(argv, { strings: ["from", "to"], booleans: ["replace"] });
     if (flags.from === undefined) throw new ConfigError("--from is required: the state to copy from");
     if (flags.to === undefined) throw new ConfigError("--to is required: the state to copy to");
-    const from = absolutePath(parseNonEmpty(flags.from as string, "--from"));
-    const to = absolutePath(parseNonEmpty(flags.to as string, "--to"));
+    const from = parseState(flags.from as string, "--from");
+    const to = parseState(flags.to as string, "--to");
     if (from === to) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
     const replace = flags.replace === true;
 
