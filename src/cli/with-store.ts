@@ -1,6 +1,6 @@
-import { existsSync, rmdirSync, rmSync } from "node:fs";
+import { rmdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { isFilePath } from "../config/paths.ts";
+import { isFilePath, isMissing } from "../config/paths.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
 import { isUnwritable, stateFileError } from "../store/sqlite-faults.ts";
@@ -55,19 +55,28 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
   }
 }
 
-/** The state file and its directories that do not exist yet, the file first, then deepest first. */
+/**
+ * The state file and its directories that do not exist yet, the file first, then deepest
+ * first. One the system will not tell about (a folder this user cannot search) is not
+ * counted missing: the command cannot have made it, and must not try to remove it.
+ */
 function missingFiles(path: string): string[] {
-  if (existsSync(path)) return [];
+  if (!isMissing(path)) return [];
   const missing = [path];
-  for (let directory = dirname(path); !existsSync(directory) && directory !== dirname(directory); directory = dirname(directory)) {
+  for (let directory = dirname(path); isMissing(directory) && directory !== dirname(directory); directory = dirname(directory)) {
     missing.push(directory);
   }
   return missing;
 }
 
+/** Removes what a failed command made; a removal that fails is let be, so the command's own error is the one told. */
 function removeCreated([file, ...directories]: readonly string[]): void {
   if (file === undefined) return;
-  for (const suffix of ["", "-wal", "-shm", "-journal"]) rmSync(file + suffix, { force: true });
+  for (const suffix of ["", "-wal", "-shm", "-journal"]) {
+    try {
+      rmSync(file + suffix, { force: true });
+    } catch {}
+  }
   // rmdir, never a recursive removal: a directory someone else has put a file in since stays.
   for (const directory of directories) {
     try {

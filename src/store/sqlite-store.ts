@@ -1,5 +1,5 @@
 import { Database, type Statement } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
@@ -229,7 +229,7 @@ export class SqliteStore implements Store {
       db = new Database(path, { readwrite: true, create });
     } catch (error) {
       removeCreated(path, created);
-      if (!create && !existsSync(path)) throw new StateNotFoundError(`there is no state file at ${path}`);
+      if (!create && isMissing(path)) throw new StateNotFoundError(`there is no state file at ${path}`);
       throw isUnwritable(error) ? stateFileError(path, error, "open") : error;
     }
     let stage: "open" | "write" = "open";
@@ -727,11 +727,33 @@ function createPrivateFile(path: string): Created {
 }
 
 /**
+ * Whether there is nothing at `path`. Not so when the system will not tell (a folder
+ * this user cannot search: EACCES): that file is not missing but out of reach, and
+ * opening it fails with the reason (stateFileError).
+ */
+function isMissing(path: string): boolean {
+  try {
+    statSync(path);
+    return false;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === "ENOENT" || code === "ENOTDIR";
+  }
+}
+
+/**
  * Removes what opening made before it failed (a new file and its -wal, -shm and journal;
  * new directories, if still empty), so a failed start leaves nothing half-made behind.
+ * A removal that fails is let be: the error that made opening fail is the one to tell.
  */
 function removeCreated(path: string, created: Created): void {
-  if (created.file) for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) rmSync(file, { force: true });
+  if (created.file) {
+    for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+      try {
+        rmSync(file, { force: true });
+      } catch {}
+    }
+  }
   if (created.directory === null) return;
   for (let directory = dirname(path); ; directory = dirname(directory)) {
     try {

@@ -2,9 +2,10 @@ import { Database } from "bun:sqlite";
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { ConfigError } from "../../config/config-error.ts";
-import { absolutePath, isFilePath } from "../../config/paths.ts";
+import { absolutePath, isFilePath, isMissing } from "../../config/paths.ts";
 import { readSetting } from "../../config/settings.ts";
 import { schemaVersion } from "../../store/schema.ts";
+import { StateFileError, stateFileError } from "../../store/sqlite-faults.ts";
 import { StateNotFoundError, StoreError } from "../../store/store.ts";
 import { vacuumIntoOnThread } from "../../store/vacuum-into.ts";
 import { parseCommandArgs } from "../args.ts";
@@ -35,7 +36,7 @@ ${STATE_FLAG_HELP}`,
     const state = readSetting("state", flags, context.env);
     if (!isFilePath(state)) throw new ConfigError(`backup copies a SQLite state file; ${state} is not one`);
     if (!isFilePath(target)) throw new ConfigError(`the backup is written to a file; ${target} is not one`);
-    if (!existsSync(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
+    if (isMissing(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
     if (existsSync(target)) throw new ConfigError(`${target} exists already; choose a new file`);
     if (!isDirectory(dirname(target))) throw new ConfigError(`there is no directory ${dirname(target)} to write ${basename(target)} in`);
     await backUp(state, target, context.workerEntry ?? WORKER_ENTRY);
@@ -89,8 +90,8 @@ function checkStateFile(state: string): void {
   try {
     db = new Database(state, { readonly: true });
   } catch (error) {
-    if (!existsSync(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
-    throw error;
+    if (isMissing(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
+    throw stateFileError(state, error, "open");
   }
   try {
     db.run("PRAGMA busy_timeout = 10000");
@@ -102,7 +103,7 @@ function checkStateFile(state: string): void {
 
 /** What a backup that failed says: its own errors as they are, any other with the files and the reason. */
 function backupFailure(error: unknown, state: string, target: string): Error {
-  if (error instanceof ConfigError || error instanceof StoreError) return error;
+  if (error instanceof ConfigError || error instanceof StoreError || error instanceof StateFileError) return error;
   if ((error as { code?: unknown }).code === "SQLITE_NOTADB") return new StoreError(`${state} is not an iplookup state file (not a SQLite database)`);
   return new Error(`cannot back up ${state} to ${target}: ${(error as Error).message}; nothing was written`);
 }
