@@ -176,8 +176,33 @@ describe("iplookup config check", () => {
     expect(result.code).toBe(0);
     const parsed = JSON.parse(result.stdout);
     expect(parsed.file).toBe(path);
-    expect(parsed.settings["admin-port"]).toEqual({ value: "off", source: `file ${path}:1` });
-    expect(Object.keys(parsed.settings)).toEqual(SERVE_SETTING_NAMES.map((name) => SETTINGS[name].flag));
+    expect(parsed.settings.admin_port).toEqual({ value: "off", source: `file ${path}:1` });
+    expect(Object.keys(parsed.settings)).toEqual(SERVE_SETTING_NAMES.map((name) => SETTINGS[name].flag.replaceAll("-", "_")));
+  });
+
+  test("--json: every key, at every depth, is snake_case; a setting not set is null, never \"\"", () => {
+    const result = cli(["config", "check", "--json", "--data", join(import.meta.dir, "..", "..", "data", "iplookup-data.db")], {
+      IPLOOKUP_ADMIN_PORT: "",
+      IPLOOKUP_TRUST_PROXY: "",
+      IPLOOKUP_TLS_CERT: "",
+      IPLOOKUP_TLS_KEY: "",
+      IPLOOKUP_CONFIG: "",
+    });
+    expect(result.stderr).toBe("");
+    const parsed = JSON.parse(result.stdout);
+    const keys: string[] = [];
+    const walk = (value: unknown): void => {
+      expect(value).not.toBe("");
+      if (value === null || typeof value !== "object") return;
+      for (const [key, inner] of Object.entries(value)) {
+        keys.push(key);
+        walk(inner);
+      }
+    };
+    walk(parsed);
+    expect(keys).toContain("max_body");
+    for (const key of keys) expect(key).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
+    for (const name of ["trust_proxy", "tls_cert", "tls_key"]) expect(parsed.settings[name]).toEqual({ value: null, source: "default" });
   });
 
   test("a bad file: exit 2, the file and line named on stderr, nothing on stdout", () => {

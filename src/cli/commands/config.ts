@@ -90,7 +90,9 @@ unit runs this check before 'serve' starts.
 
   --config PATH   the TOML file (env IPLOOKUP_CONFIG); one top-level key a setting,
                   named as its flag: port = 8080, trust-proxy = ["10.0.0.5"]
-  --json          {"file": PATH|null, "settings": {NAME: {"value", "source"}}}`,
+  --json          {"file": PATH|null, "settings": {NAME: {"value", "source"}}}: NAME is
+                  the flag's name in snake_case (max_body, tls_cert); value is the
+                  text the flag would take, or null when not set`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTING_NAMES, strings: ["config"], booleans: ["json"] });
     const explained = explainServeConfig(flags, context.env, { dataPath: context.defaultDataPath });
@@ -99,7 +101,9 @@ unit runs this check before 'serve' starts.
     const values = shownValues(config);
     const rows = SERVE_SETTING_NAMES.map((name) => ({ name: SETTINGS[name].flag, value: values[name], source: sourceText(sources[name]) }));
     if (flags.json) {
-      const settings = Object.fromEntries(rows.map((row) => [row.name, { value: row.value, source: row.source }]));
+      // snake_case keys, as every --json output has; a setting that is not set (no TLS
+      // file, no trusted proxy) is null, not "".
+      const settings = Object.fromEntries(rows.map((row) => [row.name.replaceAll("-", "_"), { value: row.value === "" ? null : row.value, source: row.source }]));
       context.io.out(JSON.stringify({ file: file?.path ?? null, settings }));
       return EXIT_OK;
     }
