@@ -7,10 +7,11 @@ import { SETTINGS, type SettingName } from "./settings.ts";
  * The configuration file (`--config PATH`, `IPLOOKUP_CONFIG`): TOML, one top-level key a
  * setting, named as its flag without the dashes (`port = 8080`, `trust-proxy =
  * ["10.0.0.5"]`, `admin-port = "off"`). Values are strings, whole numbers, or, for a
- * list such as trust-proxy, an array of strings; each is turned into the text its flag
+ * list (trust-proxy alone), an array of strings; each is turned into the text its flag
  * would take and read by the same parser, so a file can say nothing a flag cannot.
- * Anything else (an unknown key, a table, a boolean, a float, a value its flag would
- * refuse) is refused with its line.
+ * Anything else (an unknown key, a table, a boolean, a decimal number such as 8080.0, an
+ * array for a setting that takes one value, a value its flag would refuse) is refused
+ * with its line.
  */
 export interface ConfigFile {
   /** The file, absolute. */
@@ -50,7 +51,7 @@ export function readConfigFile(path: string, settings: readonly SettingName[], n
 
 /** Parses the text of a configuration file found at `path` (named in messages). */
 export function parseConfigText(text: string, path: string, settings: readonly SettingName[]): ConfigFile {
-  const known = new Map(settings.map((name) => [SETTINGS[name].flag, SETTINGS[name] as { parse: (text: string, name: string) => unknown }]));
+  const known = new Map(settings.map((name) => [SETTINGS[name].flag, SETTINGS[name] as { parse: (text: string, name: string) => unknown; list: boolean }]));
   let parsed: Record<string, unknown>;
   try {
     parsed = Bun.TOML.parse(text) as Record<string, unknown>;
@@ -69,6 +70,13 @@ export function parseConfigText(text: string, path: string, settings: readonly S
       const hint = isPlainObject(value) ? " (the file has no tables: every setting is a top-level key)" : "";
       throw new ConfigError(`${at}: unknown setting "${key}"${hint}; the settings are ${[...known.keys()].join(", ")}`);
     }
+    if (Array.isArray(value) && !setting.list) {
+      const lists = settings.filter((name) => SETTINGS[name].list).map((name) => SETTINGS[name].flag);
+      throw new ConfigError(`${at}: ${key}: an array, but ${key} takes one value${lists.length > 0 ? ` (only ${lists.join(", ")} takes a list)` : ""}`);
+    }
+    if (typeof value === "number" && Number.isSafeInteger(value) && !isIntegerLiteral(valueOnLine(lines[line - 1] ?? ""))) {
+      throw new ConfigError(`${at}: ${key}: ${valueOnLine(lines[line - 1] ?? "") || value} is not a whole number`);
+    }
     const text = valueText(value, `${at}: ${key}`);
     // Every value is checked, also one a flag or variable overrides today: a file is valid
     // or not, whatever the command line it is read with.
@@ -84,6 +92,21 @@ function valueText(value: unknown, name: string): string {
   if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.join(",");
   const shown = typeof value === "number" ? String(value) : Array.isArray(value) ? "an array of other than strings" : isPlainObject(value) ? "a table" : JSON.stringify(value);
   throw new ConfigError(`${name}: ${shown} is not a value for this setting (a string, a whole number, or an array of strings)`);
+}
+
+/** The text after the `=` of a `key = value` line, without a comment. */
+function valueOnLine(line: string): string {
+  const equals = line.indexOf("=");
+  return equals < 0 ? "" : line.slice(equals + 1).replace(/#.*$/, "").trim();
+}
+
+/**
+ * Whether a TOML number is written as an integer (`8080`, `+8080`, `8_080`, `0x1F90`):
+ * the parser gives 8080.0 and 8e3 as the same numbers as 8080 and 8000, and a decimal
+ * is no value of a setting that counts.
+ */
+function isIntegerLiteral(text: string): boolean {
+  return /^[+-]?(?:0x[0-9a-f_]+|0o[0-7_]+|0b[01_]+|[0-9][0-9_]*)$/i.test(text);
 }
 
 function isPlainObject(value: unknown): boolean {

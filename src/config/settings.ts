@@ -23,10 +23,12 @@ export interface Setting<T> {
   readonly help: string;
   readonly parse: (text: string, name: string) => T;
   readonly fallback: (env: Env) => T;
+  /** Whether the value is a list (comma-separated as a flag, an array in the configuration file). */
+  readonly list: boolean;
 }
 
-function setting<T>(flag: string, help: string, parse: Setting<T>["parse"], fallback: Setting<T>["fallback"]): Setting<T> {
-  return { flag, env: `IPLOOKUP_${flag.toUpperCase().replaceAll("-", "_")}`, help, parse, fallback };
+function setting<T>(flag: string, help: string, parse: Setting<T>["parse"], fallback: Setting<T>["fallback"], list = false): Setting<T> {
+  return { flag, env: `IPLOOKUP_${flag.toUpperCase().replaceAll("-", "_")}`, help, parse, fallback, list };
 }
 
 function parseCidrList(text: string, name: string): Cidr[] {
@@ -113,7 +115,7 @@ export const SETTINGS = {
   port: setting("port", "TCP port to listen on (0 picks a free one)", parsePort, () => 8080),
   state: setting("state", "where keys, plans and usage live: a SQLite file, or a postgres:// URL of a PostgreSQL database", parseState, (env) => absolutePath(defaultStatePath(env))),
   data: setting("data", "SQLite file of IP ranges", parsePath, () => defaultDataPath()),
-  trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[]),
+  trustProxy: setting("trust-proxy", "comma-separated CIDR blocks of proxies whose X-Forwarded-For is believed", parseCidrList, () => [] as Cidr[], true),
   maxBody: setting("max-body", "largest request body accepted (bytes, or with KiB/MiB)", parseByteSize, () => 2 * 1024 * 1024),
   logLevel: setting("log-level", "least severe log level written: debug, info, warn, error or silent", parseLogLevel, (): LogLevel => "info"),
   workers: setting("workers", `threads serving the port as one server (1 to ${MAX_WORKERS})`, parseBetweenOneAnd(MAX_WORKERS), () => Math.min(availableParallelism(), MAX_WORKERS)),

@@ -124,6 +124,12 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
     ["a port as bad text", "port = \"http\"\n", ':1: port: "http" is not a whole number'],
     ["a boolean", "host = \"::\"\nworkers = true\n", ":2: workers: true is not a value"],
     ["a float", "max-body = 1.5\n", ":1: max-body: 1.5 is not a value"],
+    // TOML reads 8080.0 and 8e3 as the numbers 8080 and 8000: the text on the line tells.
+    ["a whole float", "\nport = 8080.0\n", ":2: port: 8080.0 is not a whole number"],
+    ["a whole float with an exponent", "workers = 2e0 # two\n", ":1: workers: 2e0 is not a whole number"],
+    ["a list for a setting of one value", "state = [\"/tmp/a\", \"b\"]\n", ":1: state: an array, but state takes one value (only trust-proxy takes a list)"],
+    ["a list of one port", "port = [\"8080\"]\n", ":1: port: an array, but port takes one value"],
+    ["a list of one number", "port = [8080]\n", ":1: port: an array, but port takes one value"],
     ["zero workers", "workers = 0\n", ":1: workers: must be at least 1"],
     ["a bad CIDR in a list", "trust-proxy = [\"10.0.0.0/8\", \"10.0.0.0/33\"]\n", ':1: trust-proxy: "10.0.0.0/33" is not an address'],
     ["a list of numbers", "trust-proxy = [1]\n", ":1: trust-proxy: an array of other than strings"],
@@ -133,6 +139,12 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
   ])("%s", (_, text, message) => {
     const path = configFile(text);
     expect(errorOf(() => readServeConfig({ config: path }, {}))).toContain(`${path}${message}`);
+  });
+
+  test("whole numbers written as TOML allows are taken: +8080, 8_080, 0x1F90, with a comment after", () => {
+    for (const text of ["port = +8080\n", "port = 8_080\n", "port = 0x1F90\n", "port = 8080 # the port\n"]) {
+      expect(readServeConfig({ config: configFile(text) }, {}).port).toBe(8080);
+    }
   });
 
   test("a key the command does not read is refused, not ignored", () => {
