@@ -152,6 +152,18 @@ export function readSetting<N extends SettingName>(
 }
 
 /**
+ * The name a setting's value was given under, as a message about it names it: its flag
+ * or its environment variable; the flag also for a value of the configuration file (where
+ * the setting is named as its flag; config check adds the file's line) or the default.
+ */
+export function givenAs(name: SettingName, flags: Readonly<Record<string, unknown>>, env: Env): string {
+  const spec = SETTINGS[name];
+  if (typeof flags[spec.flag] === "string") return `--${spec.flag}`;
+  const fromEnv = env[spec.env];
+  return fromEnv !== undefined && fromEnv !== "" ? spec.env : `--${spec.flag}`;
+}
+
+/**
  * The precedence every setting follows: a flag, then its environment variable, then the
  * configuration file (`--config`), then the default. A value is parsed where it is
  * found, and an error names that place (`--port`, `IPLOOKUP_PORT`, `FILE:LINE: port`).

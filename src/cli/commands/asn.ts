@@ -1,7 +1,7 @@
 import { showingControls } from "../../access/plain-text.ts";
 import { AsnService } from "../../asn/asn-service.ts";
 import type { AsnResult, AsnSummary } from "../../asn/asn-json.ts";
-import { readSetting } from "../../config/settings.ts";
+import { givenAs, readSetting } from "../../config/settings.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import type { RangeIndex } from "../../index/range-index.ts";
@@ -41,7 +41,7 @@ ${STATE_FLAG_HELP}`,
     let index: RangeIndex | undefined;
     const corrections = await readCorrections(flags, context);
     // The input is checked before the data is loaded, as the API checks it before charging.
-    const service = new AsnService(() => (index ??= openIndex(dataPath)), () => corrections);
+    const service = new AsnService(() => (index ??= openIndex(dataPath, givenAs("data", flags, context.env))), () => corrections);
     let answer;
     try {
       answer = search === undefined ? await service.answer(service.check(positionals[0] as string)) : await service.search(service.checkQuery(search));

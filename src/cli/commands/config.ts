@@ -67,7 +67,7 @@ function checkAsServeWould({ config, sources }: ExplainedServeConfig): void {
     }
   };
   if (config.updateEvery !== null) about(["updateEvery", "data"], () => checkUpdatable(config.dataPath));
-  about(["data"], () => checkDataFile(config.dataPath));
+  about(["data"], () => checkDataFile(config.dataPath, sources.data.kind === "environment" ? sources.data.name : "--data"));
   const tls = config.tls;
   if (tls) about(["tlsCert", "tlsKey"], () => loadTlsAtStart(tls));
 }

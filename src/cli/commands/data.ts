@@ -1,6 +1,6 @@
 import { showingControls } from "../../access/plain-text.ts";
 import { isEmbedded } from "../../config/paths.ts";
-import { readSetting } from "../../config/settings.ts";
+import { givenAs, readSetting } from "../../config/settings.ts";
 import { parseCommandArgs } from "../args.ts";
 import { dataFileText, dataInfoJson } from "../data-info-json.ts";
 import { DATA_FLAG_HELP } from "../flag-help.ts";
@@ -26,7 +26,7 @@ ${DATA_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["data"], booleans: ["json"] });
     const path = readSetting("data", flags, context.env, context.defaultDataPath);
-    const dataInfo = openIndex(path).info;
+    const dataInfo = openIndex(path, givenAs("data", flags, context.env)).info;
     const now = context.now().getTime();
     if (flags.json) {
       const embedded = isEmbedded(path);

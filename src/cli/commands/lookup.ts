@@ -1,5 +1,5 @@
 import { showingControls } from "../../access/plain-text.ts";
-import { readSetting } from "../../config/settings.ts";
+import { givenAs, readSetting } from "../../config/settings.ts";
 import type { Address } from "../../address/address.ts";
 import { ApiError } from "../../errors/api-error.ts";
 import { LookupService } from "../../lookup/lookup-service.ts";
@@ -29,7 +29,7 @@ ${DATA_FLAG_HELP}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["data", "state"], booleans: ["json"], positionals: [1, Number.MAX_SAFE_INTEGER] });
-    const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath));
+    const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath), givenAs("data", flags, context.env));
     const corrections = await readCorrections(flags, context);
     const service = new LookupService(() => index, () => corrections);
     const addresses: Address[] = [];

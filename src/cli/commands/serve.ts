@@ -2,6 +2,7 @@ import { BUILD_DATE, VERSION } from "../../build-info.ts";
 import { formatDuration } from "../../config/duration.ts";
 import { readServeConfig, SERVE_SETTING_NAMES, type ServeConfig } from "../../config/serve-config.ts";
 import { dataSourceName } from "../../config/paths.ts";
+import { givenAs } from "../../config/settings.ts";
 import { checkUpdatable, startDataUpdates } from "../../serve/data-updates.ts";
 import type { RunningServer } from "../../serve/server.ts";
 import { redactUrl } from "../../store/redact-url.ts";
@@ -21,7 +22,7 @@ export type { RunningServer } from "../../serve/server.ts";
  * The server (the HTTP framework among it) is loaded here, not with the command line:
  * loading it took about 0.1 s of every other command's 0.16 s start.
  */
-export async function startServerFor(config: ServeConfig, context: CliContext): Promise<RunningServer> {
+export async function startServerFor(config: ServeConfig, context: CliContext, dataGivenAs = "--data"): Promise<RunningServer> {
   const { startServer } = await import("../../serve/server.ts");
   return startServer(config, {
     writeLog: (text, written) => {
@@ -32,7 +33,7 @@ export async function startServerFor(config: ServeConfig, context: CliContext): 
     now: context.now,
     version: VERSION,
     journal: writesToJournal(context.env.JOURNAL_STREAM),
-    openIndex: (onReload, loader) => openLiveIndex(config.dataPath, onReload, loader),
+    openIndex: (onReload, loader) => openLiveIndex(config.dataPath, onReload, loader, dataGivenAs),
     workerEntry: context.workerEntry,
   });
 }
@@ -135,7 +136,7 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
     // A stop that came while the program loaded counts; a SIGHUP then had nothing to reload.
     if (takeStartupSignals().some((signal) => signal !== "SIGHUP")) return EXIT_OK;
     try {
-      server = await startServerFor(config, context);
+      server = await startServerFor(config, context, givenAs("data", flags, context.env));
     } catch (error) {
       // Stopped while it started (CONTRACT §12: exit 0): a start that then fails, such as
       // a state database gone silent that the connection gave up on, was not wanted.
