@@ -47,14 +47,14 @@ describe("the command line", () => {
     expect(() => statSync(join(dir, "never", "state.db"))).toThrow();
   });
 
-  test("a key on an unknown plan is refused with exit 2 and not created", () => {
+  test("a key on an unknown plan is refused with exit 1, as keys update and set-plan refuse one, and not created", () => {
     const result = cli(["keys", "create", "--name", "ghost", "--plan", "nope"], env);
-    expect(result.code).toBe(2);
+    expect(result.code).toBe(1);
     expect(result.stderr).toContain("nope");
     expect(cli(["keys", "list", "--json"], env).stdout).not.toContain("ghost");
     // On a new state path, neither the file nor the folders made for it stay.
     const fresh = join(dir, "fresh", "deeper", "state.db");
-    expect(cli(["keys", "create", "--name", "ghost", "--plan", "nope", "--state", fresh]).code).toBe(2);
+    expect(cli(["keys", "create", "--name", "ghost", "--plan", "nope", "--state", fresh]).code).toBe(1);
     expect(existsSync(join(dir, "fresh"))).toBe(false);
   });
 

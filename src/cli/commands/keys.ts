@@ -104,7 +104,12 @@ ${STATE_FLAG_HELP}`,
     const plan = typeof flags.plan === "string" ? flags.plan : "free";
     const changes = controlFlags(flags, context.now().getTime());
     const controls = { expiresAt: changes.expiresAt ?? null, allowedCidrs: changes.allowedCidrs ?? null, allowedOrigins: changes.allowedOrigins ?? null, metadata: changes.metadata ?? null };
-    const issued = await withStore(flags, context, { create: true }, (store) => keyService(store, context).create(CLI_ACTOR, name, plan, controls));
+    const issued = await withStore(flags, context, { create: true }, async (store) => {
+      // Asked before the store is, which refuses it as a bad value: an unknown plan is a
+      // wrong name in the state, exit 1, as keys update and keys set-plan say it.
+      if (!(await store.getPlan(plan))) throw new CommandFailed(`there is no plan "${plan}" (see '${howToRun(context, "plans list")}')`);
+      return keyService(store, context).create(CLI_ACTOR, name, plan, controls);
+    });
     printIssued(issued, flags.json === true, context, "Created");
     return EXIT_OK;
   },
