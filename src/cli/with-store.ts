@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { isFilePath, isMissing } from "../config/paths.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
-import { isUnwritable, stateFileError } from "../store/sqlite-faults.ts";
+import { isUnwritable, StateFileError, stateFileError } from "../store/sqlite-faults.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
@@ -40,6 +40,7 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
     store = await openStore(path, { create: options.create });
   } catch (error) {
     removeCreated(created);
+    if (isFilePath(path) && isBusy(error)) throw busyError(path, error);
     throw error;
   }
   try {
@@ -51,8 +52,23 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
     removeCreated(created);
     // A full disk, a file made read-only: named with the file and the reason, as serve names them.
     if (isFilePath(path) && isUnwritable(error)) throw stateFileError(path, error, "write");
+    if (isFilePath(path) && isBusy(error)) throw busyError(path, error);
     throw error;
   }
+}
+
+/** SQLite's SQLITE_BUSY (and its extended codes): the write lock stayed with another connection for the whole busy timeout. */
+function isBusy(error: unknown): boolean {
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  return typeof code === "string" && code.startsWith("SQLITE_") && typeof errno === "number" && (errno & 0xff) === 5;
+}
+
+/** SQLite's bare "database is locked", with the file and who holds it. */
+function busyError(path: string, error: unknown): StateFileError {
+  return new StateFileError(
+    `the state file ${path} is busy: another process holds its write lock (a long transaction, a sqlite3 shell) and kept it while this command waited (SQLITE_BUSY); try again when it is done`,
+    { cause: error },
+  );
 }
 
 /**
