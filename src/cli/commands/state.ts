@@ -1,9 +1,9 @@
 import { ConfigError } from "../../config/config-error.ts";
 import { parseState } from "../../config/settings.ts";
 import { redactUrl } from "../../store/redact-url.ts";
-import type { StateSnapshot } from "../../store/store.ts";
+import { StateNotFoundError, type StateSnapshot } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
-import type { Command } from "../command.ts";
+import { CommandFailed, type Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
 import { withStoreAt } from "../with-store.ts";
 
@@ -43,7 +43,11 @@ Without --replace, plans the destination has and the source has not are kept.
     if (from === to) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
     const replace = flags.replace === true;
 
-    const snapshot = await withStoreAt(from, { create: false }, (source) => source.exportState());
+    const snapshot = await withStoreAt(from, { create: false }, (source) => source.exportState()).catch((error: unknown) => {
+      // The source is named by --from, not --state: the hint names the flag to check.
+      if (error instanceof StateNotFoundError) throw new CommandFailed(`${error.message}; check --from (the state to copy from must exist)`);
+      throw error;
+    });
     await withStoreAt(to, { create: true }, async (destination) => {
       const held = (await destination.listKeys()).length;
       if (held > 0 && !replace) {
