@@ -9,6 +9,8 @@ export interface FlagSpec {
   readonly booleans?: readonly string[];
   /** Positional arguments: [least, most]. */
   readonly positionals?: readonly [number, number];
+  /** The positional arguments' names, as the command's usage names them (ID, PLAN): a missing one is named. */
+  readonly arguments?: readonly string[];
 }
 
 export interface ParsedArgs {
@@ -30,7 +32,10 @@ export function parseCommandArgs(argv: readonly string[], spec: FlagSpec): Parse
   }
   const [least, most] = spec.positionals ?? [0, 0];
   if (!parsed.values.help) {
-    if (parsed.positionals.length < least) throw new ConfigError("missing argument");
+    if (parsed.positionals.length < least) {
+      const missing = spec.arguments?.slice(parsed.positionals.length, least) ?? [];
+      throw new ConfigError(missing.length === 0 ? "missing argument" : `missing argument${missing.length > 1 ? "s" : ""} ${missing.join(" ")}`);
+    }
     if (parsed.positionals.length > most) throw new ConfigError(`unexpected argument "${parsed.positionals[most]}"`);
   }
   return { flags: parsed.values, positionals: parsed.positionals };

@@ -80,7 +80,7 @@ Revokes an admin token for good; the admin API refuses it from its next request.
 unknown ID, or a token revoked already, exits 1 and changes nothing.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     const token = await withStore(flags, context, { create: false }, async (store) => {
       const found = await store.getAdminToken(id);

@@ -31,7 +31,7 @@ does one stopped by SIGTERM, SIGINT or SIGHUP (it exits 128 + the signal's numbe
 
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["FILE"] });
     const target = absolutePath(positionals[0] as string);
     const state = readSetting("state", flags, context.env);
     if (!isFilePath(state)) throw new ConfigError(`backup copies a SQLite state file; ${state} is not one`);

@@ -46,7 +46,7 @@ ${STATE_FLAG_HELP}`,
     const { flags, positionals } = parseCommandArgs(argv, {
       settings: ["state"],
       strings: ["country", "asn", "as-name", "city", ...PRIVACY_SIGNALS, "service", "note"],
-      positionals: [1, 1],
+      positionals: [1, 1], arguments: ["CIDR"],
     });
     const text = (name: string) => flags[name] as string | undefined;
     const fields: Record<string, unknown> = {};
@@ -125,7 +125,7 @@ any other way of writing the same block): lookups answer what the data says ther
 again, on every server within a second.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["CIDR"] });
     let cidr: string;
     try {
       cidr = parseCorrectionBlock(positionals[0] as string).cidr;

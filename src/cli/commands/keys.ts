@@ -177,7 +177,7 @@ Revokes a key for good; a running server refuses it within a second. An unknown 
 a key revoked already, exits 1 and changes nothing.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     const key = await withStore(flags, context, { create: false }, async (store) => {
       await activeKey(store, id, context);
@@ -205,7 +205,7 @@ grace stops now). An unknown ID, or a revoked key, exits 1 and changes nothing.
   --json           print {"id","key","name","plan"} (and "grace_until" with --grace)
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["grace"], booleans: ["json"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["grace"], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     let graceMs = 0;
     if (typeof flags.grace === "string") {
@@ -239,7 +239,7 @@ nothing.
   --json           print the key as 'keys list --json' does
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [2, 2] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [2, 2], arguments: ["ID", "PLAN"] });
     const [id, plan] = positionals as [string, string];
     const outcome = await withStore(flags, context, { create: false }, async (store) => {
       const key = await activeKey(store, id, context);
@@ -278,7 +278,7 @@ ${CONTROL_HELP}
   --json                     print the key as 'keys list --json' does
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["plan", ...CONTROL_FLAGS], booleans: ["json"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["plan", ...CONTROL_FLAGS], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     const changes: KeyChanges = { ...controlFlags(flags, context.now().getTime()), ...(typeof flags.plan === "string" ? { plan: flags.plan } : {}) };
     if (Object.keys(changes).length === 0) throw new ConfigError("nothing to change: give --plan, --expires-at, --allowed-cidrs, --allowed-origins or --metadata");

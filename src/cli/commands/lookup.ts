@@ -28,7 +28,7 @@ IPLOOKUP_STATE, those of the default state file, when it exists.
 ${DATA_FLAG_HELP}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data", "state"], booleans: ["json"], positionals: [1, Number.MAX_SAFE_INTEGER] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["data", "state"], booleans: ["json"], positionals: [1, Number.MAX_SAFE_INTEGER], arguments: ["IP"] });
     const index = openIndex(readSetting("data", flags, context.env, context.defaultDataPath), givenAs("data", flags, context.env));
     const corrections = await readCorrections(flags, context);
     const service = new LookupService(() => index, () => corrections);

@@ -57,7 +57,7 @@ ${STATE_FLAG_HELP}`,
     const { flags, positionals } = parseCommandArgs(argv, {
       settings: ["state"],
       strings: ["max-batch", "monthly-units", "rate-limit"],
-      positionals: [1, 1],
+      positionals: [1, 1], arguments: ["NAME"],
     });
     const changes: { -readonly [K in keyof PlanChanges]: PlanChanges[K] } = {};
     if (typeof flags["max-batch"] === "string") changes.maxBatchSize = parsePositive(flags["max-batch"], "--max-batch");

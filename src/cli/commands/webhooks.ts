@@ -47,7 +47,7 @@ that one first to change its events. The events: ${EVENT_TYPES.join(", ")}.
   --json           print {"id","url","events","created_at","secret"}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["events"], booleans: ["json"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["events"], booleans: ["json"], positionals: [1, 1], arguments: ["URL"] });
     if (typeof flags.events !== "string") throw new ConfigError(`--events is required: some of ${EVENT_TYPES.join(", ")}`);
     const events = flags.events.split(",");
     const issued = await withWebhooks(flags, context, true, (webhooks) => webhooks.add(CLI_ACTOR, positionals[0] as string, events));
@@ -90,7 +90,7 @@ Removes a webhook: nothing more is sent to it, pending deliveries included. An u
 ID exits 1.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     await withWebhooks(flags, context, false, (webhooks) => webhooks.remove(CLI_ACTOR, id));
     context.io.out(`Removed webhook ${id}.`);
@@ -110,7 +110,7 @@ A failed test is retried like any delivery. Exits 1 when the receiver did not an
   --json           print {"event_id","attempt":{...}}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     const { eventId, attempt } = await withWebhooks(flags, context, false, (webhooks, store) =>
       webhooks.test(id, new Deliverer({ store, now: () => context.now().getTime() })),
@@ -147,7 +147,7 @@ out (\u001b, \u202e).
   --json           print a JSON array
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
-    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1] });
+    const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
     const records = await withWebhooks(flags, context, false, (webhooks) => webhooks.deliveries(positionals[0] as string));
     if (flags.json) {
       context.io.out(JSON.stringify(records.map(deliveryJson)));
