@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { ConfigError } from "../config/config-error.ts";
 import { SETTINGS, type SettingName } from "../config/settings.ts";
+import { nearestName } from "./nearest.ts";
 
 /** A command's flags: the settings it reads (with their env variables) and its own. */
 export interface FlagSpec {
@@ -28,7 +29,7 @@ export function parseCommandArgs(argv: readonly string[], spec: FlagSpec): Parse
   try {
     parsed = parseArgs({ args: [...argv], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new ConfigError((error as Error).message.replace(/\. To specify a positional argument.*$/s, ""));
+    throw flagError((error as Error).message, argv, Object.keys(options));
   }
   const [least, most] = spec.positionals ?? [0, 0];
   if (!parsed.values.help) {
@@ -39,4 +40,33 @@ export function parseCommandArgs(argv: readonly string[], spec: FlagSpec): Parse
     if (parsed.positionals.length > most) throw new ConfigError(`unexpected argument "${parsed.positionals[most]}"`);
   }
   return { flags: parsed.values, positionals: parsed.positionals };
+}
+
+/** A flag the command does not take: the command line adds where its flags are listed (its --help). */
+export class UnknownFlagError extends ConfigError {}
+
+/**
+ * node:util's parseArgs errors in one line of iplookup's: a value that starts with a
+ * dash (`--port -1`, read as a flag: node's three lines), a flag without its value, and
+ * a flag the command does not take, with the one it most likely misspells.
+ */
+function flagError(message: string, argv: readonly string[], flags: readonly string[]): ConfigError {
+  const ambiguous = /^Option '(--?[^' ]+)[^']*' argument is ambiguous/.exec(message);
+  if (ambiguous) {
+    const flag = ambiguous[1] as string;
+    const at = argv.findIndex((arg, index) => arg === flag && argv[index + 1]?.startsWith("-"));
+    const value = argv[at + 1];
+    if (at >= 0 && value !== undefined) return new ConfigError(`${flag}: "${value}" starts with a dash, so it reads as a flag; give it as ${flag}=${value}`);
+  }
+  const missing = /^Option '(--?[^' ]+)[^']*' argument missing/.exec(message);
+  if (missing) return new ConfigError(`${missing[1]} needs a value`);
+  const needless = /^Option '(--?[^' ]+)' does not take an argument/.exec(message);
+  if (needless) return new ConfigError(`${needless[1]} takes no value`);
+  const unknown = /^Unknown option '([^']+)'/.exec(message);
+  if (unknown) {
+    const typed = unknown[1] as string;
+    const near = typed.startsWith("--") ? nearestName(typed.slice(2).split("=")[0] as string, flags) : null;
+    return new UnknownFlagError(`unknown flag ${typed}${near ? ` (did you mean --${near}?)` : ""}`);
+  }
+  return new ConfigError(message.replace(/\. To specify a positional argument.*$/s, "").replaceAll("\n", " "));
 }

@@ -2,7 +2,9 @@ import { BUILD_DATE, VERSION } from "../build-info.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { redactSecrets } from "../importer/fetch/locations.ts";
 import { StateNotFoundError, StoreError } from "../store/store.ts";
+import { UnknownFlagError } from "./args.ts";
 import { howToRun } from "./command-name.ts";
+import { nearestName } from "./nearest.ts";
 import { CommandFailed, type CliContext, type Command } from "./command.ts";
 import { ADMIN_COMMANDS } from "./commands/admin.ts";
 import { auditCommand } from "./commands/audit.ts";
@@ -86,10 +88,17 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
       return sub === undefined ? EXIT_USAGE : EXIT_OK;
     }
     command = group.commands.find((candidate) => candidate.name === sub);
-    if (!command) return usageError(`unknown command "${first} ${sub}"; see '${howToRun(context, `${first} --help`)}'`, context);
+    if (!command) {
+      const near = nearestName(sub, group.commands.map((candidate) => candidate.name));
+      return usageError(`unknown command "${first} ${sub}"${near ? ` (did you mean "${first} ${near}"?)` : ""}; see '${howToRun(context, `${first} --help`)}'`, context);
+    }
     args = subArgs;
   }
-  if (!command) return usageError(`unknown command "${first}"; see '${howToRun(context, "--help")}'`, context);
+  if (!command) {
+    const near = nearestName(first, [...COMMANDS, ...GROUPS].map((candidate) => candidate.name));
+    return usageError(`unknown command "${first}"${near ? ` (did you mean "${near}"?)` : ""}; see '${howToRun(context, "--help")}'`, context);
+  }
+  const commandName = group ? `${group.name} ${command.name}` : command.name;
   if (args.includes("--help") || args.includes("-h")) {
     context.io.out(command.help);
     return EXIT_OK;
@@ -99,6 +108,7 @@ export async function runCli(argv: readonly string[], context: CliContext): Prom
   } catch (error) {
     // Every message below goes through redactSecrets: one may quote a --state URL or a
     // download's URL, and no password or token in them is ever shown.
+    if (error instanceof UnknownFlagError) return usageError(`${error.message}; see '${howToRun(context, `${commandName} --help`)}'`, context);
     if (error instanceof ConfigError) return usageError(error.message, context);
     if (error instanceof CommandFailed) {
       failure(context, `iplookup: ${redactSecrets(error.message)}`);

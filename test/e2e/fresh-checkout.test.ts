@@ -53,7 +53,7 @@ describe("a checkout whose data is not built yet", () => {
     expect(run(["keys", "list"]).stderr).toBe(
       `iplookup: there is no state file at ${state}; check --state or IPLOOKUP_STATE (a new state file is made by 'bun src/main.ts keys create --name NAME')\n`,
     );
-    expect(run(["keys", "revokee"]).stderr).toBe(`iplookup: unknown command "keys revokee"; see 'bun src/main.ts keys --help'\n`);
+    expect(run(["keys", "revokee"]).stderr).toBe(`iplookup: unknown command "keys revokee" (did you mean "keys revoke"?); see 'bun src/main.ts keys --help'\n`);
     expect(run(["plans", "set", "gold", "--max-batch", "1", "--monthly-units", "1", "--rate-limit", "1"]).code).toBe(0);
     expect(run(["keys", "list"]).stdout).toBe("No keys yet. Create one with: bun src/main.ts keys create --name NAME\n");
     expect(run(["keys", "revoke", "key_nope"]).stderr).toBe("iplookup: no key key_nope (see 'bun src/main.ts keys list')\n");
