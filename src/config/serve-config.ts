@@ -85,7 +85,34 @@ export function explainServeConfig(
     maxExpanded: read("maxExpanded"),
     tls: readTls(read("tlsCert"), read("tlsKey"), sources),
   };
+  checkListenersApart(config, sources);
   return { config, file, sources };
+}
+
+/**
+ * The API and the admin listener on one port of one address cannot both listen: the
+ * second would fail as if another program held the port. Refused before anything
+ * listens, naming both settings. The addresses overlap when they are the same, or one
+ * is a wildcard that takes the other's: `::` takes every address (IPv4 too, as Linux
+ * binds it by default), `0.0.0.0` every IPv4 one. Port 0 picks a free port for each.
+ */
+function checkListenersApart(config: ServeConfig, sources: Readonly<Record<string, SettingSource>>): void {
+  const { port, adminPort, host, adminHost } = config;
+  if (adminPort === null || port === 0 || port !== adminPort || !addressesOverlap(host, adminHost)) return;
+  const lines = (["port", "adminPort", "host", "adminHost"] as const).flatMap((name) => {
+    const source = sources[name];
+    return source?.kind === "file" ? [`${name === "adminPort" ? "admin-port" : name === "adminHost" ? "admin-host" : name} at ${source.path}:${source.line}`] : [];
+  });
+  const where = host === adminHost ? `on ${host}` : `on ${host} and ${adminHost}, which overlap`;
+  throw new ConfigError(
+    `--port and --admin-port name the same port, ${port}, ${where}: the API and the admin listener need one each; choose another --admin-port (or --admin-port off)${lines.length > 0 ? ` (${lines.join(", ")})` : ""}`,
+  );
+}
+
+function addressesOverlap(a: string, b: string): boolean {
+  if (a === b || a === "::" || b === "::") return true;
+  const ipv4 = (host: string) => /^[0-9.]+$/.test(host);
+  return (a === "0.0.0.0" && ipv4(b)) || (b === "0.0.0.0" && ipv4(a));
 }
 
 /** One of the pair alone is refused, naming the file line it came from, as `config check` names the lines of what serve refuses. */

@@ -11,3 +11,25 @@ test("the admin listener: 127.0.0.1:8081 by default; flags win over IPLOOKUP_ADM
   for (const value of ["65536", "on", "-1", ""]) expect(() => readServeConfig({ "admin-port": value }, {})).toThrow(ConfigError);
   expect(() => readServeConfig({ "admin-host": " " }, {})).toThrow(ConfigError);
 });
+
+test("--port and --admin-port on one port of one address are refused before anything listens, naming both", () => {
+  const refusal = (flags: Record<string, string>, env: Record<string, string> = {}) => {
+    try {
+      readServeConfig(flags, env);
+      return "";
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+  };
+  const advice = "the API and the admin listener need one each; choose another --admin-port (or --admin-port off)";
+  expect(refusal({ host: "127.0.0.1", port: "9000", "admin-port": "9000" })).toBe(`--port and --admin-port name the same port, 9000, on 127.0.0.1: ${advice}`);
+  expect(refusal({ port: "9000" }, { IPLOOKUP_ADMIN_PORT: "9000" })).toBe(`--port and --admin-port name the same port, 9000, on :: and 127.0.0.1, which overlap: ${advice}`);
+  expect(refusal({ host: "0.0.0.0", port: "9000", "admin-port": "9000", "admin-host": "127.0.0.2" })).toBe(`--port and --admin-port name the same port, 9000, on 0.0.0.0 and 127.0.0.2, which overlap: ${advice}`);
+  // Apart: another port, port 0 (a free one each), addresses of two families, no admin listener.
+  expect(refusal({ port: "9000", "admin-port": "9001" })).toBe("");
+  expect(refusal({ port: "0", "admin-port": "0" })).toBe("");
+  expect(refusal({ host: "::1", port: "9000", "admin-port": "9000", "admin-host": "127.0.0.1" })).toBe("");
+  expect(refusal({ host: "0.0.0.0", port: "9000", "admin-port": "9000", "admin-host": "::1" })).toBe("");
+  expect(refusal({ port: "8081", "admin-port": "off" })).toBe("");
+});
