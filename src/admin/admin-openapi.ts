@@ -117,9 +117,9 @@ export function adminOpenApiDocument(version: string) {
       "/admin/v1/audit": {
         get: {
           summary: "The audit log: every change made through the admin API, the console or the CLI, newest first",
-          description: "Keys, plans and admin tokens (and what later features add), with the time, the actor (an admin token's id, or cli), the action, the target and what changed; never a secret. At most 400 days at once.",
+          description: "Keys, plans and admin tokens (and what later features add), with the time, the actor (an admin token's id, or cli), the action, the target and what changed; never a secret. At most 400 days at once, and at most `limit` entries an answer: when the span holds more, `next` is not null, and the same query with `before` set to it answers the older ones (until `next` is null).",
           parameters: Object.entries(auditQuery.properties).map(([name, schema]) => ({ name, in: "query", required: false, schema })),
-          responses: { ...ok("The entries of the span, newest first", "AuditList"), ...errorResponses(...tokenErrors, "invalid_request") },
+          responses: { ...ok("The entries of the span (of the page), newest first, and the next page's cursor", "AuditList"), ...errorResponses(...tokenErrors, "invalid_request") },
         },
       },
       "/admin/v1/token": {

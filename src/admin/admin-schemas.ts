@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { AUDIT_CURSOR_PATTERN } from "../audit/audit-log.ts";
 
 /**
  * The admin API's shapes (CONTRACT §10), as TypeBox schemas: Elysia validates bodies and
@@ -96,6 +97,15 @@ export const AuditQuery = Type.Object(
     from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`" }),
     to: Type.Optional({ ...Day, description: "The last day (UTC), included; default: today" }),
     limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$", error: "expected a whole number from 1 to 10000", description: "The most entries answered, newest first: 1 to 10000 (default 1000)" })),
+    before: Type.Optional(
+      Type.String({
+        pattern: AUDIT_CURSOR_PATTERN,
+        error: "expected the next of an earlier answer, such as 2026-11-23T14:05:00.000Z_1234",
+        description:
+          "The next page: the `next` of the previous answer, passed back as it is (with the same from and to). The entries of the span older than the last one that answer listed; entries written since do not shift the pages",
+        examples: ["2026-11-23T14:05:00.000Z_1234"],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -111,7 +121,18 @@ export const AuditEntry = Type.Object(
   { additionalProperties: false },
 );
 
-export const AuditList = Type.Object({ entries: Type.Array(AuditEntry, { description: "Newest first" }) }, { additionalProperties: false });
+export const AuditList = Type.Object(
+  {
+    entries: Type.Array(AuditEntry, { description: "Newest first" }),
+    next: Nullable(
+      Type.String({
+        description: "When the span holds older entries than these: pass it as `before` for the next page; null when these are the span's oldest",
+        examples: ["2026-11-23T14:05:00.000Z_1234"],
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
 export const AdminTokenInfo = Type.Object(
   {

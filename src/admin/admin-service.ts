@@ -4,7 +4,7 @@ import type { DataSetInfo } from "../index/network-record.ts";
 import { billingPeriod } from "../store/period.ts";
 import { addDays, dayOf, daysBetween, isDayId } from "../store/usage-days.ts";
 import { StoreError, type ApiKey, type IssuedKey, type KeyActivity, type Plan, type Store } from "../store/store.ts";
-import { AuditLog, type Actor } from "../audit/audit-log.ts";
+import { AuditCursorError, AuditLog, type Actor } from "../audit/audit-log.ts";
 import { keyJson } from "../access/key-json.ts";
 import { KeyService } from "../access/key-service.ts";
 import { setPlanAudited } from "../access/plan-service.ts";
@@ -88,13 +88,22 @@ export class AdminService {
     return this.withActivity(updated);
   }
 
-  /** The audit log of the days from `from` to `to` (default: the last 30), newest first. */
-  async auditLog(query: { from?: string; to?: string; limit?: string }): Promise<Static<typeof AuditList>> {
+  /**
+   * The audit log of the days from `from` to `to` (default: the last 30), newest first, a
+   * page at a time: `before` is the `next` of the page before.
+   */
+  async auditLog(query: { from?: string; to?: string; limit?: string; before?: string }): Promise<Static<typeof AuditList>> {
     const { from, to } = this.span(query);
     const limit = query.limit === undefined ? DEFAULT_AUDIT_ENTRIES : Number(query.limit);
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_AUDIT_ENTRIES) throw new ApiError("invalid_request", `limit: ${query.limit} is not a whole number from 1 to ${MAX_AUDIT_ENTRIES}`);
-    const entries = await this.audit.list(from, to, limit);
-    return { entries: entries.map((entry) => ({ at: entry.at, actor: entry.actor, action: entry.action, target: entry.target, changes: { ...entry.changes } })) };
+    let page: Awaited<ReturnType<AuditLog["page"]>>;
+    try {
+      page = await this.audit.page(from, to, limit, query.before ?? null);
+    } catch (error) {
+      if (error instanceof AuditCursorError) throw new ApiError("invalid_request", `before: ${error.message}`);
+      throw error;
+    }
+    return { entries: page.entries.map((entry) => ({ at: entry.at, actor: entry.actor, action: entry.action, target: entry.target, changes: { ...entry.changes } })), next: page.next };
   }
 
   /** Controls of a request body, checked (invalid_request for a bad value). */

@@ -1,4 +1,4 @@
-import type { AuditEntry, ChangeRecord, NewEvent, Store } from "../store/store.ts";
+import type { AuditEntry, AuditPosition, ChangeRecord, NewEvent, Store } from "../store/store.ts";
 
 /** Who made a change: an admin token's id (`adm_…`), or `cli` for the command line. */
 export type Actor = string;
@@ -60,9 +60,52 @@ export class AuditLog {
 
   /** Entries of the UTC days from `from` to `to` (`YYYY-MM-DD`, both included), newest first, at most `limit`. */
   list(from: string, to: string, limit: number): Promise<AuditEntry[]> {
-    const end = new Date(Date.parse(`${to}T00:00:00.000Z`) + 86_400_000).toISOString();
-    return this.store.listAudit(`${from}T00:00:00.000Z`, end, limit);
+    return this.store.listAudit(`${from}T00:00:00.000Z`, dayAfter(to), limit);
   }
+
+  /**
+   * A page of list(): the entries older than the cursor `before` (null: from the newest),
+   * at most `limit`, and the cursor of the next page, null when these are the span's oldest.
+   */
+  async page(from: string, to: string, limit: number, before: string | null): Promise<{ entries: AuditEntry[]; next: string | null }> {
+    const position = before === null ? null : parseAuditCursor(before);
+    if (before !== null && position === null) throw new AuditCursorError(before);
+    const page = await this.store.pageAudit(`${from}T00:00:00.000Z`, dayAfter(to), limit, position);
+    return { entries: page.entries, next: page.next && auditCursor(page.next) };
+  }
+}
+
+function dayAfter(day: string): string {
+  return new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
+}
+
+/** A cursor not made by auditCursor: the caller's mistake, named in its message. */
+export class AuditCursorError extends Error {
+  constructor(readonly cursor: string) {
+    super(`"${cursor}" is not the "next" of an audit log answer (written TIME_NUMBER, such as 2026-11-23T14:05:00.000Z_1234)`);
+  }
+}
+
+/** The pattern of a cursor's text, as auditCursor writes it. */
+export const AUDIT_CURSOR_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}\\.\\d{3}Z_\\d{1,15}$";
+
+/**
+ * The text of a place in the log (`2026-11-23T14:05:00.000Z_1234`: the time of the last
+ * entry shown and its number in the log), handed out as `next` and taken back as
+ * `before`: the page after it starts with the entry older than that one, whatever was
+ * written since.
+ */
+export function auditCursor(position: AuditPosition): string {
+  return `${position.at}_${position.seq}`;
+}
+
+/** The place a cursor names, or null for text auditCursor did not write. */
+export function parseAuditCursor(text: string): AuditPosition | null {
+  if (!new RegExp(AUDIT_CURSOR_PATTERN).test(text)) return null;
+  const [at, seq] = text.split("_") as [string, string];
+  const time = Date.parse(at);
+  if (Number.isNaN(time) || new Date(time).toISOString() !== at) return null;
+  return { at, seq: Number(seq) };
 }
 
 /**

@@ -29,6 +29,8 @@ import {
   type ApiKey,
   type Audit,
   type AuditEntry,
+  type AuditPage,
+  type AuditPosition,
   type AuthSnapshot,
   type Charge,
   type ChargeOutcome,
@@ -1002,13 +1004,25 @@ export class PostgresStore implements Store {
   }
 
   async listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]> {
-    const rows = await this.read(
-      () => this.sql.unsafe<AuditRow[]>(
-        "SELECT at, actor, action, target, changes FROM audit_log WHERE at >= $1::timestamptz AND at < $2::timestamptz ORDER BY at DESC, seq DESC LIMIT $3",
-        [from, to, limit],
-      ),
+    return (await this.pageAudit(from, to, limit, null)).entries;
+  }
+
+  async pageAudit(from: string, to: string, limit: number, before: AuditPosition | null): Promise<AuditPage> {
+    // One more than asked for: whether older entries follow, without counting them.
+    const rows = await this.read(() =>
+      before
+        ? this.sql.unsafe<AuditPageRow[]>(
+            "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= $1::timestamptz AND at < $2::timestamptz AND (at, seq) < ($4::timestamptz, $5::bigint) ORDER BY at DESC, seq DESC LIMIT $3",
+            [from, to, limit + 1, before.at, before.seq],
+          )
+        : this.sql.unsafe<AuditPageRow[]>(
+            "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= $1::timestamptz AND at < $2::timestamptz ORDER BY at DESC, seq DESC LIMIT $3",
+            [from, to, limit + 1],
+          ),
     );
-    return rows.map(toAuditEntry);
+    const shown = rows.slice(0, limit);
+    const last = shown[shown.length - 1];
+    return { entries: shown.map(toAuditEntry), next: rows.length > limit && last ? { at: last.at.toISOString(), seq: Number(last.seq) } : null };
   }
 
   /**
@@ -1080,6 +1094,11 @@ interface AuditRow {
   action: string;
   target: string;
   changes: string;
+}
+
+interface AuditPageRow extends AuditRow {
+  /** A bigint column: the driver answers a string. */
+  seq: string | number;
 }
 
 function toAuditEntry(row: AuditRow): AuditEntry {

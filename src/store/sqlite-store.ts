@@ -26,6 +26,8 @@ import {
   type ApiKey,
   type Audit,
   type AuditEntry,
+  type AuditPage,
+  type AuditPosition,
   type AuthSnapshot,
   type ChangeRecord,
   type Charge,
@@ -681,10 +683,23 @@ export class SqliteStore implements Store {
   }
 
   async listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]> {
-    return this.db
-      .query<AuditRow, [string, string, number]>("SELECT at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 ORDER BY at DESC, seq DESC LIMIT ?3")
-      .all(from, to, limit)
-      .map(toAuditEntry);
+    return (await this.pageAudit(from, to, limit, null)).entries;
+  }
+
+  async pageAudit(from: string, to: string, limit: number, before: AuditPosition | null): Promise<AuditPage> {
+    // One more than asked for: whether older entries follow, without counting them.
+    const rows = before
+      ? this.db
+          .query<AuditPageRow, [string, string, number, string, number]>(
+            "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 AND (at, seq) < (?4, ?5) ORDER BY at DESC, seq DESC LIMIT ?3",
+          )
+          .all(from, to, limit + 1, before.at, before.seq)
+      : this.db
+          .query<AuditPageRow, [string, string, number]>("SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 ORDER BY at DESC, seq DESC LIMIT ?3")
+          .all(from, to, limit + 1);
+    const shown = rows.slice(0, limit);
+    const last = shown[shown.length - 1];
+    return { entries: shown.map(toAuditEntry), next: rows.length > limit && last ? { at: last.at, seq: last.seq } : null };
   }
 
   /** Commits the charges still queued, then closes the file. Closing twice is harmless. */
@@ -810,6 +825,10 @@ interface AuditRow {
   action: string;
   target: string;
   changes: string;
+}
+
+interface AuditPageRow extends AuditRow {
+  seq: number;
 }
 
 function toAuditEntry(row: AuditRow): AuditEntry {

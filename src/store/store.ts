@@ -268,6 +268,24 @@ export interface AuditEntry {
 }
 
 /**
+ * Where an entry stands in the audit log's order, newest first: its time, then the order
+ * in which entries were written (`seq`, unique in the log), for entries of the same
+ * millisecond. A position names a place in that order, not an entry: it stays valid
+ * whatever is written or removed around it.
+ */
+export interface AuditPosition {
+  readonly at: string;
+  readonly seq: number;
+}
+
+/** One page of the audit log (see Store.pageAudit). */
+export interface AuditPage {
+  readonly entries: AuditEntry[];
+  /** The position of the page's last entry when older entries follow in the span; null when none do. */
+  readonly next: AuditPosition | null;
+}
+
+/**
  * What a change writes with itself, in its own transaction: its audit log entry (made by
  * AuditLog.entry, which keeps no secret) and the events that announce it (CONTRACT §16),
  * each recorded as WebhookStore.addEvent records one. The change, its entry and its
@@ -604,6 +622,13 @@ export interface Store {
    * first, at most `limit`.
    */
   listAudit(from: string, to: string, limit: number): Promise<AuditEntry[]>;
+  /**
+   * One page of the audit log: the entries of listAudit that come after `before` in its
+   * order (older than it), at most `limit`, and the position of the last one when the span
+   * holds more (null: these are its oldest). Entries written meanwhile do not move a page:
+   * they are newer than any position already handed out.
+   */
+  pageAudit(from: string, to: string, limit: number, before: AuditPosition | null): Promise<AuditPage>;
 
   close(): Promise<void>;
 }

@@ -521,6 +521,52 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       expect((await adminJson("GET", "/admin/v1/audit?from=2026-02-30")).status).toBe(400);
       expect((await adminJson("GET", `/admin/v1/audit?from=${today()}&to=2000-01-01`)).status).toBe(400);
     });
+
+    test("the audit log a page at a time: `next` and `before` reach the oldest entry of a day that holds more than a page, and a change made meanwhile moves no page", async () => {
+      type Page = { entries: { at: string; action: string; target: string; changes: Record<string, { to?: unknown }> }[]; next: string | null };
+      const { body: oldest } = await adminJson<{ id: string }>("POST", "/admin/v1/keys", { name: "oldest-of-the-day", plan: "free" });
+      // 1,040 plan changes after it, each with a value of its own (a change that changes nothing records nothing).
+      const EDITS = 1040;
+      for (let first = 0; first < EDITS; first += 16) {
+        const sent = await Promise.all(
+          Array.from({ length: 16 }, (_, i) => adminRequest("PUT", "/admin/v1/plans/churn", { body: { max_batch_size: 1, monthly_units: first + i + 1, rate_limit: null } })),
+        );
+        expect(sent.map((response) => response.status)).toEqual(Array(16).fill(200));
+      }
+      const span = `from=${today()}&to=${today()}`;
+      const first = await adminJson<Page>("GET", `/admin/v1/audit?${span}`);
+      expect(first.status).toBe(200);
+      expect(first.body.entries).toHaveLength(1000);
+      expect(first.body.next).toEqual(expect.any(String));
+      expect(first.body.entries.some((entry) => entry.target === oldest.id)).toBe(false);
+      // A change made between two pages is newer than both: the next page starts where the first ended.
+      expect((await adminRequest("PUT", "/admin/v1/plans/churn", { body: { max_batch_size: 2, monthly_units: 1, rate_limit: null } })).status).toBe(200);
+      const pages = [first.body];
+      while (pages[pages.length - 1]!.next !== null) {
+        const { status, body } = await adminJson<Page>("GET", `/admin/v1/audit?${span}&limit=1000&before=${encodeURIComponent(pages[pages.length - 1]!.next!)}`);
+        expect(status).toBe(200);
+        pages.push(body);
+        expect(pages.length).toBeLessThan(10);
+      }
+      const all = pages.flatMap((page) => page.entries);
+      const edits = all.filter((entry) => entry.target === "plan:churn" && entry.action !== "plan.created").map((entry) => entry.changes.monthly_units?.to);
+      // Every edit once, none twice, none missing; the one made meanwhile is not among them.
+      expect(edits).toHaveLength(EDITS - 1);
+      expect(new Set(edits).size).toBe(EDITS - 1);
+      expect(all.filter((entry) => entry.target === "plan:churn" && entry.action === "plan.created")).toHaveLength(1);
+      const times = all.map((entry) => entry.at);
+      expect([...times].sort().reverse()).toEqual(times);
+      // The key created before them all is reached, on the last page.
+      expect(pages[pages.length - 1]!.entries.map((entry) => [entry.action, entry.target])).toContainEqual(["key.created", oldest.id]);
+      // A page of one, and a cursor the log never gave.
+      const one = await adminJson<Page>("GET", `/admin/v1/audit?${span}&limit=1&before=${encodeURIComponent(first.body.next!)}`);
+      expect(one.body.entries).toEqual([pages[1]!.entries[0]!]);
+      for (const before of ["yesterday", "2026-02-30T00:00:00.000Z_5", "2026-01-01T00:00:00Z_5"]) {
+        const refused = await adminJson<{ status: number; code: string; detail: string }>("GET", `/admin/v1/audit?${span}&before=${encodeURIComponent(before)}`);
+        expect({ before, status: refused.status, code: refused.body.code }).toEqual({ before, status: 400, code: "invalid_request" });
+        expect(refused.body.detail).toContain("before");
+      }
+    }, 60_000);
   });
 
   test("GET /admin/v1/status: version, uptime, workers and the data set's sources", async () => {

@@ -371,4 +371,43 @@ describe("the console, as an operator uses it", () => {
     expect(await created.locator(".audit-changes div").allTextContents()).toEqual(["max_batch_size: 7", "monthly_units: unlimited", "rate_limit: unlimited"]);
     await close();
   });
+
+  test("a day that holds more changes than a page: Older entries reaches its oldest, Newer entries comes back", async () => {
+    const store = SqliteStore.open(state);
+    const at = (time: string) => new AuditLog(store, () => new Date(`2026-01-20T${time}Z`));
+    // The day's first change, then 1,036 in one millisecond.
+    const oldest = await store.createKey("oldest-of-the-day", "free", undefined, (issued) =>
+      at("00:00:00.000").change({ actor: "cli", action: "key.created", target: issued.key.id, changes: { name: { from: null, to: "oldest-of-the-day" } } }),
+    );
+    const burst = at("09:30:00.000");
+    for (let i = 1; i <= 1036; i++) {
+      await store.setPlan("burst", { maxBatchSize: i, monthlyUnits: null, rateLimit: null }, () => burst.change({ actor: "cli", action: "plan.updated", target: "plan:burst", changes: { max_batch_size: { from: i - 1, to: i } } }));
+    }
+    await store.close();
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#audit-from", "2026-01-20");
+    await page.fill("#audit-to", "2026-01-20");
+    await page.click("#audit-form button[type=submit]");
+    await page.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();
+    expect(await page.locator("#audit-entries tbody tr[data-action='key.created']").count()).toBe(0);
+    expect(await page.locator("#audit-newer").isVisible()).toBe(false);
+    await page.locator("#audit-pages").screenshot({ path: join(SCREENSHOTS, "console-audit-pager.png") });
+
+    await page.click("#audit-older");
+    await page.locator("#audit-count", { hasText: "changes 1,001–1,037, newest first; the oldest of these days" }).waitFor();
+    const rows = page.locator("#audit-entries tbody tr");
+    expect(await rows.count()).toBe(37);
+    expect(await rows.last().getAttribute("data-action")).toBe("key.created");
+    expect(await rows.last().textContent()).toContain(oldest.key.id);
+    expect(await rows.first().textContent()).toContain("max_batch_size: 35 → 36");
+    expect(await page.locator("#audit-older").isVisible()).toBe(false);
+    await page.locator("#audit").screenshot({ path: join(SCREENSHOTS, "console-audit-oldest-page.png") });
+
+    await page.click("#audit-newer");
+    await page.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();
+    expect(await rows.count()).toBe(1000);
+    expect(await rows.first().textContent()).toContain("max_batch_size: 1035 → 1036");
+    expect(errors).toEqual([]);
+    await close();
+  });
 });

@@ -8,7 +8,7 @@ import { cli } from "../support/server-process.ts";
 const dir = mkdtempSync(join(tmpdir(), "iplookup-audit-cli-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test("iplookup audit prints the newest 10,000 changes of a span, and says so on standard error when it holds more; exactly 10,000 says nothing", () => {
+test("iplookup audit prints the newest 10,000 changes of a span, and says on standard error how to print the older ones when it holds more; exactly 10,000 says nothing", () => {
   const state = join(dir, "state.db");
   const env = { IPLOOKUP_STATE: state };
   expect(cli(["keys", "create", "--name", "first"], env).code).toBe(0);
@@ -24,13 +24,20 @@ test("iplookup audit prints the newest 10,000 changes of a span, and says so on 
   expect(exactly.stderr).toBe("");
   insert.run(`${day}T00:00:00.000Z`);
   db.close();
+  const shown = cli(["audit", "--from", day, "--to", day, "--json"], env);
+  const page = JSON.parse(shown.stdout) as { entries: { target: string }[]; next: string };
+  expect(page.entries).toHaveLength(10_000);
   for (const args of [["--json"], []]) {
     const more = cli(["audit", "--from", day, "--to", day, ...args], env);
     expect(more.code).toBe(0);
-    expect(more.stderr).toBe(`the newest 10,000 changes from ${day} to ${day} are shown; there are more: choose fewer days (--from, --to)\n`);
+    expect(more.stderr).toBe(`the newest 10,000 changes from ${day} to ${day} are shown; there are more, older: iplookup audit --from ${day} --to ${day} --before ${page.next}\n`);
   }
-  const shown = cli(["audit", "--from", day, "--to", day, "--json"], env);
-  expect((JSON.parse(shown.stdout) as { entries: { target: string }[] }).entries).toHaveLength(10_000);
+  // The oldest change of the day, which the newest 10,000 left out, and nothing after it.
+  const older = cli(["audit", "--from", day, "--to", day, "--before", page.next, "--json"], env);
+  expect(older.stderr).toBe("");
+  expect(JSON.parse(older.stdout)).toMatchObject({ entries: [{ action: "key.updated", at: `${day}T00:00:00.000Z` }], next: null });
+  expect(page.entries[0]).toMatchObject({ action: "key.created" });
+  expect(cli(["audit", "--before", "yesterday"], env)).toMatchObject({ code: 2, stderr: expect.stringContaining('--before: "yesterday" is not the "next" of an audit log answer') });
 });
 
 test("iplookup audit reads a creation as its fields, a plan's null limit as unlimited, and a change as from → to", () => {

@@ -134,6 +134,31 @@ export function keyControlsStoreSuite(kind: StoreKind): void {
       expect(await store.generation()).toBe(generation);
       await store.close();
     });
+
+    test("a page at a time: entries of one millisecond are told apart, every entry is reached once, and entries written meanwhile move no page", async () => {
+      const store = await kind.open(await kind.fresh());
+      const at = (time: string) => `2026-11-02T${time}Z`;
+      const record = (time: string, target: string) => store.createAdminToken("t", () => ({ entry: { at: at(time), actor: "cli", action: "key.updated", target, changes: {} } }));
+      // 7 entries, 5 of them in one millisecond, written out of time order.
+      await record("10:00:00.000", "e1");
+      await record("12:00:00.000", "e3");
+      for (const target of ["e4", "e5", "e6", "e7", "e8"]) await record("11:00:00.000", target);
+      const [from, to] = [at("00:00:00.000"), "2026-11-03T00:00:00.000Z"];
+      const first = await store.pageAudit(from, to, 3, null);
+      expect(first.entries.map((entry) => entry.target)).toEqual(["e3", "e8", "e7"]);
+      expect(first.next).toMatchObject({ at: at("11:00:00.000") });
+      // Written between two pages, in the same millisecond as the last entry shown: newer than it.
+      await record("11:00:00.000", "e9");
+      await record("13:00:00.000", "e10");
+      const second = await store.pageAudit(from, to, 3, first.next);
+      expect(second.entries.map((entry) => entry.target)).toEqual(["e6", "e5", "e4"]);
+      const third = await store.pageAudit(from, to, 3, second.next);
+      expect(third).toEqual({ entries: [{ at: at("10:00:00.000"), actor: "cli", action: "key.updated", target: "e1", changes: {} }], next: null });
+      // A page that ends with the span's last entry says so.
+      expect((await store.pageAudit(from, at("10:30:00.000"), 1, null)).next).toBeNull();
+      expect(await store.pageAudit(from, to, 3, { at: at("09:00:00.000"), seq: 1 })).toEqual({ entries: [], next: null });
+      await store.close();
+    });
   });
 
   describe("copying", () => {

@@ -1,27 +1,64 @@
 /**
  * The console's audit log (section #audit): every change made through the admin API,
  * the console or the CLI, newest first, for a span of UTC days (the last 30 by default),
- * from GET /admin/v1/audit. Every text is set as text.
+ * from GET /admin/v1/audit, a page of LIMIT entries at a time: "Older entries" asks for
+ * the entries after the last one shown (the answer's `next`), "Newer entries" goes back.
+ * Every text is set as text.
  */
 import type { AuditEntry } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
 import { labelCells } from "./dom.ts";
 
 const DAY_MS = 86_400_000;
-/** The most entries shown (the admin API's default); a span with more says so. */
+/** The entries a page shows (the admin API's default). */
 const LIMIT = 1000;
 let hooks: ConsoleHooks | null = null;
 /** The span last filled in by the page (the last 30 UTC days), not chosen by the operator. */
 let defaultSpan = { from: "", to: "" };
+/**
+ * The pages before the one shown, newest first: the cursor each was asked with (null for
+ * the newest) and how many entries it held. Empty: the newest page is shown. A cursor
+ * stays valid while changes are made (they are newer than any page), so a reload after
+ * a change shows the same page.
+ */
+let earlier: { before: string | null; count: number }[] = [];
+/** The cursor of the page shown (null: the newest), and of the page after it (null: none). */
+let shownBefore: string | null = null;
+let nextBefore: string | null = null;
+/** The span whose pages `earlier` holds: another span starts again at its newest. */
+let pagedSpan = "";
 
-/** Wires the span's form; called once, when the page starts. */
+/** Wires the span's form and the page buttons; called once, when the page starts. */
 export function initAuditPage(consoleHooks: ConsoleHooks): void {
   hooks = consoleHooks;
   followToday();
   byId("audit-form").addEventListener("submit", (event) => {
     event.preventDefault();
+    firstPage();
     void loadAudit();
   });
+  byId("audit-older").addEventListener("click", () => {
+    if (nextBefore === null) return;
+    earlier.push({ before: shownBefore, count: shownCount() });
+    shownBefore = nextBefore;
+    void loadAudit().then(() => byId("audit").scrollIntoView({ block: "start" }));
+  });
+  byId("audit-newer").addEventListener("click", () => {
+    const previous = earlier.pop();
+    if (!previous) return;
+    shownBefore = previous.before;
+    void loadAudit().then(() => byId("audit").scrollIntoView({ block: "start" }));
+  });
+}
+
+function firstPage(): void {
+  earlier = [];
+  shownBefore = null;
+  nextBefore = null;
+}
+
+function shownCount(): number {
+  return byId("audit-entries").querySelectorAll("tbody tr[data-action]").length;
 }
 
 /**
@@ -38,32 +75,47 @@ function followToday(): void {
   toInput.value = defaultSpan.to;
 }
 
-/** Loads and shows the entries of the chosen span; a refusal is shown in the section, the rows of another span taken away. */
+/**
+ * Loads and shows the page of the chosen span the operator is on (its newest, unless they
+ * went to older entries); a refusal is shown in the section, the rows of another span
+ * taken away.
+ */
 export async function loadAudit(): Promise<void> {
   if (!hooks) return;
   followToday();
   const from = byId<HTMLInputElement>("audit-from").value;
   const to = byId<HTMLInputElement>("audit-to").value;
+  if (`${from}/${to}` !== pagedSpan) firstPage();
+  pagedSpan = `${from}/${to}`;
   const error = byId("audit-error");
   try {
     const query = new URLSearchParams();
     if (from) query.set("from", from);
     if (to) query.set("to", to);
-    // One more than is shown: an answer of LIMIT + 1 entries is how the page knows there are more.
-    query.set("limit", String(LIMIT + 1));
-    const { entries } = await hooks.api<{ entries: AuditEntry[] }>("GET", `/admin/v1/audit?${query}`);
+    query.set("limit", String(LIMIT));
+    if (shownBefore !== null) query.set("before", shownBefore);
+    const { entries, next } = await hooks.api<{ entries: AuditEntry[]; next: string | null }>("GET", `/admin/v1/audit?${query}`);
     error.hidden = true;
-    render(entries.slice(0, LIMIT), entries.length > LIMIT);
+    nextBefore = next;
+    render(entries);
   } catch (failure) {
     if ((failure as { problem?: { status: number } }).problem?.status === 401) return;
     error.textContent = describeError(failure);
     error.hidden = false;
-    byId("audit-entries").querySelector("tbody")!.replaceChildren();
-    byId("audit-count").textContent = "";
+    forgetAudit();
   }
 }
 
-function render(entries: readonly AuditEntry[], more: boolean): void {
+/** Takes every entry off the page, back to the newest page (a refused span, a sign-out). */
+export function forgetAudit(): void {
+  firstPage();
+  pagedSpan = "";
+  byId("audit-entries").querySelector("tbody")!.replaceChildren();
+  byId("audit-count").textContent = "";
+  byId("audit-pages").hidden = true;
+}
+
+function render(entries: readonly AuditEntry[]): void {
   const rows = entries.map((entry) => {
     const row = make("tr", undefined, { "data-action": entry.action });
     const changes = make("td", undefined, { class: "audit-changes" });
@@ -84,8 +136,22 @@ function render(entries: readonly AuditEntry[], more: boolean): void {
   }
   byId("audit-entries").querySelector("tbody")!.replaceChildren(...rows);
   labelCells();
+  const more = nextBefore !== null;
+  const number = (count: number) => count.toLocaleString("en-US");
+  const skipped = earlier.reduce((sum, page) => sum + page.count, 0);
   byId("audit-count").textContent =
-    more ? `the newest ${LIMIT.toLocaleString("en-US")} changes; there are more: choose fewer days` : entries.length === 1 ? "1 change" : `${entries.length} changes`;
+    earlier.length === 0
+      ? more
+        ? `the newest ${number(entries.length)} changes; there are more: Older entries, under the list`
+        : entries.length === 1
+          ? "1 change"
+          : `${entries.length} changes`
+      : entries.length === 0
+        ? `no changes older than the ${number(skipped)} newest`
+        : `changes ${number(skipped + 1)}–${number(skipped + entries.length)}, newest first; ${more ? "there are more" : "the oldest of these days"}`;
+  byId("audit-pages").hidden = !more && earlier.length === 0;
+  byId("audit-older").hidden = !more;
+  byId("audit-newer").hidden = earlier.length === 0;
 }
 
 /** A plan's limits, where none means "unlimited". */
