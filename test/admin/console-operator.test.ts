@@ -157,6 +157,57 @@ describe("the console, as an operator uses it", () => {
     await close();
   });
 
+  test("another token given by #token= in a tab signed in already: nothing of the session before stays, and a read-only token may still press a secret's Done", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#new-key-name", "switched-away");
+    await page.click("#create-key-form button[type=submit]");
+    await page.locator("#keys tr.note-row", { hasText: "switched-away created" }).waitFor();
+    const keySecret = (await page.locator("#secret-value").textContent())!;
+    expect(keySecret).toMatch(/^ipl_/);
+    await page.fill("#webhook-url", "http://127.0.0.1:9/switched");
+    await page.locator("#webhook-events input[value='key.created']").check();
+    await page.click("#add-webhook-form button[type=submit]");
+    await page.locator("#webhook-secret-panel").waitFor({ state: "visible" });
+    const webhookSecret = (await page.locator("#webhook-secret-value").textContent())!;
+    expect(webhookSecret).toMatch(/^whsec_/);
+
+    // The same document, a new fragment: the read-only token signs in over the session.
+    await page.goto(`${admin}/console#token=${reader}`);
+    await page.locator("#read-only-note").waitFor({ state: "visible" });
+    await page.locator("#keys tbody tr[data-key-id]").first().waitFor();
+    await page.locator("#audit-entries tbody tr[data-action]").first().waitFor();
+    const html = await page.content();
+    expect(html).not.toContain(keySecret);
+    expect(html).not.toContain(webhookSecret);
+    expect(await page.locator("#secret-value").count()).toBe(0);
+    expect(await page.locator("#webhook-secret-value").textContent()).toBe("");
+    expect(await page.locator("#webhook-secret-panel").isHidden()).toBe(true);
+    expect(await page.locator(".note", { hasText: "switched-away created" }).count()).toBe(0);
+    // Done changes nothing on the server: a read-only token's page leaves it enabled.
+    expect(await page.locator("#webhook-dismiss-secret").isDisabled()).toBe(false);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("signing out empties the page it hides: no key, webhook, correction or audit entry is left in it", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.locator("#audit-entries tbody tr[data-action]").first().waitFor();
+    await page.locator("#webhooks tbody tr[data-webhook-id]").first().waitFor();
+    const keyId = (await page.locator("#keys tbody tr[data-key-id]").first().getAttribute("data-key-id"))!;
+    await page.click("#sign-out");
+    await page.locator("#sign-in").waitFor({ state: "visible" });
+    const html = await page.content();
+    expect(html).not.toContain(keyId);
+    expect(html).not.toContain("customer-00");
+    expect(html).not.toContain("a-long-path/that/goes/on");
+    for (const table of ["keys", "plans", "top-keys", "corrections", "webhooks", "deliveries", "audit-entries", "sources"]) {
+      expect({ table, rows: await page.locator(`#${table} tbody tr`).count() }).toEqual({ table, rows: 0 });
+    }
+    expect(await page.locator("#usage-key option").count()).toBe(1);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
   for (const [width, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
     test(`a read-only token (${width}): no form that changes something, the Deliveries still there`, async () => {
       const { page, errors, close } = await signedIn(reader, viewport);

@@ -10,7 +10,7 @@
  */
 import uPlot from "uplot";
 import { correctionsSection } from "./corrections.ts";
-import { initAuditPage, loadAudit } from "./audit-page.ts";
+import { forgetAudit, initAuditPage, loadAudit } from "./audit-page.ts";
 import type { ConsoleHooks } from "./console-hooks.ts";
 import { askGrace, closeEditor, decorateKeyRow, initKeyControls } from "./key-controls-panel.ts";
 import { applyTokenAccess } from "./token-access.ts";
@@ -173,18 +173,14 @@ async function attempt(action: () => Promise<void>, place = "top"): Promise<void
 // ---- signing in -----------------------------------------------------------------------
 
 /**
- * Shows the sign-in form and forgets everything of the session: the token, and the
- * secrets still on the page (a key's or a webhook's, shown once), the open editor and
- * the messages, so that whoever signs in next on this tab sees none of them.
+ * Shows the sign-in form and forgets everything of the session: the token, and what the
+ * page showed with it (see forgetSession), so that whoever signs in next on this tab
+ * sees none of it.
  */
 function showSignIn(reason?: string): void {
   token = null;
-  note = null;
   sessionStorage.removeItem(TOKEN_STORAGE);
-  dismissSecret(false);
-  webhooks.forget();
-  closeEditor(false);
-  element("message").hidden = true;
+  forgetSession();
   element("signed-in").hidden = true;
   element("sign-out").hidden = true;
   element("stale-data").hidden = true;
@@ -196,7 +192,35 @@ function showSignIn(reason?: string): void {
   element<HTMLInputElement>("token-input").focus();
 }
 
+/**
+ * Forgets what the page showed of a session, whether it ends by signing out or by
+ * signing in with another token (`#token=…` in a tab already signed in): the secrets
+ * still on the page (a key's or a webhook's, shown once), the open editor, the messages,
+ * and what was read with the token (keys, plans, use, corrections, webhooks and their
+ * deliveries, the audit log, the data set), which the next token may not be allowed to
+ * see and would otherwise stay in the page until it is drawn again.
+ */
+function forgetSession(): void {
+  note = null;
+  dismissSecret(false);
+  webhooks.forget();
+  closeEditor(false);
+  for (const old of document.querySelectorAll(".note")) old.remove();
+  element("message").hidden = true;
+  keys = [];
+  plans = [];
+  chart?.destroy();
+  chart = null;
+  for (const table of ["keys", "plans", "top-keys", "corrections", "webhooks", "deliveries", "sources"]) element(table).querySelector("tbody")!.replaceChildren();
+  for (const text of ["usage-summary", "usage-legend", "data-summary", "deliveries-title", "asn-result"]) element(text).replaceChildren();
+  element("asn-error").hidden = true;
+  element<HTMLSelectElement>("usage-key").replaceChildren(make("option", "All keys", { value: "" }));
+  forgetAudit();
+}
+
 async function signIn(candidate: string): Promise<void> {
+  // Another token in a tab signed in already: nothing of the session before it stays.
+  if (token !== null) forgetSession();
   token = candidate.trim();
   try {
     const status = await api<Status>("GET", "/admin/v1/status");

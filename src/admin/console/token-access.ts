@@ -10,18 +10,18 @@ import { byId, make, type ConsoleHooks } from "./console-hooks.ts";
 /**
  * The parts of the page where something can be changed, and their controls that change
  * it: every control of an area, or only its buttons marked `write` where the area also
- * has buttons that only read (a webhook's Deliveries).
+ * has buttons that only read (a webhook's Deliveries). A secret's panel is none of them:
+ * its Copy and Done change nothing, and Done must always take the secret off the page.
  */
 const WRITE_AREAS: readonly (readonly [id: string, controls: string])[] = [
-  ["keys", "input, select, button, textarea"],
+  // The secret panel is drawn under a key's row (see placeSecret in console.ts).
+  ["keys", ":is(input, select, button, textarea):not(#secret-panel *)"],
   ["plans", "input, select, button, textarea"],
   ["create-key-form", "input, select, button, textarea"],
   ["key-editor", "input, select, button, textarea"],
-  ["secret-panel", "input, select, button, textarea"],
   ["correction-form", "input, select, button, textarea"],
   ["corrections", "button"],
   ["add-webhook-form", "input, select, button, textarea"],
-  ["webhook-secret-panel", "button"],
   ["webhooks", "button.write"],
 ];
 
