@@ -85,4 +85,88 @@ describe("the console's corrections", () => {
     expect(errors).toEqual([]);
     await context.close();
   });
+
+  const api = (method: string, path: string, body?: unknown) =>
+    fetch(`${admin}/admin/v1/corrections${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const correctionOf = async (cidr: string) => ((await (await api("GET", "")).json()) as { corrections: Record<string, unknown>[] }).corrections.find((c) => c.cidr === cidr);
+
+  test("Edit fills the form with the correction, so that saving a new note keeps its other fields; a block typed in again asks before dropping fields", async () => {
+    expect((await api("PUT", "/8.8.4.0_24", { country_code: "FR", city: "Paris", as_name: null, note: "old note" })).status).toBe(200);
+    let note = "old note";
+    for (const [width, height] of [[1280, 1400], [390, 1400]] as const) {
+      const context = await openContext(browser, { viewport: { width, height } });
+      const page = await context.newPage();
+      const errors: string[] = [];
+      page.on("pageerror", (error) => errors.push(error.message));
+      await page.goto(`${admin}/console#token=${token}`);
+      const row = page.locator('#corrections tr[data-cidr="8.8.4.0/24"]');
+      await row.waitFor();
+      await row.locator("button", { hasText: "Edit" }).click();
+      expect(await page.inputValue("#correction-cidr")).toBe("8.8.4.0/24");
+      expect(await page.inputValue("#correction-country")).toBe("FR");
+      expect(await page.inputValue("#correction-city")).toBe("Paris");
+      expect(await page.inputValue("#correction-note")).toBe(note);
+      expect(await page.inputValue("#correction-as-name")).toBe("");
+      expect(await page.locator("#correction-as-name").getAttribute("placeholder")).toBe("AS name: null");
+      expect(await page.locator("#correction-editing").textContent()).toContain("Editing the correction of 8.8.4.0/24");
+      await page.locator("#corrections-section").screenshot({ path: join(SCREENSHOTS, `console-corrections-edit-${width}.png`) });
+      await page.fill("#correction-note", `new note ${width}`);
+      await page.click("#correction-form button[type=submit]");
+      await page.locator("#correction-form + p.note", { hasText: "8.8.4.0/24 is corrected" }).waitFor();
+      const shown = await row.textContent();
+      expect(shown).toContain("city Paris");
+      expect(shown).toContain(`new note ${width}`);
+      // The city stays, and so does the AS name the correction names as null.
+      expect(await correctionOf("8.8.4.0/24")).toMatchObject({ country_code: "FR", city: "Paris", as_name: null, note: `new note ${width}` });
+      // Back to a new block: the form is empty, the block can be typed again.
+      expect(await page.inputValue("#correction-cidr")).toBe("");
+      expect(await page.locator("#correction-cidr").getAttribute("readonly")).toBeNull();
+      expect(await page.locator("#correction-editing").isHidden()).toBe(true);
+      expect(errors).toEqual([]);
+      note = `new note ${width}`;
+      await context.close();
+    }
+
+    const context = await openContext(browser, { viewport: { width: 1280, height: 1400 } });
+    const page = await context.newPage();
+    await page.goto(`${admin}/console#token=${token}`);
+    await page.locator('#corrections tr[data-cidr="8.8.4.0/24"]').waitFor();
+    // The block typed in again with one field: the page asks, naming what would be dropped; declined, nothing is written.
+    await page.fill("#correction-cidr", "8.8.4.0/24");
+    await page.fill("#correction-country", "FR");
+    const asked = new Promise<string>((resolve) => page.once("dialog", (dialog) => {
+      resolve(dialog.message());
+      void dialog.dismiss();
+    }));
+    await page.click("#correction-form button[type=submit]");
+    const question = await asked;
+    expect(question).toContain("replaces that correction whole");
+    expect(question).toContain("city");
+    expect(await correctionOf("8.8.4.0/24")).toMatchObject({ city: "Paris", note: "new note 390" });
+    // Only a note for a corrected block: the page says to use Edit, and writes nothing.
+    await page.fill("#correction-country", "");
+    await page.fill("#correction-note", "just a note");
+    await page.click("#correction-form button[type=submit]");
+    await page.locator("#correction-form + p.note.note-error", { hasText: "press Edit on its row" }).waitFor();
+    expect(await correctionOf("8.8.4.0/24")).toMatchObject({ city: "Paris", note: "new note 390" });
+    await context.close();
+    expect((await api("DELETE", "/8.8.4.0_24")).status).toBe(200);
+  });
+
+  test("Remove's message is said where the row was", async () => {
+    for (const cidr of ["9.9.9.0/24", "9.9.10.0/24"]) expect((await api("PUT", `/${cidr.replace("/", "_")}`, { country_code: "CH" })).status).toBe(200);
+    const context = await openContext(browser, { viewport: { width: 1280, height: 1400 } });
+    const page = await context.newPage();
+    await page.goto(`${admin}/console#token=${token}`);
+    await page.locator('#corrections tr[data-cidr="9.9.10.0/24"]').waitFor();
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.locator('#corrections tr[data-cidr="9.9.10.0/24"]').locator("button", { hasText: "Remove" }).click();
+    await page.locator('#corrections tr[data-cidr="9.9.9.0/24"] + tr.note-row', { hasText: "The correction of 9.9.10.0/24 is removed" }).waitFor();
+    expect(await page.locator("#correction-form + p.note").count()).toBe(0);
+    // The first row: said above the list, where it was.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.locator('#corrections tr[data-cidr="9.9.9.0/24"]').locator("button", { hasText: "Remove" }).click();
+    await page.locator("#correction-form + p.note", { hasText: "The correction of 9.9.9.0/24 is removed" }).waitFor();
+    await context.close();
+  });
 });

@@ -1,8 +1,14 @@
 /**
  * The console's local corrections (CONTRACT §15): the list, a form that sets a block's
- * correction, and a Remove button per block, over /admin/v1/corrections. Its markup is
- * the page's #corrections-section; console.ts hands it the page's API call and message
- * helpers and loads it with the rest.
+ * correction, and Remove and Edit buttons per block, over /admin/v1/corrections. Its
+ * markup is the page's #corrections-section; console.ts hands it the page's API call and
+ * message helpers and loads it with the rest.
+ *
+ * Setting a block replaces its correction whole (PUT, as the admin API and `iplookup
+ * corrections set` do): the form names the fields it corrects, and an empty field is not
+ * corrected. So changing one field of a correction starts from Edit, which fills the form
+ * with every field the correction names, and a block typed in again that would drop
+ * fields of its correction asks first.
  */
 import type { CorrectionJson } from "../../corrections/correction-json.ts";
 import { byId as element, labelCells, make } from "./dom.ts";
@@ -44,22 +50,95 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       return select;
     }),
   );
+  const form = element<HTMLFormElement>("correction-form");
+  const submit = form.querySelector<HTMLButtonElement>("button[type=submit]")!;
+  const cancel = make("button", "Cancel", { type: "button", class: "quiet", id: "correction-cancel", hidden: "" });
+  submit.after(cancel);
+  const editingLine = element("correction-editing");
+  /** The corrections as last listed. */
+  let listed: CorrectionJson[] = [];
+  /** The correction the form was filled from (Edit), and its fields' text as filled. */
+  let editing: CorrectionJson | null = null;
+  let filled = new Map<string, string>();
+
+  const input = (id: string) => element<HTMLInputElement | HTMLSelectElement>(id);
+  const text = (id: string) => input(id).value.trim();
+  /** Each field of the form: its input, and the value of a correction it shows. */
+  const fields: readonly { id: string; of(correction: CorrectionJson): unknown }[] = [
+    { id: "correction-country", of: (c) => c.country_code },
+    { id: "correction-asn", of: (c) => c.asn },
+    { id: "correction-as-name", of: (c) => c.as_name },
+    { id: "correction-city", of: (c) => c.city },
+    ...SIGNALS.map((signal) => ({ id: `correction-${signal}`, of: (c: CorrectionJson) => c.privacy?.[signal] })),
+    { id: "correction-service", of: (c) => c.privacy?.service },
+    { id: "correction-note", of: (c) => c.note },
+  ];
+
+  /** The boxes' placeholders, which a field named as null changes while it is edited. */
+  const placeholders = new Map(fields.map((field) => [field.id, input(field.id) instanceof HTMLInputElement ? (input(field.id) as HTMLInputElement).placeholder : ""]));
+
+  /** Back to setting a new block: the form emptied. */
+  const stopEditing = () => {
+    editing = null;
+    filled = new Map();
+    form.reset();
+    for (const [id, placeholder] of placeholders) if (input(id) instanceof HTMLInputElement) (input(id) as HTMLInputElement).placeholder = placeholder;
+    element<HTMLInputElement>("correction-cidr").readOnly = false;
+    submit.textContent = "Set correction";
+    cancel.hidden = true;
+    editingLine.hidden = true;
+    editingLine.textContent = "";
+  };
+
+  /** Fills the form with every field the correction names, to be changed and saved whole. */
+  const edit = (correction: CorrectionJson) => {
+    stopEditing();
+    editing = correction;
+    input("correction-cidr").value = correction.cidr;
+    element<HTMLInputElement>("correction-cidr").readOnly = true;
+    for (const field of fields) {
+      const value = field.of(correction);
+      const box = input(field.id);
+      box.value = value === undefined || value === null ? "" : String(value);
+      // Named as null: the box is empty, and says that the answer says null there until it is changed.
+      if (value === null && box instanceof HTMLInputElement) box.placeholder = `${placeholders.get(field.id) ?? ""}: null`;
+      filled.set(field.id, box.value);
+    }
+    submit.textContent = "Save correction";
+    cancel.hidden = false;
+    editingLine.textContent = `Editing the correction of ${correction.cidr}: the form holds every field it names. Saving sets them all; a field you empty is no longer corrected.`;
+    editingLine.hidden = false;
+    form.scrollIntoView({ block: "nearest" });
+    input("correction-country").focus();
+  };
+  cancel.addEventListener("click", () => {
+    const was = editing;
+    stopEditing();
+    if (was) document.querySelector<HTMLElement>(`#corrections tr[data-cidr="${CSS.escape(was.cidr)}"] button[data-edit]`)?.focus();
+  });
 
   const load = async () => {
     const { corrections } = await deps.api<{ corrections: CorrectionJson[] }>("GET", "/admin/v1/corrections");
-    const rows = corrections.map((correction) => {
-      const row = make("tr", undefined, { "data-cidr": correction.cidr });
+    listed = corrections;
+    const rows = corrections.map((correction, index) => {
+      const place = `correction:${correction.cidr}`;
+      const row = make("tr", undefined, { "data-cidr": correction.cidr, "data-place": place });
       const remove = make("button", "Remove", { type: "button", class: "danger write" });
       remove.addEventListener("click", () =>
         deps.attempt(async () => {
           if (!confirm(`Remove the correction of ${correction.cidr}? Lookups answer what the data says there again.`)) return;
           await deps.api("DELETE", pathOf(correction.cidr));
+          if (editing?.cidr === correction.cidr) stopEditing();
           await load();
-          deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`, false, PLACE);
-        }, PLACE),
+          // Said where its row was: under the row before it, or above the list when it was the first.
+          const before = corrections[index - 1];
+          deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`, false, before ? `correction:${before.cidr}` : PLACE);
+        }, place),
       );
+      const editButton = make("button", "Edit", { type: "button", class: "quiet write", "data-edit": correction.cidr });
+      editButton.addEventListener("click", () => edit(correction));
       const actions = make("td", undefined, { class: "actions" });
-      actions.append(remove);
+      actions.append(remove, editButton);
       row.append(make("td", correction.cidr, { class: "mono" }), make("td", fieldsText(correction)), make("td", correction.note ?? ""), make("td", correction.updated_at.slice(0, 10)), actions);
       return row;
     });
@@ -72,31 +151,72 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
     labelCells();
   };
 
-  element("correction-form").addEventListener("submit", (event) => {
+  /**
+   * The form as the admin API's body: the fields it names. An empty field is not named
+   * (the data's value is answered), except a field Edit filled from a correction that
+   * names it as null and the operator left alone: it stays named as null.
+   */
+  const body = (): Record<string, unknown> => {
+    const value = (id: string): string | null | undefined => {
+      if (editing && input(id).value === filled.get(id)) {
+        const field = fields.find((candidate) => candidate.id === id)!;
+        if (field.of(editing) === null) return null;
+      }
+      return text(id) === "" ? undefined : text(id);
+    };
+    const named: Record<string, unknown> = {};
+    const country = value("correction-country");
+    if (country !== undefined) named.country_code = country === null ? null : country.toUpperCase();
+    const asn = value("correction-asn");
+    if (asn !== undefined) named.asn = asn !== null && /^\d+$/.test(asn) ? Number(asn) : asn;
+    const asName = value("correction-as-name");
+    if (asName !== undefined) named.as_name = asName;
+    const city = value("correction-city");
+    if (city !== undefined) named.city = city;
+    const privacy: Record<string, unknown> = {};
+    for (const signal of SIGNALS) {
+      const chosen = input(`correction-${signal}`).value;
+      if (chosen !== "") privacy[signal] = chosen === "true";
+    }
+    const service = value("correction-service");
+    if (service !== undefined) privacy.service = service;
+    if (Object.keys(privacy).length > 0) named.privacy = privacy;
+    const note = text("correction-note");
+    if (note !== "") named.note = note;
+    return named;
+  };
+
+  form.addEventListener("submit", (event) => {
     event.preventDefault();
     void deps.attempt(async () => {
-      const text = (id: string) => element<HTMLInputElement>(id).value.trim();
       const cidr = text("correction-cidr");
-      // An empty field is left as the data says it; the API refuses a body naming nothing.
-      const body: Record<string, unknown> = {};
-      if (text("correction-country") !== "") body.country_code = text("correction-country").toUpperCase();
-      if (text("correction-asn") !== "") body.asn = /^\d+$/.test(text("correction-asn")) ? Number(text("correction-asn")) : text("correction-asn");
-      if (text("correction-as-name") !== "") body.as_name = text("correction-as-name");
-      if (text("correction-city") !== "") body.city = text("correction-city");
-      const privacy: Record<string, unknown> = {};
-      for (const signal of SIGNALS) {
-        const value = element<HTMLSelectElement>(`correction-${signal}`).value;
-        if (value !== "") privacy[signal] = value === "true";
+      const sent = body();
+      // A block typed in again, not through Edit: the PUT would replace its correction whole.
+      const existing = editing ? null : listed.find((correction) => correction.cidr.toLowerCase() === cidr.toLowerCase());
+      if (existing) {
+        const names = Object.keys(sent).filter((name) => name !== "note");
+        if (names.length === 0) {
+          throw new Error(`${existing.cidr} is corrected already and the form names no field: to change its note or one of its fields, press Edit on its row, which fills the form with the fields it names; nothing was saved`);
+        }
+        const dropped = droppedFields(existing, sent);
+        if (dropped.length > 0 && !confirm(`${existing.cidr} is corrected already (${fieldsText(existing)}). Setting it again replaces that correction whole: ${dropped.join(", ")} would no longer be corrected.\n\nTo keep them, cancel and press Edit on its row. Replace it?`)) return;
       }
-      if (text("correction-service") !== "") privacy.service = text("correction-service");
-      if (Object.keys(privacy).length > 0) body.privacy = privacy;
-      if (text("correction-note") !== "") body.note = text("correction-note");
-      const saved = await deps.api<CorrectionJson>("PUT", pathOf(cidr), body);
-      element<HTMLFormElement>("correction-form").reset();
+      const saved = await deps.api<CorrectionJson>("PUT", pathOf(cidr), sent);
+      stopEditing();
       await load();
       deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`, false, PLACE);
     }, PLACE);
   });
 
   return { load };
+}
+
+/** The fields (and privacy members) a correction names that a new body for its block would not. */
+function droppedFields(correction: CorrectionJson, sent: Record<string, unknown>): string[] {
+  const dropped: string[] = [];
+  for (const field of ["country_code", "asn", "as_name", "city"] as const) if (correction[field] !== undefined && !(field in sent)) dropped.push(field);
+  const privacy = (sent.privacy ?? {}) as Record<string, unknown>;
+  for (const member of Object.keys(correction.privacy ?? {})) if (!(member in privacy)) dropped.push(`privacy.${member}`);
+  if (correction.note !== null && sent.note === undefined) dropped.push("its note");
+  return dropped;
 }
