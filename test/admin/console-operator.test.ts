@@ -208,6 +208,94 @@ describe("the console, as an operator uses it", () => {
     await close();
   });
 
+  test("Remove takes a webhook's signing secret off the page with it", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#webhook-url", "http://127.0.0.1:9/removed-at-once");
+    await page.locator("#webhook-events input[value='key.created']").check();
+    await page.click("#add-webhook-form button[type=submit]");
+    await page.locator("#webhook-secret-panel").waitFor({ state: "visible" });
+    const secret = (await page.locator("#webhook-secret-value").textContent())!;
+    const row = page.locator("#webhooks tr[data-webhook-id]", { hasText: "removed-at-once" });
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.locator("button", { hasText: "Remove" }).click();
+    await page.locator("#webhooks-card .note", { hasText: "removed" }).waitFor();
+    expect(await page.locator("#webhook-secret-panel").isHidden()).toBe(true);
+    expect(await page.content()).not.toContain(secret);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("allowed origins are one a line: an origin typed with spaces is refused whole, as typed", async () => {
+    const { page, close } = await signedIn(token);
+    await page.locator("#keys tr[data-key-id]", { hasText: "customer-02" }).locator("button", { hasText: "Edit" }).click();
+    await page.fill("#key-editor-origins", "not a url");
+    await page.click("#key-editor-save");
+    await page.locator("#key-editor-error").waitFor({ state: "visible" });
+    expect(await page.locator("#key-editor-error").textContent()).toContain('allowed_origins: "not a url" is not an origin');
+    await close();
+  });
+
+  test("Done takes away the message that asked to copy the secret; a retry to come reads as to come", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#new-key-name", "done-with-it");
+    await page.click("#create-key-form button[type=submit]");
+    await page.locator("#keys tr.note-row", { hasText: "copy its secret below now" }).waitFor();
+    await page.click("#dismiss-secret");
+    expect(await page.locator(".note", { hasText: "copy its secret below now" }).count()).toBe(0);
+
+    // The webhook to port 9 refuses: its test event waits for a retry within a minute.
+    const row = page.locator("#webhooks tr[data-webhook-id]", { hasText: "a-long-path" });
+    await row.locator("button", { hasText: "Send test" }).click();
+    await page.locator("#webhooks tr.note-row", { hasText: "Test event not delivered" }).waitFor();
+    const pending = page.locator("#deliveries tr.delivery-pending").first();
+    const state = (await pending.locator("td").nth(1).textContent())!;
+    expect(state).toMatch(/^pendingnext in (\d+ s|1 minute)$/);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("short phrases are not broken: a key's Last used at 1280 px, a signal's choice in the corrections' form at 390 px", async () => {
+    const made = (await (
+      await fetch(`${admin}/admin/v1/keys`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "used-a-while-ago", plan: "free" }) })
+    ).json()) as { id: string; key: string };
+    const used = await fetch(`${setup!.server.url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${made.key}`, "content-type": "application/json" }, body: '{"ip":"1.1.1.1"}' });
+    expect(used.status).toBe(200);
+    // The key's last use is written with the next charges' commit: wait for the admin API to show it.
+    for (let tries = 0; tries < 100; tries++) {
+      const listed = (await (await fetch(`${admin}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })).json()) as { keys: { id: string; last_used_at: string | null }[] };
+      if (listed.keys.find((key) => key.id === made.id)?.last_used_at) break;
+      await Bun.sleep(50);
+    }
+    const context = await openContext(browser, { viewport: DESKTOP });
+    const page = await context.newPage();
+    // Five minutes later, as the page sees it.
+    await page.clock.install({ time: Date.now() + 5 * 60_000 });
+    await page.goto(`${admin}/console#token=${token}`);
+    const last = page.locator(`#keys tr[data-key-id="${made.id}"] td`).nth(4);
+    await last.waitFor();
+    expect(await last.textContent()).toBe("5 minutes ago");
+    const lines = (selector: string) =>
+      page.evaluate(`(() => { const range = document.createRange(); range.selectNodeContents(document.querySelector(${JSON.stringify(selector)})); return new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size; })()`);
+    expect(await lines(`#keys tr[data-key-id="${made.id}"] td:nth-child(5)`)).toBe(1);
+    await page.locator(`#keys tr[data-key-id="${made.id}"]`).screenshot({ path: join(SCREENSHOTS, "console-operator-last-used-1280.png") });
+    await context.close();
+
+    const { page: phone, close } = await signedIn(token, PHONE);
+    // Each choice is as wide as its longest option, so none is cut ("hosting: as the dat").
+    const cut = await phone.evaluate(`[...document.querySelectorAll("#correction-signals select")].filter((select) => {
+      const whole = select.cloneNode(true);
+      whole.style.cssText = "position: absolute; visibility: hidden; width: max-content; min-width: 0; flex: none";
+      document.body.append(whole);
+      const wanted = whole.getBoundingClientRect().width;
+      whole.remove();
+      return select.getBoundingClientRect().width < wanted - 0.5;
+    }).map((select) => select.id)`);
+    expect(cut).toEqual([]);
+    expect(await pageOverflow(phone)).toBe(0);
+    await phone.locator("#corrections-section").screenshot({ path: join(SCREENSHOTS, "console-operator-corrections-390.png") });
+    await close();
+  });
+
   for (const [width, viewport] of [["desktop", DESKTOP], ["phone", PHONE]] as const) {
     test(`a read-only token (${width}): no form that changes something, the Deliveries still there`, async () => {
       const { page, errors, close } = await signedIn(reader, viewport);

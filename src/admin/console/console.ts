@@ -85,12 +85,12 @@ function formatTime(iso: string | null): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
-/** `3 days ago`, `in 2 hours`. */
+/** `3 days ago`, `in 2 hours`; within a minute, `just now` before now and `in 30 s` after it (a retry about to be made). */
 function ago(iso: string): string {
   const seconds = (Date.parse(iso) - Date.now()) / 1000;
   const units: [Intl.RelativeTimeFormatUnit, number][] = [["year", 31_536_000], ["month", 2_592_000], ["day", 86_400], ["hour", 3600], ["minute", 60]];
   for (const [unit, size] of units) if (Math.abs(seconds) >= size) return relative.format(Math.round(seconds / size), unit);
-  return "just now";
+  return seconds >= 1 ? `in ${Math.round(seconds)} s` : "just now";
 }
 
 function formatDuration(seconds: number): string {
@@ -337,7 +337,7 @@ function renderKeys(): void {
     );
     const planCell = make("td");
     planCell.append(plan);
-    const status = make("td", key.revoked_at ? `revoked ${key.revoked_at.slice(0, 10)}` : "active", { class: key.revoked_at ? "status-revoked" : "status-active" });
+    const status = make("td", key.revoked_at ? `revoked ${key.revoked_at.slice(0, 10)}` : "active", { class: `phrase ${key.revoked_at ? "status-revoked" : "status-active"}` });
     const actions = make("td", undefined, { class: "actions" });
     if (!key.revoked_at) {
       const rotate = make("button", "Rotate", { type: "button", class: "quiet write" });
@@ -364,7 +364,8 @@ function renderKeys(): void {
       );
       actions.append(rotate, revoke);
     }
-    const last = make("td", key.last_used_at ? ago(key.last_used_at) : "never", key.last_used_at ? { title: formatTime(key.last_used_at) } : {});
+    // A short phrase ("5 minutes ago") stays whole (see td.phrase in console.css).
+    const last = make("td", key.last_used_at ? ago(key.last_used_at) : "never", key.last_used_at ? { class: "phrase", title: formatTime(key.last_used_at) } : { class: "phrase" });
     const nameCell = make("td", key.name);
     decorateKeyRow(key, nameCell, actions);
     row.append(nameCell, make("td", key.id, { class: "mono nowrap" }), planCell, make("td", key.created_at.slice(0, 10), { class: "nowrap" }), last, make("td", numbers.format(key.units_this_period), { class: "num" }), status, actions);
@@ -425,6 +426,11 @@ function focusSecret(): void {
 function dismissSecret(refocus: boolean): void {
   const of = secretOf;
   secretOf = null;
+  // The message beside the key asked to copy the secret below: there is none any more.
+  if (of !== null && note?.place === `key:${of}`) {
+    note = null;
+    placeNote();
+  }
   secretParts.value.textContent = "";
   secretParts.title.textContent = "";
   secretParts.panel.hidden = true;

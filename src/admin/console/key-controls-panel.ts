@@ -141,9 +141,11 @@ function showError(text: string | null): void {
 
 /** The editor's fields as the admin API's body: empty fields clear their control. */
 function body(): Record<string, unknown> {
-  const list = (id: string) =>
+  // Address blocks hold no space, so any space or comma parts them; origins are one a
+  // line (as the field says), so that a mistyped one is refused as typed, whole.
+  const list = (id: string, separators: RegExp) =>
     byId<HTMLTextAreaElement>(id)
-      .value.split(/[\s,]+/)
+      .value.split(separators)
       .map((item) => item.trim())
       .filter((item) => item !== "");
   const expires = byId<HTMLInputElement>("key-editor-expires").value.trim();
@@ -160,8 +162,8 @@ function body(): Record<string, unknown> {
     plan: byId<HTMLSelectElement>("key-editor-plan").value,
     // The field is read as UTC, as the page says.
     expires_at: expires === "" ? null : `${expires.length === 16 ? `${expires}:00` : expires}Z`,
-    allowed_cidrs: list("key-editor-cidrs"),
-    allowed_origins: list("key-editor-origins"),
+    allowed_cidrs: list("key-editor-cidrs", /[\s,]+/),
+    allowed_origins: list("key-editor-origins", /\r?\n/),
     metadata,
   };
   if (editing) {

@@ -25,6 +25,8 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
   let webhooks: Webhook[] = [];
   /** The webhook whose deliveries are shown. */
   let selected: string | null = null;
+  /** The webhook whose signing secret is shown, or null. */
+  let secretOf: string | null = null;
 
   const choices = byId("webhook-events");
   for (const name of EVENT_TYPES) {
@@ -47,6 +49,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
       byId("webhook-secret-value").textContent = issued.secret;
       byId("webhook-copy-secret").textContent = "Copy";
       byId("webhook-secret-panel").hidden = false;
+      secretOf = issued.id;
       selected = issued.id;
       await refresh();
       kit.say(`Webhook added for ${issued.events.join(", ")}; copy its signing secret above now, then send a test event.`, false, `webhook:${issued.id}`);
@@ -66,6 +69,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
   });
   /** Forgets the signing secret shown (Done, or a sign-out). */
   function forget(): void {
+    secretOf = null;
     byId("webhook-secret-value").textContent = "";
     byId("webhook-secret-title").textContent = "";
     byId("webhook-secret-panel").hidden = true;
@@ -112,6 +116,8 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
       kit.attempt(async () => {
         if (!confirm(`Remove the webhook to ${webhook.url}? Nothing more is sent to it, pending deliveries included.`)) return;
         await kit.api("DELETE", `/admin/v1/webhooks/${encodeURIComponent(webhook.id)}`);
+        // Its signing secret, if still shown, signs nothing any more.
+        if (secretOf === webhook.id) forget();
         if (selected === webhook.id) selected = null;
         await refresh();
         kit.say(`Webhook ${webhook.id} removed.`, false, "webhook-list");
