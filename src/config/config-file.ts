@@ -60,7 +60,8 @@ export function parseConfigText(text: string, path: string, settings: readonly S
     const line = syntaxErrorLine(text, message);
     throw new ConfigError(`${path}${line ? `:${line}` : ""}: not valid TOML: ${message.replace(/^TOML Parse error:\s*/, "")}`);
   }
-  const lines = text.split("\n");
+  // A file written on Windows ends its lines with CR LF.
+  const lines = text.split(/\r?\n/);
   const values = new Map<string, { text: string; line: number }>();
   for (const [key, value] of Object.entries(parsed)) {
     const line = lineOf(lines, key);
@@ -75,7 +76,7 @@ export function parseConfigText(text: string, path: string, settings: readonly S
       throw new ConfigError(`${at}: ${key}: an array, but ${key} takes one value${lists.length > 0 ? ` (only ${lists.join(", ")} takes a list)` : ""}`);
     }
     if (typeof value === "number" && Number.isSafeInteger(value) && !isIntegerLiteral(valueOnLine(lines[line - 1] ?? ""))) {
-      throw new ConfigError(`${at}: ${key}: ${valueOnLine(lines[line - 1] ?? "") || value} is not a whole number`);
+      throw new ConfigError(`${at}: ${key}: ${valueOnLine(lines[line - 1] ?? "") || value} is written as a decimal number (with a point or an exponent); write the whole number, ${value}`);
     }
     const text = valueText(value, `${at}: ${key}`);
     // Every value is checked, also one a flag or variable overrides today: a file is valid

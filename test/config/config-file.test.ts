@@ -125,8 +125,9 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
     ["a boolean", "host = \"::\"\nworkers = true\n", ":2: workers: true is not a value"],
     ["a float", "max-body = 1.5\n", ":1: max-body: 1.5 is not a value"],
     // TOML reads 8080.0 and 8e3 as the numbers 8080 and 8000: the text on the line tells.
-    ["a whole float", "\nport = 8080.0\n", ":2: port: 8080.0 is not a whole number"],
-    ["a whole float with an exponent", "workers = 2e0 # two\n", ":1: workers: 2e0 is not a whole number"],
+    ["a whole float", "\nport = 8080.0\n", ":2: port: 8080.0 is written as a decimal number (with a point or an exponent); write the whole number, 8080"],
+    ["a whole float with an exponent", "workers = 2e0 # two\n", ":1: workers: 2e0 is written as a decimal number (with a point or an exponent); write the whole number, 2"],
+    ["a decimal on a line that ends in CR LF", "port = 8080.0 # the API\r\nworkers = 2\r\n", ":1: port: 8080.0 is written as a decimal number (with a point or an exponent); write the whole number, 8080"],
     ["a list for a setting of one value", "state = [\"/tmp/a\", \"b\"]\n", ":1: state: an array, but state takes one value (only trust-proxy takes a list)"],
     ["a list of one port", "port = [\"8080\"]\n", ":1: port: an array, but port takes one value"],
     ["a list of one number", "port = [8080]\n", ":1: port: an array, but port takes one value"],
@@ -145,6 +146,14 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
     for (const text of ["port = +8080\n", "port = 8_080\n", "port = 0x1F90\n", "port = 8080 # the port\n"]) {
       expect(readServeConfig({ config: configFile(text) }, {}).port).toBe(8080);
     }
+  });
+
+  test("a file written on Windows (CR LF) reads as the same file: a comment after a number, a tab before it", () => {
+    for (const text of ["port = 8080 # the API\r\nworkers = 2\r\n", "port = 8080\t# the API\r\n", "\r\nport = 8_080 #\r\n"]) {
+      const config = readServeConfig({ config: configFile(text) }, {});
+      expect(config.port).toBe(8080);
+    }
+    expect(readServeConfig({ config: configFile("port = 8080 # the API\r\nworkers = 2\r\n") }, {}).workers).toBe(2);
   });
 
   test("a key the command does not read is refused, not ignored", () => {
