@@ -13,7 +13,6 @@ import { LookupService, type LookupAnswer } from "../lookup/lookup-service.ts";
 import type { Store } from "../store/store.ts";
 import { checkGate, type RouteTable } from "./gate.ts";
 import { readJsonBody } from "./json-body.ts";
-import { clientAddress } from "./client-address.ts";
 import { errorResponse } from "./error-response.ts";
 import { corsHeaders, keyCall, preflight, withCors } from "./cors.ts";
 import { AnswerHeaders } from "./answer-headers.ts";
@@ -22,7 +21,7 @@ import { Metrics } from "../metrics/metrics.ts";
 import { descriptorUse } from "../metrics/process-descriptors.ts";
 import { docsPage } from "./docs-page.ts";
 import { openApiDocument } from "./openapi.ts";
-import { callerOf, contextOf, peerOf } from "./request-context.ts";
+import { callerOf, contextOf } from "./request-context.ts";
 import { PUBLIC_ROUTES } from "./routes.ts";
 import { AsnSearchQuery, BatchRequest, LookupRequest } from "./schemas.ts";
 import { AsnService, type AsnAnswer } from "../asn/asn-service.ts";
@@ -197,7 +196,8 @@ export function createApp(deps: AppDeps) {
       { query: AsnSearchQuery },
     )
     .get("/v1/me", ({ request }) => {
-      const client = clientAddress(peerOf(request), request.headers.get("x-forwarded-for"), trustProxy);
+      const client = contextOf(request).findClient(request, trustProxy);
+      if (!client) throw new Error("the request has no peer address (it did not come through a socket)");
       return json({ ip: client.text, version: client.version }, 200, request);
     })
     .get("/v1/usage", async ({ request }) => {

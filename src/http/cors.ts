@@ -1,7 +1,6 @@
 import type { Cidr } from "../address/cidr.ts";
 import type { CorsGrant, KeyCall } from "../access/key-controls.ts";
 import { ApiError } from "../errors/api-error.ts";
-import { clientAddress } from "./client-address.ts";
 import { matchRoute, type RouteTable } from "./gate.ts";
 import { pathOf } from "./path.ts";
 import { contextOf } from "./request-context.ts";
@@ -26,11 +25,7 @@ const PREFLIGHT_MAX_AGE = "600";
 export function keyCall(options: KeyControlOptions): KeyCall<Request> {
   return {
     now: options.now,
-    client(request) {
-      const peer = contextOf(request).findPeer();
-      // X-Forwarded-For is read only when there are trusted proxies to honour.
-      return peer && (options.trustProxy.length === 0 ? peer : clientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy));
-    },
+    client: (request) => contextOf(request).findClient(request, options.trustProxy),
     origin: (request) => request.headers.get("origin"),
   };
 }

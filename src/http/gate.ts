@@ -5,7 +5,6 @@ import type { RateLimiter } from "../access/rate-limiter.ts";
 import type { Cidr } from "../address/cidr.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey } from "../store/store.ts";
-import { clientAddress } from "./client-address.ts";
 import { pathOf } from "./path.ts";
 import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
@@ -137,8 +136,7 @@ function authenticate(request: Request, context: RequestContext, options: GateOp
   // looked up already joins that lookup: it makes the store look no more, and costs no
   // token (a client's first requests with a new key, sent on many connections at once,
   // are not throttled as guesses).
-  const peer = context.findPeer();
-  const client = peer && clientAddress(peer, request.headers.get("x-forwarded-for"), options.trustProxy);
+  const client = context.findClient(request, options.trustProxy);
   const wait = client && !options.keys.isLookingUp(token) ? options.failedKeys.take(clientThrottleId(client), FAILED_KEYS_PER_SECOND) : 0;
   if (wait > 0) {
     throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });

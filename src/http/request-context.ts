@@ -1,6 +1,8 @@
 import type { Address } from "../address/address.ts";
+import type { Cidr } from "../address/cidr.ts";
 import type { CorsGrant } from "../access/key-controls.ts";
 import type { ActiveKey } from "../store/store.ts";
+import { clientAddress } from "./client-address.ts";
 
 /**
  * What the layers around the app learn about one request: the server gives it its id
@@ -29,6 +31,7 @@ export class RequestContext {
   /** What the answer, a refusal by the key's own checks included, may tell a browser (CORS): see checkKeyControls. */
   cors: CorsGrant = undefined;
   private peer: Address | null | undefined;
+  private client: Address | null | undefined;
 
   /**
    * @param requestId the id the server answers with; requests made in-process have none.
@@ -48,6 +51,20 @@ export class RequestContext {
       this.askPeer = undefined;
     }
     return this.peer;
+  }
+
+  /**
+   * The client as /v1/me answers it (CONTRACT §5: X-Forwarded-For read through the
+   * trusted proxies, see clientAddress), or null for a request that did not come through
+   * a socket. Found once: /v1/me, a key's allowed_cidrs, the throttle of unknown keys
+   * and the access log all judge the same address.
+   */
+  findClient(request: Request, trustProxy: readonly Cidr[]): Address | null {
+    if (this.client === undefined) {
+      const peer = this.findPeer();
+      this.client = peer && (trustProxy.length === 0 ? peer : clientAddress(peer, request.headers.get("x-forwarded-for"), trustProxy));
+    }
+    return this.client;
   }
 }
 
@@ -75,11 +92,4 @@ export function callerOf(request: Request): ActiveKey {
   const caller = (request as WithContext)[CONTEXT]?.caller;
   if (!caller) throw new Error("no authenticated caller recorded for a /v1 request");
   return caller;
-}
-
-/** The TCP peer of the request, recorded by the server; requests made in-process have none. */
-export function peerOf(request: Request): Address {
-  const peer = (request as WithContext)[CONTEXT]?.findPeer();
-  if (!peer) throw new Error("the request has no peer address (it did not come through a socket)");
-  return peer;
 }

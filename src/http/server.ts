@@ -8,7 +8,6 @@ import type { Metrics } from "../metrics/metrics.ts";
 import type { App } from "./app.ts";
 import { requestForApp } from "./path.ts";
 import { problemResponse } from "./problem.ts";
-import { clientAddress } from "./client-address.ts";
 import { attachContext, RequestContext } from "./request-context.ts";
 import { hideBodyStream } from "./request-body.ts";
 
@@ -156,7 +155,7 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
           units: context.units,
           durationMs: Math.round(seconds * 100_000) / 100,
           peer: context.findPeer()?.text ?? null,
-          client: trustProxy.length === 0 ? undefined : clientOf(context.findPeer(), request, trustProxy),
+          client: trustProxy.length === 0 ? undefined : (context.findClient(request, trustProxy)?.text ?? null),
         };
         logger.logFormatted("info", (time) => accessLine(time, entry));
       }
@@ -164,7 +163,3 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
   };
 }
 
-/** The client as /v1/me finds it, behind the trusted proxies; null without a peer. */
-function clientOf(peer: Address | null, request: Request, trustProxy: readonly Cidr[]): string | null {
-  return peer && clientAddress(peer, request.headers.get("x-forwarded-for"), trustProxy).text;
-}
