@@ -13,7 +13,10 @@ const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
  * (SIGHUP under nohup, SIGINT in a script's background job) stays ignored.
  *
  * A handler runs between turns of the event loop: what `work` does synchronously is
- * never cut short, so `work` keeps the long waits (a copy on another thread) awaited.
+ * never cut short, so `work` keeps the long waits (a copy on another thread) awaited, and
+ * gives the loop a turn (signalsHandled) after a long synchronous stretch and before a
+ * step that cannot be taken back. A signal that came during `work`'s last stretch is
+ * handled once `work` has ended, before the handlers go: it is never dropped.
  */
 export async function cleaningUpOnStop<T>(cleanUp: () => void, work: () => Promise<T>): Promise<T> {
   const ignored = ignoredSignals();
@@ -28,8 +31,17 @@ export async function cleaningUpOnStop<T>(cleanUp: () => void, work: () => Promi
   try {
     return await work();
   } finally {
+    await signalsHandled();
     for (const [signal, handler] of handlers) process.off(signal, handler);
   }
+}
+
+/**
+ * One turn of the event loop, in which a signal that arrived while the process was busy
+ * runs its handler (a resolved promise is not enough: it settles before the loop turns).
+ */
+export function signalsHandled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /** The numbers of the signals this process ignores (Linux's /proc); none where that cannot be read. */

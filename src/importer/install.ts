@@ -164,11 +164,18 @@ export async function buildAndInstall(path: string, specs: readonly SourceSpec[]
   // The built contents went with buildBeside's frame; collected now, the check's load of
   // the written file does not come on top of them (city data: 1,311 → 1,150 MiB at the peak).
   Bun.gc(true);
-  let info: DataSetInfo | undefined;
-  installWritten(temporary, path, (written) => {
-    info = RangeIndex.open(written).info;
-  });
-  if (!info) throw new Error("the written data file was not checked");
+  let info: DataSetInfo;
+  try {
+    info = RangeIndex.open(temporary).info;
+    // Writing and checking run without a turn of the event loop, so a stop signal that
+    // came meanwhile (cli/stop-signals.ts) is still waiting: given its turn here, before
+    // the rename, it removes the written file and the installed one stays as it was.
+    await new Promise((resolve) => setImmediate(resolve));
+  } catch (error) {
+    removeTemporary(temporary);
+    throw error;
+  }
+  installWritten(temporary, path);
   options.progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
   return info;
 }

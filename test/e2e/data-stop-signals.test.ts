@@ -96,6 +96,35 @@ describe("a data import or update stopped by a signal", () => {
     expect(readdirSync(folder)).toEqual(["data.db"]);
   }, 30_000);
 
+  test("data import, SIGTERM while it writes the data file: exit 143, the installed file as it was, nothing left beside it", async () => {
+    const { folder, path, bytes } = await installed("/import-write/first.tsv.gz");
+    // Enough rows that writing them takes a while (400,000: about 2 s), all of it without
+    // a turn of the event loop, so the signal waits for the write to end.
+    const rows: string[] = [];
+    for (let i = 0; i < 400_000; i++) {
+      const prefix = `${11 + (i >> 16)}.${(i >> 8) & 255}.${i & 255}`;
+      rows.push(`${prefix}.0\t${prefix}.255\t${64512 + (i % 1000)}\tUS\tNET-${i}`);
+    }
+    const source = join(root, "many-rows.tsv");
+    writeFileSync(source, `${rows.join("\n")}\n`);
+    const child = Bun.spawn([process.execPath, MAIN, "data", "import", "--data", path, "--license", "PDDL 1.0", "--attribution", "x", source], {
+      env: { ...process.env },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "ignore",
+    });
+    children.push(child);
+    const stdout = new Response(child.stdout).text();
+    // data.db.PID.tmp: the data file under its temporary name, there while it is written.
+    const writing = `data.db.${child.pid}.tmp`;
+    expect(await eventually(() => readdirSync(folder).includes(writing), 30_000)).toBe(true);
+    child.kill("SIGTERM");
+    expect(await child.exited).toBe(143);
+    expect(await stdout).toBe("");
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+    expect(readdirSync(folder)).toEqual(["data.db"]);
+  }, 60_000);
+
   test("what a killed update left (its downloads, a data file under a dead process's temporary name, its journal) goes with the next update", async () => {
     const source = "/killed/ip2asn.tsv.gz";
     const { folder, path } = await installed(source);

@@ -12,7 +12,7 @@ import { parseCommandArgs } from "../args.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
 import type { Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
-import { cleaningUpOnStop } from "../stop-signals.ts";
+import { cleaningUpOnStop, signalsHandled } from "../stop-signals.ts";
 import { partialPath, removeLeftoverPartials, removePartial } from "./backup-partials.ts";
 
 /** The thread that copies, from source (the compiled binary names its own: CliContext.workerEntry). */
@@ -73,6 +73,8 @@ async function backUp(state: string, target: string, workerEntry: string): Promi
         } finally {
           closeSync(fd);
         }
+        // A stop signal that came during the flush is handled before the copy gets its name.
+        await signalsHandled();
         publish(partial, target);
       } catch (error) {
         throw backupFailure(error, state, target);

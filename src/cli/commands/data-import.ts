@@ -23,7 +23,9 @@ Builds a new data file from the FILEs and installs it at --data in one step (wri
 beside it, checked, then renamed into place). A server reading that file picks the new
 data up within a second, without a restart; a file that cannot be read stops the import
 with the reason, and the installed data stays as it was. Stopped by SIGTERM, SIGINT or
-SIGHUP, an import removes its downloads and exits 128 + the signal's number.
+SIGHUP before the new file is in place (one that comes while it is written takes effect
+when the write ends), an import removes its downloads and the file it was writing, and
+exits 128 + the signal's number.
 
 A FILE may be an http:// or https:// URL (downloaded beside --data, with progress on a
 terminal), and may be compressed: .gz, .tar.gz/.tgz or .zip, the data file inside found

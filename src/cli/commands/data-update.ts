@@ -42,7 +42,9 @@ IPLOOKUP_DOWNLOAD_AUTH (USER:PASSWORD, or HOST=USER:PASSWORD ...).
 A change, or a failure, is announced to the webhooks (data.updated,
 data.update_failed) through the state named by --state, when it exists (finding
 another update running is no failure: nothing is announced). Stopped by SIGTERM,
-SIGINT or SIGHUP, an update removes its downloads and exits 128 + the signal's number.
+SIGINT or SIGHUP before the new file is in place (one that comes while it is written
+takes effect when the write ends), an update removes its downloads and the file it was
+writing, and exits 128 + the signal's number.
 
   --json           print the outcome as JSON: {"changed":false,...} or the new data set
   --require-checksum  refuse a source that has no checksum (given or published)
