@@ -48,7 +48,8 @@ export class UnknownFlagError extends ConfigError {}
 /**
  * node:util's parseArgs errors in one line of iplookup's: a value that starts with a
  * dash (`--port -1`, read as a flag: node's three lines), a flag without its value, and
- * a flag the command does not take, with the one it most likely misspells.
+ * a flag the command does not take, with the one it most likely misspells. A flag the
+ * command takes where a value was due (`--state --json`) is a missing value.
  */
 function flagError(message: string, argv: readonly string[], flags: readonly string[]): ConfigError {
   const ambiguous = /^Option '(--?[^' ]+)[^']*' argument is ambiguous/.exec(message);
@@ -56,7 +57,11 @@ function flagError(message: string, argv: readonly string[], flags: readonly str
     const flag = ambiguous[1] as string;
     const at = argv.findIndex((arg, index) => arg === flag && argv[index + 1]?.startsWith("-"));
     const value = argv[at + 1];
-    if (at >= 0 && value !== undefined) return new ConfigError(`${flag}: "${value}" starts with a dash, so it reads as a flag; give it as ${flag}=${value}`);
+    if (at >= 0 && value !== undefined) {
+      // A flag the command takes (--state --json): the value was forgotten, not mistyped.
+      if (value.startsWith("--") && flags.includes(value.slice(2).split("=")[0] as string)) return new ConfigError(`${flag} needs a value`);
+      return new ConfigError(`${flag}: "${value}" starts with a dash, so it reads as a flag; give it as ${flag}=${value}`);
+    }
   }
   const missing = /^Option '(--?[^' ]+)[^']*' argument missing/.exec(message);
   if (missing) return new ConfigError(`${missing[1]} needs a value`);
@@ -64,7 +69,11 @@ function flagError(message: string, argv: readonly string[], flags: readonly str
   if (needless) return new ConfigError(`${needless[1]} takes no value`);
   const unknown = /^Unknown option '([^']+)'/.exec(message);
   if (unknown) {
-    const typed = unknown[1] as string;
+    // A word of one dash is read as single-letter flags (-1.1.1.1: -1, -., ...), of which
+    // node names the first it does not know without its dash: the word is shown as typed.
+    const reported = unknown[1] as string;
+    const end = argv.indexOf("--");
+    const typed = reported.startsWith("-") ? reported : (argv.slice(0, end < 0 ? argv.length : end).find((arg) => /^-[^-]/.test(arg) && arg.slice(1).includes(reported)) ?? `-${reported}`);
     const near = typed.startsWith("--") ? nearestName(typed.slice(2).split("=")[0] as string, flags) : null;
     return new UnknownFlagError(`unknown flag ${typed}${near ? ` (did you mean --${near}?)` : ""}`);
   }

@@ -13,11 +13,20 @@ test.each([
   // Given that way, the value is read and judged as any other.
   [["serve", "--port=-1"], '--port: "-1" is not a whole number'],
   [["keys", "list", "--state"], "--state needs a value"],
+  // A flag the command takes where the value was due: the value was forgotten.
+  [["keys", "list", "--state", "--json"], "--state needs a value"],
+  [["serve", "--port", "--admin-port", "9000"], "--port needs a value"],
+  [["serve", "--port", "--admin-port=9000"], "--port needs a value"],
+  // Any other word with a dash is still a value to join.
+  [["keys", "list", "--state", "--nope"], '--state: "--nope" starts with a dash, so it reads as a flag; give it as --state=--nope'],
   [["keys", "list", "--json=yes"], "--json takes no value"],
   [["keys", "list", "--jsn"], "unknown flag --jsn (did you mean --json?); see 'iplookup keys list --help'"],
   [["lookup", "1.1.1.1", "--dta", "x"], "unknown flag --dta (did you mean --data?); see 'iplookup lookup --help'"],
   [["keys", "list", "--colour"], "unknown flag --colour; see 'iplookup keys list --help'"],
   [["keys", "list", "-x"], "unknown flag -x; see 'iplookup keys list --help'"],
+  // A word of one dash reads as single-letter flags: named as typed, not by its first letter.
+  [["lookup", "-1.1.1.1"], "unknown flag -1.1.1.1; see 'iplookup lookup --help'"],
+  [["keys", "list", "-jx"], "unknown flag -jx; see 'iplookup keys list --help'"],
   [["serv"], "unknown command \"serv\" (did you mean \"serve\"?); see 'iplookup --help'"],
   [["kyes", "list"], "unknown command \"kyes\" (did you mean \"keys\"?); see 'iplookup --help'"],
   [["keys", "lst"], "unknown command \"keys lst\" (did you mean \"keys list\"?); see 'iplookup keys --help'"],
