@@ -107,8 +107,9 @@ const LEFTOVER_AFTER_MS = 24 * 3_600_000;
  * What an import or update that was killed (SIGKILL, out of memory: no chance to clean
  * up) left beside `path`, removed by the next one, which holds the update lock:
  *
- * - its folder of downloads: such a folder is made only by a holder of the lock, and the
- *   lock is held by this process alone, so whoever made it has ended;
+ * - its folder of downloads (`.NAME.sources-XXXXXX`): such a folder is made only by a
+ *   holder of the lock, and the lock is held by this process alone, so whoever made it
+ *   has ended;
  * - its data file written under a temporary name (data-file.ts: `NAME.PID.tmp`, and the
  *   `-journal` SQLite keeps beside it), once no process has that PID. A live PID's file
  *   may be another writer's, which takes no lock (`bun run data:default`), or a dead
@@ -116,7 +117,9 @@ const LEFTOVER_AFTER_MS = 24 * 3_600_000;
  */
 function removeLeftovers(path: string): void {
   const name = escapeRegExp(basename(path));
-  const folder = new RegExp(`^\\.${name}\\.sources-.+$`);
+  // mkdtemp's six characters exactly: `.NAME.sources-b.sources-XXXXXX` is the live folder
+  // of the data file NAME.sources-b beside it, and `.NAME.sources-b.update-lock` its lock.
+  const folder = new RegExp(`^\\.${name}\\.sources-[A-Za-z0-9]{6}$`);
   const temporary = new RegExp(`^${name}\\.(\\d+)\\.tmp(?:-journal)?$`);
   for (const entry of readdirSync(dirname(path))) {
     const leftover = join(dirname(path), entry);

@@ -271,10 +271,10 @@ describe("data update", () => {
     expect(identity(path)).toEqual(before);
     writeFileSync(csv, "1.0.0.0,1.0.0.255,64500,Example\n");
     // What an update killed on its way left: removed by the next, which holds the update
-    // lock (whoever made the folders has ended), however new; a data file under the
-    // temporary name of a process that may still run, once a day old.
+    // lock (whoever made the folders, named as mkdtemp names them, has ended), however
+    // new; a data file under the temporary name of a process that may still run, once a day old.
     const old = new Date(Date.now() - 2 * 86_400_000);
-    for (const leftover of [".local.db.sources-old", ".local.db.sources-new", `local.db.${process.pid}.tmp`]) {
+    for (const leftover of [".local.db.sources-Old123", ".local.db.sources-123new", `local.db.${process.pid}.tmp`]) {
       mkdirSync(join(dir, leftover));
       if (!leftover.endsWith("new")) utimesSync(join(dir, leftover), old, old);
     }
