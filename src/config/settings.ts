@@ -75,11 +75,17 @@ export function parseState(text: string, name: string): string {
 
 /**
  * `text` with a URL's password hidden, also where no scheme stands right before `://`
- * (`'postgres://…'` quoted, `://user:pw@host`): what follows `://` up to the last `@` of
- * its run of text.
+ * (`'postgres://…'` quoted, `://user:pw@host`) and where the password holds a blank
+ * (`mysql://u:p ss@h`): from the first `:` after `://` to the last `@` of the whole text
+ * (too much hidden is harmless, too little is not).
  */
 function hidePassword(text: string): string {
-  return redactUrl(text).replace(/(:\/\/[^\s:/?#@]*):(?!\*\*\*@)\S*@/g, "$1:***@");
+  const redacted = redactUrl(text);
+  const scheme = redacted.indexOf("://");
+  const colon = scheme < 0 ? -1 : redacted.indexOf(":", scheme + 3);
+  const at = redacted.lastIndexOf("@");
+  if (colon < 0 || at < colon) return redacted;
+  return `${redacted.slice(0, colon)}:***${redacted.slice(at)}`;
 }
 
 /** Host names of RFC 1123: dot-separated labels of letters, digits and inner hyphens. */

@@ -52,6 +52,10 @@ describe("other text holding :// is refused, its password hidden", () => {
     [`./${URL_TEXT}`, "is neither a SQLite file's path nor a URL"],
     ["://iplookup:s3cret-pw@db/x", "is neither a SQLite file's path nor a URL"],
     [` mysql://iplookup:s3cret-pw@db/x`, "is a URL iplookup cannot open"],
+    // A blank in the password: hidden whole, to the last @.
+    ["mysql://iplookup:s3cret-pw x@db/x", "is a URL iplookup cannot open"],
+    ["'postgres://iplookup:s3cret-pw x@db/x'", "is neither a SQLite file's path nor a URL"],
+    ["mysql://iplookup:x s3cret-pw@db/x", "is a URL iplookup cannot open"],
   ])("%p", (text, why) => {
     for (const [message, name] of [
       [errorOf(() => readServeConfig({ state: text }, {})), "--state"],
