@@ -61,6 +61,8 @@ test("a missing file given by IPLOOKUP_DATA is named under it; the flag wins ove
   expect(await run(["lookup", "1.1.1.1"], { IPLOOKUP_DATA: missing })).toEqual({ code: 2, stdout: "", stderr: `iplookup: IPLOOKUP_DATA: there is no data file at ${missing}\n` });
   expect(await run(["config", "check"], { IPLOOKUP_DATA: missing })).toEqual({ code: 2, stdout: "", stderr: `iplookup: IPLOOKUP_DATA: there is no data file at ${missing}\n` });
   expect((await run(["lookup", "1.1.1.1", "--data", missing], { IPLOOKUP_DATA: notData })).stderr).toBe(`iplookup: --data: there is no data file at ${missing}\n`);
+  expect(await run(["data", "update"], { IPLOOKUP_DATA: missing })).toEqual({ code: 2, stdout: "", stderr: `iplookup: IPLOOKUP_DATA: there is no data file at ${missing}\n` });
+  expect((await run(["data", "update", "--data", missing], { IPLOOKUP_DATA: notData })).stderr).toBe(`iplookup: --data: there is no data file at ${missing}\n`);
 });
 
 test("serve names the file under IPLOOKUP_DATA, before it listens", () => {

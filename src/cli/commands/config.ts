@@ -2,7 +2,7 @@ import { ConfigError } from "../../config/config-error.ts";
 import { formatDuration } from "../../config/duration.ts";
 import { explainServeConfig, SERVE_SETTING_NAMES, type ExplainedServeConfig, type ServeConfig } from "../../config/serve-config.ts";
 import { isEmbedded } from "../../config/paths.ts";
-import { SETTINGS, type SettingSource } from "../../config/settings.ts";
+import { givenAs, SETTINGS, type SettingSource } from "../../config/settings.ts";
 import { checkUpdatable } from "../../serve/data-updates.ts";
 import { loadTlsAtStart } from "../../serve/tls.ts";
 import { redactUrl } from "../../store/redact-url.ts";
@@ -53,7 +53,7 @@ function sourceText(source: SettingSource): string {
  * one takes serve seconds and a gigabyte). serve's message is kept, followed by the
  * file lines of the settings it is about.
  */
-function checkAsServeWould({ config, sources }: ExplainedServeConfig): void {
+function checkAsServeWould({ config, sources }: ExplainedServeConfig, flags: Readonly<Record<string, unknown>>, env: Readonly<Record<string, string | undefined>>): void {
   const about = (names: readonly (typeof SERVE_SETTING_NAMES)[number][], check: () => void) => {
     try {
       check();
@@ -67,7 +67,7 @@ function checkAsServeWould({ config, sources }: ExplainedServeConfig): void {
     }
   };
   if (config.updateEvery !== null) about(["updateEvery", "data"], () => checkUpdatable(config.dataPath));
-  about(["data"], () => checkDataFile(config.dataPath, sources.data.kind === "environment" ? sources.data.name : "--data"));
+  about(["data"], () => checkDataFile(config.dataPath, givenAs("data", flags, env)));
   const tls = config.tls;
   if (tls) about(["tlsCert", "tlsKey"], () => loadTlsAtStart(tls));
 }
@@ -96,7 +96,7 @@ unit runs this check before 'serve' starts.
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTING_NAMES, strings: ["config"], booleans: ["json"] });
     const explained = explainServeConfig(flags, context.env, { dataPath: context.defaultDataPath });
-    checkAsServeWould(explained);
+    checkAsServeWould(explained, flags, context.env);
     const { config, file, sources } = explained;
     const values = shownValues(config);
     const rows = SERVE_SETTING_NAMES.map((name) => ({ name: SETTINGS[name].flag, value: values[name], source: sourceText(sources[name]) }));

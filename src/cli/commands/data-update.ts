@@ -1,7 +1,7 @@
 import { existsSync, statSync } from "node:fs";
 import { ConfigError } from "../../config/config-error.ts";
 import { isEmbedded } from "../../config/paths.ts";
-import { readSetting } from "../../config/settings.ts";
+import { givenAs, readSetting } from "../../config/settings.ts";
 import { readRecipe, type Recipe } from "../../data-file/recipe.ts";
 import { redactSecrets } from "../../importer/fetch/locations.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
@@ -58,7 +58,7 @@ ${STATE_FLAG_HELP}`,
     if (isEmbedded(path)) {
       throw new ConfigError("the data embedded in the binary cannot be updated; import data into a file with 'data import --data PATH …' (and serve with the same --data)");
     }
-    if (!existsSync(path)) throw new ConfigError(`--data: there is no data file at ${path}`);
+    if (!existsSync(path)) throw new ConfigError(`${givenAs("data", flags, context.env)}: there is no data file at ${path}`);
     const recipe = recipeOf(path, context);
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
     // The importers load with the command that runs them, not with every command line.
