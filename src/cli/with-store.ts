@@ -1,6 +1,7 @@
 import { rmdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
-import { isFilePath, isMissing } from "../config/paths.ts";
+import { isFilePath } from "../config/paths.ts";
+import { isMissing } from "../errors/file-access.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
 import { isUnwritable, StateFileError, stateFileError } from "../store/sqlite-faults.ts";

@@ -1,4 +1,3 @@
-import { statSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 
@@ -48,17 +47,3 @@ export function absolutePath(text: string): string {
   return isFilePath(text) && !isEmbedded(text) ? resolve(text) : text;
 }
 
-/**
- * Whether there is nothing at `path` (ENOENT, or a part of it that is a file: ENOTDIR).
- * Unlike `!existsSync`, false when the system will not tell (EACCES in a folder this
- * user cannot search): such a file is out of reach, not missing, and opening it says why.
- */
-export function isMissing(path: string): boolean {
-  try {
-    statSync(path);
-    return false;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "ENOENT" || code === "ENOTDIR";
-  }
-}

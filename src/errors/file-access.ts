@@ -31,6 +31,21 @@ export function osReason(error: unknown): string {
 }
 
 /**
+ * Whether there is nothing at `path` (ENOENT, or a part of it that is a file: ENOTDIR).
+ * Unlike `!existsSync`, false when the system will not tell (EACCES in a folder this
+ * user cannot search): such a file is out of reach, not missing, and opening it says why.
+ */
+export function isMissing(path: string): boolean {
+  try {
+    statSync(path);
+    return false;
+  } catch (error) {
+    const code = systemErrorCode(error);
+    return code === "ENOENT" || code === "ENOTDIR";
+  }
+}
+
+/**
  * Why this process cannot read (or, with `write`, also write) the file at `path`, in the
  * system's words, or null when access(2) finds nothing wrong. access(2) checks with the
  * process's real user and group, as the open that failed did, and answers EROFS for a

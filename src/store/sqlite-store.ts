@@ -1,8 +1,9 @@
 import { Database, type Statement } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { isMissing } from "../errors/file-access.ts";
 import { isUnwritable, stateFileError, unwritableError, WriteFaults, type WriteFault } from "./sqlite-faults.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
@@ -738,21 +739,6 @@ function createPrivateFile(path: string): Created {
   } catch (error) {
     removeCreated(path, { directory: createdDirectory, file: false });
     throw stateFileError(path, error, "write");
-  }
-}
-
-/**
- * Whether there is nothing at `path`. Not so when the system will not tell (a folder
- * this user cannot search: EACCES): that file is not missing but out of reach, and
- * opening it fails with the reason (stateFileError).
- */
-function isMissing(path: string): boolean {
-  try {
-    statSync(path);
-    return false;
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    return code === "ENOENT" || code === "ENOTDIR";
   }
 }
 
