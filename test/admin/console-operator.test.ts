@@ -549,4 +549,71 @@ describe("the console, as an operator uses it", () => {
     expect(errors).toEqual([]);
     await close();
   });
+
+  test("Older entries clicked twice before its page comes shows the second page once, counted as such; Newer entries goes back to the newest", async () => {
+    const store = SqliteStore.open(state);
+    const log = new AuditLog(store, () => new Date("2026-01-22T10:00:00.000Z"));
+    for (let i = 1; i <= 2001; i++) {
+      await store.setPlan("double", { maxBatchSize: i, monthlyUnits: null, rateLimit: null }, () => log.change({ actor: "cli", action: "plan.updated", target: "plan:double", changes: { max_batch_size: { from: i - 1, to: i } } }));
+    }
+    await store.close();
+    const { page, errors, close } = await signedIn(token);
+    await page.fill("#audit-from", "2026-01-22");
+    await page.fill("#audit-to", "2026-01-22");
+    await page.click("#audit-form button[type=submit]");
+    await page.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();
+    const rows = page.locator("#audit-entries tbody tr");
+    expect(await rows.first().textContent()).toContain("max_batch_size: 2000 → 2001");
+
+    // Both clicks land before the first one's page can have come.
+    await page.evaluate('(() => { const older = document.getElementById("audit-older"); older.click(); older.click(); })()');
+    await page.locator("#audit-entries tbody tr", { hasText: "max_batch_size: 1000 → 1001" }).waitFor();
+    expect(await page.locator("#audit-count").textContent()).toBe("changes 1,001–2,000, newest first; there are more");
+    expect(await rows.count()).toBe(1000);
+    expect(await rows.first().textContent()).toContain("max_batch_size: 1000 → 1001");
+    expect(await rows.last().textContent()).toContain("max_batch_size: 1 → 2");
+
+    await page.click("#audit-newer");
+    await page.locator("#audit-count", { hasText: "the newest 1,000 changes; there are more" }).waitFor();
+    expect(await rows.first().textContent()).toContain("max_batch_size: 2000 → 2001");
+    expect(await page.locator("#audit-newer").isVisible()).toBe(false);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("a span's entries that come after another span was asked for are dropped: the page shows the span last asked for", async () => {
+    const store = SqliteStore.open(state);
+    for (const [day, plan] of [["2026-01-23", "asked-first"], ["2026-01-24", "asked-second"]] as const) {
+      const log = new AuditLog(store, () => new Date(`${day}T10:00:00.000Z`));
+      await store.setPlan(plan, { maxBatchSize: 1, monthlyUnits: null, rateLimit: null }, () => log.change({ actor: "cli", action: "plan.created", target: `plan:${plan}`, changes: { max_batch_size: { from: null, to: 1 } } }));
+    }
+    await store.close();
+    const { page, errors, close } = await signedIn(token);
+    // The first span's answer is held until the second span's page is shown.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\/admin\/v1\/audit\?from=2026-01-23/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const showSpan = async (day: string) => {
+      await page.fill("#audit-from", day);
+      await page.fill("#audit-to", day);
+      await page.click("#audit-form button[type=submit]");
+    };
+    await showSpan("2026-01-23");
+    const lateAnswer = page.waitForResponse(/\/admin\/v1\/audit\?from=2026-01-23/);
+    await showSpan("2026-01-24");
+    await page.locator("#audit-entries tbody tr", { hasText: "plan:asked-second" }).waitFor();
+    release();
+    await (await lateAnswer).finished();
+    // A turn of the page's tasks after the answer, for it to be drawn were it not dropped.
+    await page.evaluate(() => new Promise((resolve) => setTimeout(resolve, 0)));
+    const rows = page.locator("#audit-entries tbody tr");
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toContain("plan:asked-second");
+    expect(await page.locator("#audit-count").textContent()).toBe("1 change");
+    expect(errors).toEqual([]);
+    await close();
+  });
 });

@@ -27,6 +27,18 @@ let shownBefore: string | null = null;
 let nextBefore: string | null = null;
 /** The span whose pages `earlier` holds: another span starts again at its newest. */
 let pagedSpan = "";
+/**
+ * The number of the latest page asked for: an answer to an earlier request (a page asked
+ * for before another span, another page or a reload was) is dropped, so the page shown is
+ * always the one last asked for, with the count of the pages before it.
+ */
+let latestRequest = 0;
+/**
+ * Whether a page asked for has not come yet. Older and Newer entries do nothing meanwhile:
+ * each turns from the page shown, whose `next` a second click would ask for again and count
+ * twice (a quick double click showed entries 1,001–2,000 as "changes 2,001–3,000").
+ */
+let loading = false;
 
 /** Wires the span's form and the page buttons; called once, when the page starts. */
 export function initAuditPage(consoleHooks: ConsoleHooks): void {
@@ -38,12 +50,13 @@ export function initAuditPage(consoleHooks: ConsoleHooks): void {
     void loadAudit();
   });
   byId("audit-older").addEventListener("click", () => {
-    if (nextBefore === null) return;
+    if (loading || nextBefore === null) return;
     earlier.push({ before: shownBefore, count: shownCount() });
     shownBefore = nextBefore;
     void loadAudit().then(() => byId("audit").scrollIntoView({ block: "start" }));
   });
   byId("audit-newer").addEventListener("click", () => {
+    if (loading) return;
     const previous = earlier.pop();
     if (!previous) return;
     shownBefore = previous.before;
@@ -88,6 +101,8 @@ export async function loadAudit(): Promise<void> {
   if (`${from}/${to}` !== pagedSpan) firstPage();
   pagedSpan = `${from}/${to}`;
   const error = byId("audit-error");
+  const request = ++latestRequest;
+  setLoading(true);
   try {
     const query = new URLSearchParams();
     if (from) query.set("from", from);
@@ -95,19 +110,34 @@ export async function loadAudit(): Promise<void> {
     query.set("limit", String(LIMIT));
     if (shownBefore !== null) query.set("before", shownBefore);
     const { entries, next } = await hooks.api<{ entries: AuditEntry[]; next: string | null }>("GET", `/admin/v1/audit?${query}`);
+    if (request !== latestRequest) return;
     error.hidden = true;
     nextBefore = next;
     render(entries);
   } catch (failure) {
+    if (request !== latestRequest) return;
     if ((failure as { problem?: { status: number } }).problem?.status === 401) return;
     error.textContent = describeError(failure);
     error.hidden = false;
     forgetAudit();
+  } finally {
+    if (request === latestRequest) setLoading(false);
   }
 }
 
-/** Takes every entry off the page, back to the newest page (a refused span, a sign-out). */
+/** Marks the page buttons as waiting (aria-disabled, not disabled, so that the one pressed keeps the focus). */
+function setLoading(on: boolean): void {
+  loading = on;
+  for (const id of ["audit-older", "audit-newer"]) {
+    if (on) byId(id).setAttribute("aria-disabled", "true");
+    else byId(id).removeAttribute("aria-disabled");
+  }
+}
+
+/** Takes every entry off the page, back to the newest page (a refused span, a sign-out); a page still to come is dropped. */
 export function forgetAudit(): void {
+  latestRequest++;
+  setLoading(false);
   firstPage();
   pagedSpan = "";
   byId("audit-entries").querySelector("tbody")!.replaceChildren();
