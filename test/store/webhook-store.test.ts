@@ -46,6 +46,38 @@ function webhookSuite(fresh: () => Promise<string>) {
     await store.close();
   });
 
+  test("keys made on one server while another removes webhooks: a webhook removed meanwhile gets no delivery, every other one gets its own, and no change fails", async () => {
+    const location = await fresh();
+    const [creating, removing] = [await openStore(location, { clock: () => new Date(T0) }), await openStore(location, { clock: () => new Date(T0) })];
+    // Never removed: every key.created must reach it.
+    const kept = (await removing.webhooks.createWebhook("http://127.0.0.1:9/kept", ["key.created"])).webhook;
+    const made: string[] = [];
+    for (let round = 0; round < 8; round++) {
+      const doomed: string[] = [];
+      for (let i = 0; i < 8; i++) doomed.push((await removing.webhooks.createWebhook(`http://127.0.0.1:9/r${round}-${i}`, ["key.created"])).webhook.id);
+      const keys = Array.from({ length: 8 }, (_, i) =>
+        creating.createKey(`k${round}-${i}`, "free", undefined, (issued) => ({
+          entry: { at: new Date(T0).toISOString(), actor: "cli", action: "key.created", target: issued.key.id, changes: {} },
+          events: [event(`msg_${round}_${i}`)],
+        })),
+      );
+      const removals = doomed.map((id) => removing.webhooks.removeWebhook(id));
+      const outcomes = await Promise.allSettled([...keys, ...removals]);
+      expect(outcomes.filter((outcome) => outcome.status === "rejected").map((outcome) => String((outcome as PromiseRejectedResult).reason))).toEqual([]);
+      for (const outcome of outcomes.slice(0, keys.length)) made.push(((outcome as PromiseFulfilledResult<{ key: { id: string } }>).value).key.id);
+    }
+    expect(made).toHaveLength(64);
+    expect(await removing.webhooks.listWebhooks()).toEqual([kept]);
+    // Each key's event went to the webhook kept, once; none is due to a webhook that is gone.
+    const deliveries = await creating.webhooks.listDeliveries(kept.id, 1000);
+    expect(deliveries.map((delivery) => delivery.eventId).sort()).toEqual(Array.from({ length: 64 }, (_, n) => `msg_${Math.floor(n / 8)}_${n % 8}`).sort());
+    const due = await creating.webhooks.claimDeliveries({ limit: 1000, nowMs: T0, leaseMs: 60_000 });
+    expect(due).toHaveLength(64);
+    expect(new Set(due.map((delivery) => delivery.webhookId))).toEqual(new Set([kept.id]));
+    await creating.close();
+    await removing.close();
+  }, 60_000);
+
   test("an event gets one delivery per subscribed webhook; claimed once until its lease runs out", async () => {
     const store = await open();
     const a = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
