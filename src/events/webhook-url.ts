@@ -4,8 +4,9 @@ import { hasUnsafeCharacter } from "../access/plain-text.ts";
  * What a webhook's URL may be (CONTRACT §16): `http://` or `https://`, to any address the
  * operator registers (a receiver on the same machine, a private address: the operator
  * is trusted with the admin API). No credentials in it (they would be shown wherever
- * webhooks are listed), no fragment, at most 2,000 characters. Null when acceptable,
- * else the reason.
+ * webhooks are listed), no fragment (not even an empty `#`), no empty query (a `?` with
+ * nothing after it), at most 2,000 characters: a URL that names its receiver one way
+ * (see receiverOf in webhook-ids.ts). Null when acceptable, else the reason.
  *
  * A reason never quotes user info (`user:password@`), the URL's or what the text would
  * have had if it parsed: a refusal is shown by the admin API, the console and the CLI
@@ -15,7 +16,8 @@ import { hasUnsafeCharacter } from "../access/plain-text.ts";
  * snapshot being copied), which may hold C1 control characters or lone surrogates,
  * taken before the rule of plain-text.ts reached URLs, or name its host without `//`
  * (`http:x`, `http:///x`, which URL() reads as `http://x/`), taken before the host was
- * read from the text as written: a state that could be written can always be copied.
+ * read from the text as written, or end with an empty `#` or `?`, taken before those
+ * were refused: a state that could be written can always be copied.
  */
 export const MAX_URL_LENGTH = 2000;
 
@@ -43,7 +45,10 @@ export function webhookUrlError(text: string, as: "new" | "stored" = "new"): str
     // `http://@host/`: an empty user name, which URL() drops.
     if (authority.includes("@")) return NO_CREDENTIALS;
   }
-  if (url.hash !== "") return "a webhook URL has no #fragment";
+  // A `#` with nothing after it leaves url.hash empty, yet marks a fragment all the same;
+  // with no `#`, a `?` can only open the query (the host and path end at it).
+  if (url.hash !== "" || (as === "new" && text.includes("#"))) return "a webhook URL has no #fragment";
+  if (as === "new" && url.search === "" && text.includes("?")) return `the URL's query is empty: write it without the "?"`;
   return null;
 }
 

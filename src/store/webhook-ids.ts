@@ -17,16 +17,34 @@ export function eventsOf(column: string): string[] {
 }
 
 /**
- * A webhook's URL as one receiver: the URL as URL() reads it (`HTTP://Host:80/x` is
- * `http://host/x`), so that two spellings of one receiver are one webhook. A stored URL
- * URL() cannot read (none can be registered) stands for itself.
+ * A webhook's URL as one receiver, so that two spellings of one receiver are one webhook:
+ * the URL as URL() reads it (`HTTP://Host:80/x` is `http://host/x`), without a fragment
+ * or an empty query (`…/x?#` is `…/x`, as a state may hold from before webhookUrlError
+ * refused them), with the percent-encodings of its path and query normalised as RFC 3986
+ * §6.2.2 does: an unreserved character's is decoded (`/%78` is `/x`, `%7e` is `~`), any
+ * other's hex is in capitals (`%2f` is `%2F`). A stored URL URL() cannot read (none can
+ * be registered) stands for itself.
  */
 export function receiverOf(url: string): string {
+  let parsed: URL;
   try {
-    return new URL(url).href;
+    parsed = new URL(url);
   } catch {
     return url;
   }
+  parsed.hash = "";
+  // "" when the query is empty or absent: setting it so drops a `?` with nothing after it.
+  if (parsed.search === "") parsed.search = "";
+  const tail = parsed.pathname + parsed.search;
+  return parsed.href.slice(0, parsed.href.length - tail.length) + tail.replace(/%([0-9A-Fa-f]{2})/g, normalisedEncoding);
+}
+
+/** RFC 3986 §2.3: the characters whose percent-encoding means the character itself. */
+const UNRESERVED = /^[A-Za-z0-9._~-]$/;
+
+function normalisedEncoding(_: string, hex: string): string {
+  const character = String.fromCharCode(Number.parseInt(hex, 16));
+  return UNRESERVED.test(character) ? character : `%${hex.toUpperCase()}`;
 }
 
 /** The webhook of `url` among `held` (id and URL), or undefined: one receiver, one webhook. */

@@ -59,3 +59,28 @@ test("a URL another webhook has already is refused, naming it; once that one is 
   expect(replaced.status).toBe(201);
   expect((await listed()).filter((webhook) => webhook.url === "http://127.0.0.1:9/hook").map((webhook) => webhook.id)).toEqual([replaced.json.id]);
 });
+
+test("an empty # or ? is refused (a fragment, an empty query), and a spelling that percent-encodes a plain letter is the URL it spells: no second webhook for one receiver", async () => {
+  const first = await call("POST", "/admin/v1/webhooks", { url: "https://hooks.example.com/sp", events: ["key.created"] });
+  expect(first.status).toBe(201);
+  for (const [url, detail] of [
+    ["https://hooks.example.com/sp?", 'the URL\'s query is empty: write it without the "?"'],
+    ["https://hooks.example.com/sp?#", "a webhook URL has no #fragment"],
+    ["https://hooks.example.com/sp#", "a webhook URL has no #fragment"],
+    ["https://hooks.example.com/%73p", `the webhook ${first.json.id} has this URL already`],
+    ["https://hooks.example.com/%73%70", `the webhook ${first.json.id} has this URL already`],
+  ] as const) {
+    const refused = await call("POST", "/admin/v1/webhooks", { url, events: ["key.revoked"] });
+    expect({ url, status: refused.status, code: refused.json.code, detail: refused.json.detail }).toEqual({ url, status: 400, code: "invalid_request", detail: expect.stringContaining(detail) });
+  }
+  // An encoded character that is not a plain one (`/`) stays apart from the character.
+  expect((await call("POST", "/admin/v1/webhooks", { url: "https://hooks.example.com/a%2fb", events: ["key.created"] })).status).toBe(201);
+  expect((await call("POST", "/admin/v1/webhooks", { url: "https://hooks.example.com/a/b", events: ["key.created"] })).status).toBe(201);
+  const again = await call("POST", "/admin/v1/webhooks", { url: "https://hooks.example.com/a%2Fb", events: ["key.created"] });
+  expect({ status: again.status, detail: again.json.detail }).toEqual({ status: 400, detail: expect.stringContaining("has this URL already") });
+  expect((await listed()).map((webhook) => webhook.url).filter((url) => url.startsWith("https://hooks.example.com/"))).toEqual([
+    "https://hooks.example.com/sp",
+    "https://hooks.example.com/a%2fb",
+    "https://hooks.example.com/a/b",
+  ]);
+});

@@ -69,6 +69,19 @@ describe("webhook URLs", () => {
     for (const ok of ["HTTP://Example.com:80/x", "http://[::1]:8080/h?u=a@b", "https://hooks.example.com/a@b"]) expect(webhookUrlError(ok)).toBeNull();
   });
 
+  test("an empty # is a fragment and an empty ? an empty query: both refused in a new URL, copied in a stored one", () => {
+    for (const bad of ["https://example.com/sp#", "https://example.com/sp?#", "http://127.0.0.1:9#"]) {
+      expect({ bad, refused: webhookUrlError(bad) }).toEqual({ bad, refused: "a webhook URL has no #fragment" });
+      expect(webhookUrlError(bad, "stored")).toBeNull();
+    }
+    for (const bad of ["https://example.com/sp?", "http://127.0.0.1:9?"]) {
+      expect({ bad, refused: webhookUrlError(bad) }).toEqual({ bad, refused: 'the URL\'s query is empty: write it without the "?"' });
+      expect(webhookUrlError(bad, "stored")).toBeNull();
+    }
+    expect(webhookUrlError("https://example.com/sp#x", "stored")).toBe("a webhook URL has no #fragment");
+    for (const ok of ["https://example.com/sp?a", "https://example.com/sp?=", "https://example.com/%3F"]) expect(webhookUrlError(ok)).toBeNull();
+  });
+
   test("a refusal never quotes user info, even of text that is no URL", () => {
     expect(webhookUrlError("https://user:hunter2@[::1")).toBe('"https://***@[::1" is not a URL');
     for (const bad of ["https://user:hunter2@[::1", "http:user:hunter2@[::1", "//user:hunter2@[::1", "user:hunter2@[::1", "ftp://user:hunter2@[", "https://user:hun/ter2@[::1", "user:hunter2@host"]) {

@@ -248,6 +248,30 @@ function webhookSuite(fresh: () => Promise<string>) {
     await store.close();
   });
 
+  test("a URL a state holds with an empty query or fragment, or a plain letter percent-encoded, is the receiver it names: its other spellings are refused", async () => {
+    const store = await open();
+    // Stored as a state may hold them from before such URLs were refused.
+    const withQuery = (await store.webhooks.createWebhook("http://127.0.0.1:9/sp?", ["key.created"])).webhook;
+    const withHash = (await store.webhooks.createWebhook("http://127.0.0.1:9/h?#", ["key.created"])).webhook;
+    const encoded = (await store.webhooks.createWebhook("http://127.0.0.1:9/%78?q=%7e", ["key.created"])).webhook;
+    for (const [url, existing] of [
+      ["http://127.0.0.1:9/sp", withQuery],
+      ["http://127.0.0.1:9/%73p#", withQuery],
+      ["http://127.0.0.1:9/h", withHash],
+      ["http://127.0.0.1:9/x?q=~", encoded],
+      ["http://127.0.0.1:9/%78?q=%7E", encoded],
+    ] as const) {
+      const refused = store.webhooks.createWebhook(url, ["key.revoked"]);
+      await expect(refused).rejects.toBeInstanceOf(DuplicateWebhookError);
+      await expect(refused).rejects.toThrow(`the webhook ${existing.id} has this URL already`);
+    }
+    // A non-empty query, or another path, is another receiver.
+    await store.webhooks.createWebhook("http://127.0.0.1:9/sp?a", ["key.created"]);
+    await store.webhooks.createWebhook("http://127.0.0.1:9/x/", ["key.created"]);
+    expect(await store.webhooks.listWebhooks()).toHaveLength(5);
+    await store.close();
+  });
+
   test("a snapshot carries the events told once (key.expiring, usage.threshold), without deliveries: the copy tells none again", async () => {
     const store = await open();
     const told = await tellOnce(store);
