@@ -153,6 +153,44 @@ describe("the console's corrections", () => {
     expect((await api("DELETE", "/8.8.4.0_24")).status).toBe(200);
   });
 
+  test("a block typed in again in another spelling (leading zeros, capitals, a bare address) is the block listed: the page asks before dropping its fields", async () => {
+    expect((await api("PUT", "/2001:db8::_32", { country_code: "DE", city: "Berlin" })).status).toBe(200);
+    expect((await api("PUT", "/192.0.2.7_32", { country_code: "NL", city: "Amsterdam" })).status).toBe(200);
+    const context = await openContext(browser, { viewport: { width: 1280, height: 1400 } });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on("pageerror", (error) => errors.push(error.message));
+    await page.goto(`${admin}/console#token=${token}`);
+    await page.locator('#corrections tr[data-cidr="2001:db8::/32"]').waitFor();
+    for (const [typed, listed, dropped] of [
+      ["2001:0DB8::/32", "2001:db8::/32", "city"],
+      ["2001:0db8:0000::/32", "2001:db8::/32", "city"],
+      ["192.0.2.7", "192.0.2.7/32", "city"],
+    ] as const) {
+      await page.fill("#correction-cidr", typed);
+      await page.fill("#correction-country", "FR");
+      const asked = new Promise<string>((resolve) => page.once("dialog", (dialog) => {
+        resolve(dialog.message());
+        void dialog.dismiss();
+      }));
+      await page.click("#correction-form button[type=submit]");
+      // Not asked, the page would have saved at once and said so under the form.
+      const saved = page.locator("#correction-form + p.note", { hasText: "is corrected (" }).waitFor().then(
+        async () => `saved: ${await page.locator("#correction-form + p.note").textContent()}`,
+        () => "neither asked nor saved",
+      );
+      const question = await Promise.race([asked, saved]);
+      expect({ typed, question }).toEqual({ typed, question: expect.stringContaining(`${listed} is corrected already`) });
+      expect(question).toContain(`${dropped} would no longer be corrected`);
+    }
+    // Declined each time: nothing was written.
+    expect(await correctionOf("2001:db8::/32")).toMatchObject({ country_code: "DE", city: "Berlin" });
+    expect(await correctionOf("192.0.2.7/32")).toMatchObject({ country_code: "NL", city: "Amsterdam" });
+    expect(errors).toEqual([]);
+    await context.close();
+    for (const path of ["/2001:db8::_32", "/192.0.2.7_32"]) expect((await api("DELETE", path)).status).toBe(200);
+  });
+
   test("Remove's message is said where the row was", async () => {
     for (const cidr of ["9.9.9.0/24", "9.9.10.0/24"]) expect((await api("PUT", `/${cidr.replace("/", "_")}`, { country_code: "CH" })).status).toBe(200);
     const context = await openContext(browser, { viewport: { width: 1280, height: 1400 } });

@@ -11,6 +11,8 @@
  * fields of its correction asks first.
  */
 import type { CorrectionJson } from "../../corrections/correction-json.ts";
+// The admin API's own reading of a block (it imports nothing of Bun or node, so it runs in the browser).
+import { parseCorrectionBlock } from "../../corrections/correction-rules.ts";
 import { byId as element, labelCells, make } from "./dom.ts";
 
 export interface CorrectionsDeps {
@@ -28,6 +30,19 @@ const SIGNALS = ["hosting", "tor", "vpn", "relay", "proxy"] as const;
 /** A block in an admin API path: `/` as `_` (the API reads either `_` or `%2F`). */
 function pathOf(cidr: string): string {
   return `/admin/v1/corrections/${encodeURIComponent(cidr.trim().replace("/", "_"))}`;
+}
+
+/**
+ * A block as the admin API keys its correction (`2001:0DB8::/32` is `2001:db8::/32`, a
+ * bare address its /32 or /128, `::ffff:192.0.2.0/120` is `192.0.2.0/24`); null for
+ * text that is no block, which the API refuses.
+ */
+function blockOf(cidr: string): string | null {
+  try {
+    return parseCorrectionBlock(cidr).cidr;
+  } catch {
+    return null;
+  }
 }
 
 /** `country_code DE · asn 64500 · privacy.hosting true`: what a correction names. */
@@ -192,7 +207,8 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       const cidr = text("correction-cidr");
       const sent = body();
       // A block typed in again, not through Edit: the PUT would replace its correction whole.
-      const existing = editing ? null : listed.find((correction) => correction.cidr.toLowerCase() === cidr.toLowerCase());
+      const block = editing ? null : blockOf(cidr);
+      const existing = block === null ? undefined : listed.find((correction) => blockOf(correction.cidr) === block);
       if (existing) {
         const names = Object.keys(sent).filter((name) => name !== "note");
         if (names.length === 0) {
