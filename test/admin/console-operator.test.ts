@@ -261,11 +261,13 @@ describe("the console, as an operator uses it", () => {
     const used = await fetch(`${setup!.server.url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${made.key}`, "content-type": "application/json" }, body: '{"ip":"1.1.1.1"}' });
     expect(used.status).toBe(200);
     // The key's last use is written with the next charges' commit: wait for the admin API to show it.
-    for (let tries = 0; tries < 100; tries++) {
+    let lastUsed: string | null | undefined;
+    for (let tries = 0; tries < 100 && !lastUsed; tries++) {
+      if (tries > 0) await Bun.sleep(50);
       const listed = (await (await fetch(`${admin}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })).json()) as { keys: { id: string; last_used_at: string | null }[] };
-      if (listed.keys.find((key) => key.id === made.id)?.last_used_at) break;
-      await Bun.sleep(50);
+      lastUsed = listed.keys.find((key) => key.id === made.id)?.last_used_at;
     }
+    expect({ key: "used-a-while-ago", last_used_at: lastUsed }).toEqual({ key: "used-a-while-ago", last_used_at: expect.any(String) });
     const context = await openContext(browser, { viewport: DESKTOP });
     const page = await context.newPage();
     // Five minutes later, as the page sees it.

@@ -160,4 +160,4 @@ test("a certificate out of its dates is refused like a broken pair: at start exi
   expect(await servedSubject(port)).toBe("second-cert");
   expect(expiry(await metrics())).toBe(notAfter(second.cert));
   expect(await server.stop("SIGTERM")).toBe(0);
-}, 30_000);
+}, 60_000);

@@ -137,7 +137,11 @@ describe("the WAL's checkpoints", () => {
       expect(sample(text, 'iplookup_state_wal_checkpoints_total{mode="passive"}')).toBeGreaterThanOrEqual(2);
       expect(sample(text, 'iplookup_state_wal_checkpoints_total{mode="truncate"}')).toBeGreaterThanOrEqual(1);
       expect(sample(text, 'iplookup_state_wal_checkpoints_total{mode="restart"}')).toBe(0);
-      expect(sample(text, "iplookup_state_wal_checkpoints_busy_total")).toBeGreaterThanOrEqual(0);
+      // Not always 0: each serving thread reads the state's change counter every tick, and a
+      // TRUNCATE (or RESTART) that meets such a read gives up after 3 ms, counted as busy.
+      // The metric is there, a count.
+      const busy = sample(text, "iplookup_state_wal_checkpoints_busy_total");
+      expect({ busy, count: Number.isSafeInteger(busy) && busy >= 0 }).toEqual({ busy, count: true });
       expect(sample(text, "iplookup_state_wal_checkpoint_longest_seconds")).toBeGreaterThan(0);
       expect(sample(text, "iplookup_state_wal_bytes")).toBe(0);
       expect(walBytes(server.statePath)).toBe(0);
