@@ -439,7 +439,7 @@ export interface ClaimOptions {
 export interface WebhookStore {
   /**
    * Creates a webhook with a new secret; the URL and event types are checked by the
-   * caller. A URL another webhook has already (as URL() reads it) is refused with
+   * caller. A URL another webhook has already (the same receiver, see receiverOf) is refused with
    * DuplicateWebhookError (webhook-ids.ts), in the same transaction as the insert.
    */
   createWebhook(url: string, events: readonly string[], audit?: Audit<IssuedWebhook>): Promise<IssuedWebhook>;
