@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { cli } from "../support/server-process.ts";
+import { holdWriteLock } from "../support/write-lock.ts";
 
 /**
  * A command that must write a state file whose write lock another process keeps (a
@@ -19,26 +20,13 @@ test("keys create and keys revoke on a state file another process holds locked: 
   const created = cli(["keys", "create", "--name", "first", "--json", "--state", state]);
   expect(created.code).toBe(0);
   const { id } = JSON.parse(created.stdout) as { id: string };
-  const holder = Bun.spawn(
-    [process.execPath, "-e", `
-      import { Database } from "bun:sqlite";
-      const db = new Database(${JSON.stringify(state)});
-      db.run("BEGIN IMMEDIATE");
-      db.run("UPDATE generation SET value = value");
-      console.log("locked");
-      await Bun.sleep(600_000);
-      db.run("ROLLBACK");`],
-    { stdout: "pipe", stderr: "inherit" },
-  );
+  const holder = await holdWriteLock(state, 600_000);
   try {
-    const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader();
-    expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
     const line = `iplookup: the state file ${state} is busy: another process holds its write lock (a long transaction, a sqlite3 shell) and kept it while this command waited (SQLITE_BUSY); try again when it is done\n`;
     expect(cli(["keys", "create", "--name", "second", "--state", state])).toEqual({ code: 1, stdout: "", stderr: line });
     expect(cli(["keys", "revoke", id, "--state", state])).toEqual({ code: 1, stdout: "", stderr: line });
   } finally {
-    holder.kill("SIGKILL");
-    await holder.exited;
+    await holder.kill();
   }
   const keys = JSON.parse(cli(["keys", "list", "--json", "--state", state]).stdout) as { name: string; revoked_at: string | null }[];
   expect(keys.map((key) => [key.name, key.revoked_at])).toEqual([["first", null]]);

@@ -1,33 +1,17 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ConfigError } from "../../src/config/config-error.ts";
 import { parseConfigText } from "../../src/config/config-file.ts";
 import { explainServeConfig, readServeConfig, SERVE_SETTING_NAMES, type ServeConfig } from "../../src/config/serve-config.ts";
 import { SETTINGS } from "../../src/config/settings.ts";
 import { cli, startServerProcess } from "../support/server-process.ts";
+import { configErrorOf as errorOf, configFiles } from "../support/config-files.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-config-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-let fileCount = 0;
-function configFile(text: string): string {
-  const path = join(dir, `config-${++fileCount}.toml`);
-  writeFileSync(path, text);
-  return path;
-}
-
-/** What a ConfigError says, or "" when the call succeeds. */
-function errorOf(run: () => unknown): string {
-  try {
-    run();
-    return "";
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-}
+const configFile = configFiles(dir);
 
 const cidrs = (config: ServeConfig) => config.trustProxy.map((cidr) => `${cidr.network.text}/${cidr.prefix}`).join(",");
 

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { ConfigError } from "../../src/config/config-error.ts";
+import { basename, join } from "node:path";
 import { readServeConfig } from "../../src/config/serve-config.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
+import { configErrorOf as errorOf, configFiles } from "../support/config-files.ts";
 
 /**
  * A --state value with blanks around a postgres:// URL is that URL, wherever it is given
@@ -19,23 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const URL_TEXT = "postgres://iplookup:s3cret-pw@127.0.0.1:47001/iplookup";
 const PADDED = [` ${URL_TEXT}`, `${URL_TEXT} `, `\t${URL_TEXT}\t`, `  ${URL_TEXT.replace("postgres:", "postgresql:")}`];
 
-let fileCount = 0;
-function configFile(text: string): string {
-  const path = join(dir, `config-${++fileCount}.toml`);
-  writeFileSync(path, text);
-  return path;
-}
-
-/** What a ConfigError says, or "" when the call succeeds. */
-function errorOf(run: () => unknown): string {
-  try {
-    run();
-    return "";
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message;
-  }
-}
+const configFile = configFiles(dir);
 
 describe("a postgres:// URL with blanks around it is the URL", () => {
   test.each(PADDED)("flag, environment variable and file: %p", (text) => {
@@ -57,10 +41,11 @@ describe("other text holding :// is refused, its password hidden", () => {
     ["'postgres://iplookup:s3cret-pw x@db/x'", "is neither a SQLite file's path nor a URL"],
     ["mysql://iplookup:x s3cret-pw@db/x", "is a URL iplookup cannot open"],
   ])("%p", (text, why) => {
+    const file = configFile(`\nstate = ${JSON.stringify(text)}\n`);
     for (const [message, name] of [
       [errorOf(() => readServeConfig({ state: text }, {})), "--state"],
       [errorOf(() => readServeConfig({}, { IPLOOKUP_STATE: text })), "IPLOOKUP_STATE"],
-      [errorOf(() => readServeConfig({ config: configFile(`\nstate = ${JSON.stringify(text)}\n`) }, {})), `config-${fileCount}.toml:2: state`],
+      [errorOf(() => readServeConfig({ config: file }, {})), `${basename(file)}:2: state`],
     ] as const) {
       expect(message).toContain(name);
       expect(message).toContain(why);

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { holdWriteLock } from "../support/write-lock.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-busy-"));
 let server: ServerProcess | undefined;
@@ -30,20 +31,7 @@ test("a write lock held by another process: reads answer at once, charges 503 wi
   expect((await lookup()).status).toBe(200);
 
   // A second process takes the write lock and holds it for four seconds.
-  const holder = Bun.spawn(
-    [process.execPath, "-e", `
-      import { Database } from "bun:sqlite";
-      const db = new Database(${JSON.stringify(state)});
-      db.run("BEGIN IMMEDIATE");
-      db.run("UPDATE generation SET value = value");
-      console.log("locked");
-      await Bun.sleep(4000);
-      db.run("COMMIT");
-      console.log("released");`],
-    { stdout: "pipe", stderr: "inherit" },
-  );
-  const reader = (holder.stdout as ReadableStream<Uint8Array>).getReader();
-  expect(new TextDecoder().decode((await reader.read()).value)).toContain("locked");
+  const holder = await holdWriteLock(state, 4000);
 
   const timed = async (request: () => Promise<Response>) => {
     const began = performance.now();

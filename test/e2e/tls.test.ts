@@ -30,6 +30,20 @@ async function servedSubject(port: string): Promise<string> {
   return /subject=.*CN\s*=\s*([\w-]+)/.exec(out)?.[1] ?? "none";
 }
 
+/**
+ * `serve` with `workers` threads and the first certificate, copied to `NAME.crt` and
+ * `NAME.key` (the files a renewal replaces), its log at warn.
+ */
+async function serveWithCertificate(name: string, state: string, workers: string) {
+  const certPath = join(dir, `${name}.crt`);
+  const keyPath = join(dir, `${name}.key`);
+  copyFileSync(first.cert, certPath);
+  copyFileSync(first.key, keyPath);
+  const server = await startServerProcess(["--state", state, "--workers", workers, "--tls-cert", certPath, "--tls-key", keyPath, "--log-level", "warn"]);
+  servers.push(server);
+  return { server, certPath, keyPath, port: new URL(server.url).port };
+}
+
 let first: { cert: string; key: string };
 let second: { cert: string; key: string };
 beforeAll(() => {
@@ -42,14 +56,8 @@ test("HTTPS on the public port; SIGHUP takes a renewed certificate with no faile
   const store = SqliteStore.open(state);
   const { secret } = await store.createKey("tls", "unlimited");
   await store.close();
-  const certPath = join(dir, "live.crt");
-  const keyPath = join(dir, "live.key");
-  copyFileSync(first.cert, certPath);
-  copyFileSync(first.key, keyPath);
-  const server = await startServerProcess(["--state", state, "--workers", "2", "--tls-cert", certPath, "--tls-key", keyPath, "--log-level", "warn"]);
-  servers.push(server);
+  const { server, certPath, keyPath, port } = await serveWithCertificate("live", state, "2");
   expect(server.url).toStartWith("https://");
-  const port = new URL(server.url).port;
   const lookup = () =>
     fetch(`${server.url}/v1/lookup`, {
       method: "POST",
@@ -126,13 +134,7 @@ test("a certificate out of its dates is refused like a broken pair: at start exi
   expect(refusedEarly.code).toBe(2);
   expect(refusedEarly.stderr).toContain(`the TLS certificate ${early.cert} is not valid before 2099-01-01T00:00:00Z`);
 
-  const certPath = join(dir, "dated-live.crt");
-  const keyPath = join(dir, "dated-live.key");
-  copyFileSync(first.cert, certPath);
-  copyFileSync(first.key, keyPath);
-  const server = await startServerProcess(["--state", state, "--workers", "1", "--tls-cert", certPath, "--tls-key", keyPath, "--log-level", "warn"]);
-  servers.push(server);
-  const port = new URL(server.url).port;
+  const { server, certPath, keyPath, port } = await serveWithCertificate("dated-live", state, "1");
   const metrics = async () => (await fetch(`${server.url}/metrics`, { tls: { rejectUnauthorized: false } })).text();
   const expiry = (text: string) => Number(/^iplookup_tls_certificate_expiry_timestamp_seconds (\d+)$/m.exec(text)?.[1]);
   const notAfter = (path: string) => Math.floor(new (require("node:crypto").X509Certificate)(require("node:fs").readFileSync(path)).validToDate.getTime() / 1000);
