@@ -17,11 +17,18 @@ const STOP_SIGNALS = ["SIGTERM", "SIGINT", "SIGHUP"] as const;
  * gives the loop a turn (signalsHandled) after a long synchronous stretch and before a
  * step that cannot be taken back. A signal that came during `work`'s last stretch is
  * handled once `work` has ended, before the handlers go: it is never dropped.
+ *
+ * `work` calls `committed` just before that step (a rename into place): from then on the
+ * command's result stands, so a signal no longer ends it, and the command finishes (its
+ * clean-up, its output, its announcement) and exits as it would have. Exiting 128 + N
+ * then would tell of a command stopped with nothing done, while its file is in place.
  */
-export async function cleaningUpOnStop<T>(cleanUp: () => void, work: () => Promise<T>): Promise<T> {
+export async function cleaningUpOnStop<T>(cleanUp: () => void, work: (committed: () => void) => Promise<T>): Promise<T> {
   const ignored = ignoredSignals();
+  let resultStands = false;
   const handlers = STOP_SIGNALS.filter((signal) => !ignored.has(constants.signals[signal])).map((signal) => {
     const handler = () => {
+      if (resultStands) return;
       cleanUp();
       process.exit(128 + constants.signals[signal]);
     };
@@ -29,7 +36,7 @@ export async function cleaningUpOnStop<T>(cleanUp: () => void, work: () => Promi
     return [signal, handler] as const;
   });
   try {
-    return await work();
+    return await work(() => (resultStands = true));
   } finally {
     await signalsHandled();
     for (const [signal, handler] of handlers) process.off(signal, handler);

@@ -27,6 +27,8 @@ export interface InstallOptions {
   readonly maxExpanded?: number;
   /** `--require-checksum`. */
   readonly requireChecksum?: boolean;
+  /** Called just before the new file is renamed into place: from then on the import's result stands (see cli/stop-signals.ts). */
+  readonly committed?: () => void;
 }
 
 /**
@@ -178,6 +180,7 @@ export async function buildAndInstall(path: string, specs: readonly SourceSpec[]
     removeTemporary(temporary);
     throw error;
   }
+  options.committed?.();
   installWritten(temporary, path);
   options.progress.line(`wrote and checked ${path} (${((performance.now() - writeBegan) / 1000).toFixed(1)} s)`);
   return info;

@@ -28,7 +28,8 @@ Writes a consistent copy of the state file (keys, plans, usage) to FILE, which m
 exist yet. Safe while servers are running: SQLite's VACUUM INTO reads one snapshot,
 and writers carry on meanwhile. The copy is readable by its owner only; it appears
 under its name only once it is complete, and a failed backup leaves nothing behind: nor
-does one stopped by SIGTERM, SIGINT or SIGHUP (it exits 128 + the signal's number).
+does one stopped by SIGTERM, SIGINT or SIGHUP (it exits 128 + the signal's number; once
+the copy has its name, it finishes and exits 0).
 
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
@@ -64,7 +65,7 @@ async function backUp(state: string, target: string, workerEntry: string): Promi
   const partial = partialPath(target);
   await cleaningUpOnStop(
     () => removePartial(partial),
-    async () => {
+    async (committed) => {
       closeSync(openSync(partial, "wx", 0o600));
       try {
         await vacuumIntoOnThread(workerEntry, state, partial);
@@ -76,6 +77,7 @@ async function backUp(state: string, target: string, workerEntry: string): Promi
         }
         // A stop signal that came during the flush is handled before the copy gets its name.
         await signalsHandled();
+        committed();
         publish(partial, target);
       } catch (error) {
         throw backupFailure(error, state, target);

@@ -25,7 +25,7 @@ data up within a second, without a restart; a file that cannot be read stops the
 with the reason, and the installed data stays as it was. Stopped by SIGTERM, SIGINT or
 SIGHUP before the new file is in place (one that comes while it is written takes effect
 when the write ends), an import removes its downloads and the file it was writing, and
-exits 128 + the signal's number.
+exits 128 + the signal's number; once the new file is in place, it finishes and exits 0.
 
 A FILE may be an http:// or https:// URL (downloaded beside --data, with progress on a
 terminal), and may be compressed: .gz, .tar.gz/.tgz or .zip, the data file inside found
@@ -90,8 +90,9 @@ Source options, each for the FILE that follows it:
     const progress = context.io.terminal ? streamProgress(context.io.terminal) : lineProgress((line) => context.io.err(line));
     // Stopped by a signal, the import removes its downloads and unfinished data file and
     // exits 128 + the signal's number; the installed file stays as it was.
-    const info = await cleaningUpOnStop(abandonUnfinished, () =>
+    const info = await cleaningUpOnStop(abandonUnfinished, (committed) =>
       importDataSet(path, args.sources, {
+        committed,
         now: context.now(),
         progress,
         env: context.env,

@@ -44,7 +44,8 @@ data.update_failed) through the state named by --state, when it exists (finding
 another update running is no failure: nothing is announced). Stopped by SIGTERM,
 SIGINT or SIGHUP before the new file is in place (one that comes while it is written
 takes effect when the write ends), an update removes its downloads and the file it was
-writing, and exits 128 + the signal's number.
+writing, and exits 128 + the signal's number; once the new file is in place, it finishes
+(and announces) and exits 0.
 
   --json           print the outcome as JSON: {"changed":false,...} or the new data set
   --require-checksum  refuse a source that has no checksum (given or published)
@@ -69,8 +70,9 @@ ${STATE_FLAG_HELP}`,
     try {
       // Stopped by a signal, the update removes its downloads and unfinished data file
       // and exits 128 + the signal's number; the installed file stays as it was.
-      outcome = await cleaningUpOnStop(abandonUnfinished, () =>
+      outcome = await cleaningUpOnStop(abandonUnfinished, (committed) =>
         updateDataFile(path, recipe, {
+          committed,
           now: context.now(),
           progress,
           env: context.env,
