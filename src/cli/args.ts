@@ -59,7 +59,9 @@ function flagError(message: string, argv: readonly string[], flags: readonly str
     const value = argv[at + 1];
     if (at >= 0 && value !== undefined) {
       // A flag the command takes (--state --json): the value was forgotten, not mistyped.
-      if (value.startsWith("--") && flags.includes(value.slice(2).split("=")[0] as string)) return new ConfigError(`${flag} needs a value`);
+      if (value.startsWith("--") && flags.includes(value.slice(2).split("=")[0] as string)) {
+        return new ConfigError(`${flag} needs a value (to give "${value}" as its value, write ${flag}=${value})`);
+      }
       return new ConfigError(`${flag}: "${value}" starts with a dash, so it reads as a flag; give it as ${flag}=${value}`);
     }
   }

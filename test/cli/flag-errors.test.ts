@@ -14,9 +14,9 @@ test.each([
   [["serve", "--port=-1"], '--port: "-1" is not a whole number'],
   [["keys", "list", "--state"], "--state needs a value"],
   // A flag the command takes where the value was due: the value was forgotten.
-  [["keys", "list", "--state", "--json"], "--state needs a value"],
-  [["serve", "--port", "--admin-port", "9000"], "--port needs a value"],
-  [["serve", "--port", "--admin-port=9000"], "--port needs a value"],
+  [["keys", "list", "--state", "--json"], '--state needs a value (to give "--json" as its value, write --state=--json)'],
+  [["serve", "--port", "--admin-port", "9000"], '--port needs a value (to give "--admin-port" as its value, write --port=--admin-port)'],
+  [["serve", "--port", "--admin-port=9000"], '--port needs a value (to give "--admin-port=9000" as its value, write --port=--admin-port=9000)'],
   // Any other word with a dash is still a value to join.
   [["keys", "list", "--state", "--nope"], '--state: "--nope" starts with a dash, so it reads as a flag; give it as --state=--nope'],
   [["keys", "list", "--json=yes"], "--json takes no value"],
