@@ -4,7 +4,7 @@ import { isFilePath } from "../config/paths.ts";
 import { isMissing } from "../errors/file-access.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
-import { isUnwritable, StateFileError, stateFileError } from "../store/sqlite-faults.ts";
+import { isBusy, isUnwritable, StateFileError, stateFileError } from "../store/sqlite-faults.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
@@ -56,12 +56,6 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
     if (isFilePath(path) && isBusy(error)) throw busyError(path, error);
     throw error;
   }
-}
-
-/** SQLite's SQLITE_BUSY (and its extended codes): the write lock stayed with another connection for the whole busy timeout. */
-function isBusy(error: unknown): boolean {
-  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
-  return typeof code === "string" && code.startsWith("SQLITE_") && typeof errno === "number" && (errno & 0xff) === 5;
 }
 
 /** SQLite's bare "database is locked", with the file and who holds it. */

@@ -46,4 +46,3 @@ export function isFilePath(text: string): boolean {
 export function absolutePath(text: string): string {
   return isFilePath(text) && !isEmbedded(text) ? resolve(text) : text;
 }
-

@@ -162,4 +162,3 @@ export function requestHandler(app: App, options: Pick<ListenOptions, "closeConn
       return response;
   };
 }
-

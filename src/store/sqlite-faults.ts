@@ -25,6 +25,11 @@ function primaryCode(error: unknown): number | undefined {
   return errno & 0xff;
 }
 
+/** SQLITE_BUSY (and its extended codes): the write lock stayed with another connection for the whole busy timeout. */
+export function isBusy(error: unknown): boolean {
+  return primaryCode(error) === 5;
+}
+
 /** Whether a SQLite error means the state file cannot be written right now (see UNWRITABLE). */
 export function isUnwritable(error: unknown): boolean {
   const primary = primaryCode(error);
