@@ -1,10 +1,11 @@
-import { rmdirSync, rmSync } from "node:fs";
+import { rmdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { isFilePath } from "../config/paths.ts";
 import { isMissing } from "../errors/file-access.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
 import { isBusy, isUnwritable, StateFileError, stateFileError } from "../store/sqlite-faults.ts";
+import { removeStateFiles } from "../store/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
@@ -83,11 +84,7 @@ function missingFiles(path: string): string[] {
 /** Removes what a failed command made; a removal that fails is let be, so the command's own error is the one told. */
 function removeCreated([file, ...directories]: readonly string[]): void {
   if (file === undefined) return;
-  for (const suffix of ["", "-wal", "-shm", "-journal"]) {
-    try {
-      rmSync(file + suffix, { force: true });
-    } catch {}
-  }
+  removeStateFiles(file);
   // rmdir, never a recursive removal: a directory someone else has put a file in since stays.
   for (const directory of directories) {
     try {

@@ -748,13 +748,7 @@ function createPrivateFile(path: string): Created {
  * A removal that fails is let be: the error that made opening fail is the one to tell.
  */
 function removeCreated(path: string, created: Created): void {
-  if (created.file) {
-    for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
-      try {
-        rmSync(file, { force: true });
-      } catch {}
-    }
-  }
+  if (created.file) removeStateFiles(path);
   if (created.directory === null) return;
   for (let directory = dirname(path); ; directory = dirname(directory)) {
     try {
@@ -811,6 +805,19 @@ interface AuditRow {
   action: string;
   target: string;
   changes: string;
+}
+
+/**
+ * Removes a state file a command made and failed with, and the -wal, -shm and journal
+ * SQLite keeps beside it. A removal that fails is let be: the error that made the
+ * command fail is the one to tell.
+ */
+export function removeStateFiles(path: string): void {
+  for (const file of [path, `${path}-wal`, `${path}-shm`, `${path}-journal`]) {
+    try {
+      rmSync(file, { force: true });
+    } catch {}
+  }
 }
 
 interface AuditPageRow extends AuditRow {
