@@ -1010,15 +1010,12 @@ export class PostgresStore implements Store {
   async pageAudit(from: string, to: string, limit: number, before: AuditPosition | null): Promise<AuditPage> {
     // One more than asked for: whether older entries follow, without counting them.
     const rows = await this.read(() =>
-      before
-        ? this.sql.unsafe<AuditPageRow[]>(
-            "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= $1::timestamptz AND at < $2::timestamptz AND (at, seq) < ($4::timestamptz, $5::bigint) ORDER BY at DESC, seq DESC LIMIT $3",
-            [from, to, limit + 1, before.at, before.seq],
-          )
-        : this.sql.unsafe<AuditPageRow[]>(
-            "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= $1::timestamptz AND at < $2::timestamptz ORDER BY at DESC, seq DESC LIMIT $3",
-            [from, to, limit + 1],
-          ),
+      this.sql.unsafe<AuditPageRow[]>(
+        `SELECT seq, at, actor, action, target, changes FROM audit_log
+          WHERE at >= $1::timestamptz AND at < $2::timestamptz AND ($4::timestamptz IS NULL OR (at, seq) < ($4::timestamptz, $5::bigint))
+          ORDER BY at DESC, seq DESC LIMIT $3`,
+        [from, to, limit + 1, before?.at ?? null, before?.seq ?? null],
+      ),
     );
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];

@@ -689,15 +689,11 @@ export class SqliteStore implements Store {
 
   async pageAudit(from: string, to: string, limit: number, before: AuditPosition | null): Promise<AuditPage> {
     // One more than asked for: whether older entries follow, without counting them.
-    const rows = before
-      ? this.db
-          .query<AuditPageRow, [string, string, number, string, number]>(
-            "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 AND (at, seq) < (?4, ?5) ORDER BY at DESC, seq DESC LIMIT ?3",
-          )
-          .all(from, to, limit + 1, before.at, before.seq)
-      : this.db
-          .query<AuditPageRow, [string, string, number]>("SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 ORDER BY at DESC, seq DESC LIMIT ?3")
-          .all(from, to, limit + 1);
+    const rows = this.db
+      .query<AuditPageRow, [string, string, number, string | null, number | null]>(
+        "SELECT seq, at, actor, action, target, changes FROM audit_log WHERE at >= ?1 AND at < ?2 AND (?4 IS NULL OR (at, seq) < (?4, ?5)) ORDER BY at DESC, seq DESC LIMIT ?3",
+      )
+      .all(from, to, limit + 1, before?.at ?? null, before?.seq ?? null);
     const shown = rows.slice(0, limit);
     const last = shown[shown.length - 1];
     return { entries: shown.map(toAuditEntry), next: rows.length > limit && last ? { at: last.at, seq: last.seq } : null };
