@@ -79,7 +79,9 @@ curl -sS --fail-with-body "${url%/}/v1/lookup" -H "Authorization: Bearer $key" \
 echo
 grep -q '"asn":13335' "$work/served"
 kill -TERM "$server"
-wait "$server"
+# Its log on a failed stop tells whether the server had said "stopped" (a fault at the
+# emulated process's exit) or not (a fault in the stop itself).
+wait "$server" || { status=$?; echo "the arm64 server's stop failed (exit $status); its log:"; cat "$work/serve.log"; exit "$status"; }
 server=
 echo "arm64 binary: version, lookup and serve OK"
 
