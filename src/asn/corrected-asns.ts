@@ -2,7 +2,7 @@ import { publicParts, publicSpans4 } from "../address/classify.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32 } from "../address/sorted-search.ts";
 import { wordsOf } from "../corrections/correction-rules.ts";
-import type { CorrectionFields } from "../corrections/correction.ts";
+import type { CorrectionFields, LayeredFields } from "../corrections/correction.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { countryName } from "../importer/country-names.ts";
@@ -184,7 +184,7 @@ export class CorrectedAsns {
        * the name and country they answer. `isPublic4`: the quick test of publicSpans4, for
        * the IPv4 spans of one list (asked in address order).
        */
-      const take = (into: Span[], isPublic4: (first: number, end: number) => boolean, first: bigint, last: bigint, id: number, corrected: CorrectionFields | null) => {
+      const take = (into: Span[], isPublic4: (first: number, end: number) => boolean, first: bigint, last: bigint, id: number, corrected: LayeredFields | null) => {
         const name = corrected?.as_name !== undefined ? JSON.stringify(corrected.as_name) : textOf(id, nameField);
         const code = corrected?.country_code !== undefined ? JSON.stringify(corrected.country_code) : textOf(id, codeField);
         const label = corrected?.country_code !== undefined ? (corrected.country_code === null ? null : countryName(corrected.country_code)) : id;
@@ -231,7 +231,7 @@ export class CorrectedAsns {
    * family that stays with it: outside every touched segment (`fields` null), or inside
    * one that does not name `asn` (its fields).
    */
-  private forEachKeptPart(slot: number, family: 4 | 6, visit: (first: bigint, last: bigint, record: number, fields: CorrectionFields | null) => void): void {
+  private forEachKeptPart(slot: number, family: 4 | 6, visit: (first: bigint, last: bigint, record: number, fields: LayeredFields | null) => void): void {
     const touched = this.touched[family];
     const image = this.asns.index.image;
     const words: 1 | 4 = family === 4 ? 1 : 4;
@@ -283,7 +283,7 @@ type Span = [first: bigint, last: bigint];
 interface Touched {
   readonly first: bigint;
   readonly last: bigint;
-  readonly fields: CorrectionFields;
+  readonly fields: LayeredFields;
 }
 
 const FAMILIES = [4, 6] as const;

@@ -5,7 +5,7 @@ import { continentName } from "../importer/continent-names.ts";
 import { countryName } from "../importer/country-names.ts";
 import { IndexHit, type RangeIndex } from "../index/range-index.ts";
 import { toLookupResult, type LookupResult } from "../lookup/lookup-result.ts";
-import type { CorrectionFields } from "./correction.ts";
+import type { LayeredFields } from "./correction.ts";
 import type { CorrectionHit } from "./correction-table.ts";
 import { correctedPrefix } from "./corrected-network.ts";
 import { correctedPrivacy, type PrivacyMembers } from "./corrected-privacy.ts";
@@ -32,7 +32,7 @@ export function narrowHit(hit: IndexHit, address: Address, minPrefix: number): I
  * address the data does not cover is found by its correction, the fields the correction
  * does not name null.
  */
-export function correctedResult(address: Address, hit: IndexHit | null, index: RangeIndex, at: CorrectionHit & { fields: CorrectionFields }): LookupResult {
+export function correctedResult(address: Address, hit: IndexHit | null, index: RangeIndex, at: CorrectionHit & { fields: LayeredFields }): LookupResult {
   const result = toLookupResult(address, hit, index.notFoundRecord);
   result.found = true;
   const prefix = correctedPrefix(index, address, at.fields, at.minPrefix);
@@ -46,12 +46,11 @@ export function correctedResult(address: Address, hit: IndexHit | null, index: R
  * - `asn`, `as_name`, `city`: the value named (a result without `city` gains it);
  * - `country_code`: the code, and `country` its English name; `continent_code` and
  *   `continent` follow when the result carries them (null for a null code);
- * - `privacy`: each member named replaces the result's; a result without `privacy` gains
- *   the full object, its other signals null (no source of them). A correction that sets
- *   `hosting` or `relay` without naming `service` leaves the service only while one of
- *   the two is still true (`service` names the source that set them, CONTRACT §15).
+ * - `privacy`: each covering block's, outermost first, its members named replacing the
+ *   result's (see correctedPrivacy); a result without `privacy` gains the full object,
+ *   its other signals null (no source of them).
  */
-export function applyFields(result: LookupResult, fields: CorrectionFields): void {
+export function applyFields(result: LookupResult, fields: LayeredFields): void {
   if (fields.asn !== undefined) result.asn = fields.asn;
   if (fields.as_name !== undefined) result.as_name = fields.as_name;
   if (fields.city !== undefined) result.city = fields.city;

@@ -3,7 +3,7 @@ import { network128, network32 } from "../address/cidr.ts";
 import { runPrefix128, runPrefix32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { RecordField } from "../index/record-fields.ts";
-import type { CorrectionFields } from "./correction.ts";
+import type { LayeredFields } from "./correction.ts";
 import { correctedPrivacy, type PrivacyMembers } from "./corrected-privacy.ts";
 
 /**
@@ -32,7 +32,7 @@ import { correctedPrivacy, type PrivacyMembers } from "./corrected-privacy.ts";
  * answers in it (see LongRuns). Addresses no correction covers do not come here
  * (lookup-service.ts).
  */
-export function correctedPrefix(index: RangeIndex, address: Address, fields: CorrectionFields, minPrefix: number): number {
+export function correctedPrefix(index: RangeIndex, address: Address, fields: LayeredFields, minPrefix: number): number {
   const image = index.image;
   const facts = factsOf(index);
   const i = index.segmentIndex(address);
@@ -190,7 +190,7 @@ const OVERRIDDEN_BY: Partial<Record<RecordField, number>> = {
   city: CITY,
 };
 
-function overrides(fields: CorrectionFields): number {
+function overrides(fields: LayeredFields): number {
   return (fields.asn !== undefined ? ASN : 0) | (fields.as_name !== undefined ? AS_NAME : 0) | (fields.country_code !== undefined ? COUNTRY : 0) | (fields.city !== undefined ? CITY : 0);
 }
 
@@ -200,7 +200,7 @@ function overrides(fields: CorrectionFields): number {
  * does not decide has the same value id, and the privacy laid over is the same (worked
  * out once per privacy value met: a data set has few).
  */
-function sameAnswer(facts: RecordFacts, base: number, fields: CorrectionFields): (record: number) => boolean {
+function sameAnswer(facts: RecordFacts, base: number, fields: LayeredFields): (record: number) => boolean {
   const mask = overrides(fields);
   const named = fields.privacy;
   const { width, privacyField, recordValues } = facts;
@@ -282,7 +282,7 @@ class RecordFacts {
    * (the data is this index's), and a new correction table has new fields objects, so
    * what an old one found goes with it.
    */
-  private readonly runs = new WeakMap<CorrectionFields, Map<string, LongRuns>>();
+  private readonly runs = new WeakMap<LayeredFields, Map<string, LongRuns>>();
 
   constructor(index: RangeIndex) {
     const { fields } = index.info;
@@ -297,12 +297,12 @@ class RecordFacts {
   }
 
   /** The long runs found in the block of `first` (a number, or IPv6 words joined) at `prefix` under `fields`, if any. */
-  blockRuns(fields: CorrectionFields, first: number | string, prefix: number): LongRuns | undefined {
+  blockRuns(fields: LayeredFields, first: number | string, prefix: number): LongRuns | undefined {
     return this.runs.get(fields)?.get(`${first}/${prefix}`);
   }
 
   /** Keeps a long run found in that block; returns it. */
-  addRun(fields: CorrectionFields, first: number | string, prefix: number, run: readonly [number, number]): readonly [number, number] {
+  addRun(fields: LayeredFields, first: number | string, prefix: number, run: readonly [number, number]): readonly [number, number] {
     let blocks = this.runs.get(fields);
     if (blocks === undefined) this.runs.set(fields, (blocks = new Map()));
     const key = `${first}/${prefix}`;
@@ -320,8 +320,8 @@ class RecordFacts {
     return id;
   }
 
-  /** Whether two records say the same privacy once `named` (a correction's `privacy`, if any) is laid over both. */
-  samePrivacy(a: number, b: number, named: CorrectionFields["privacy"]): boolean {
+  /** Whether two records say the same privacy once `named` (the covering corrections' `privacy`, if any) is laid over both. */
+  samePrivacy(a: number, b: number, named: LayeredFields["privacy"]): boolean {
     const f = this.privacyField;
     if (a !== 0 && b !== 0 && this.valueId(a, f) === this.valueId(b, f)) return true;
     let x = this.privacyOf(a);

@@ -2,12 +2,12 @@ import type { Address } from "../address/address.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { parseCorrectionBlock, wordsOf, type CorrectionBlock } from "./correction-rules.ts";
-import type { Correction, CorrectionFields } from "./correction.ts";
+import type { Correction, CorrectionFields, CorrectionPrivacy, LayeredFields } from "./correction.ts";
 
 /** Where an address lies among the corrections: what applies there, and how far that holds. */
 export interface CorrectionHit {
-  /** The fields corrected at the address, each from the most specific block naming it; null when none covers it. */
-  readonly fields: CorrectionFields | null;
+  /** The fields corrected at the address (see LayeredFields); null when none covers it. */
+  readonly fields: LayeredFields | null;
   /**
    * The shortest prefix a block around the address may have without crossing a
    * correction's edge: an answer's network is narrowed to at least this prefix.
@@ -19,7 +19,8 @@ export interface CorrectionHit {
  * Every correction, flattened per family into disjoint segments by the edges of their
  * blocks: each segment starts at a block's first address or just after a block's last
  * one, and carries the fields that hold throughout it (the nested blocks' fields merged,
- * the more specific one winning per field, and per signal inside `privacy`). A lookup
+ * the more specific one winning per field; their `privacy` objects kept in order, to be
+ * laid over one after another: see LayeredFields). A lookup
  * finds its segment by binary search over the sorted starts, as the range index does;
  * the first segment of each family starts at 0, so there always is one.
  *
@@ -29,9 +30,9 @@ export interface CorrectionHit {
 export class CorrectionTable {
   private constructor(
     private readonly v4Starts: Uint32Array,
-    private readonly v4Fields: readonly (CorrectionFields | null)[],
+    private readonly v4Fields: readonly (LayeredFields | null)[],
     private readonly v6Starts: Uint32Array,
-    private readonly v6Fields: readonly (CorrectionFields | null)[],
+    private readonly v6Fields: readonly (LayeredFields | null)[],
     /** How many corrections were built in. */
     readonly size: number,
     /**
@@ -72,7 +73,7 @@ export class CorrectionTable {
   }
 
   /** Calls `visit(first, last, fields)` for each segment of a family that a correction covers, in address order. */
-  forEachCorrected(family: 4 | 6, visit: (first: bigint, last: bigint, fields: CorrectionFields) => void): void {
+  forEachCorrected(family: 4 | 6, visit: (first: bigint, last: bigint, fields: LayeredFields) => void): void {
     const words: 1 | 4 = family === 4 ? 1 : 4;
     const starts = family === 4 ? this.v4Starts : this.v6Starts;
     const fields = family === 4 ? this.v4Fields : this.v6Fields;
@@ -95,7 +96,7 @@ interface Placed {
  * One family's segments: sorted starts (the first 0) and the merged fields of each. A
  * sweep over the edges with the chain of blocks covering the current segment.
  */
-function flatten(placed: readonly Placed[], bits: number): { starts: bigint[]; fields: (CorrectionFields | null)[] } {
+function flatten(placed: readonly Placed[], bits: number): { starts: bigint[]; fields: (LayeredFields | null)[] } {
   const end = 1n << BigInt(bits);
   const edges = new Set<bigint>([0n]);
   for (const { block } of placed) {
@@ -106,7 +107,7 @@ function flatten(placed: readonly Placed[], bits: number): { starts: bigint[]; f
   // Outer blocks first: by first address, then by prefix (a shorter prefix is the larger block).
   const queue = [...placed].sort((a, b) => (a.block.first < b.block.first ? -1 : a.block.first > b.block.first ? 1 : a.block.prefix - b.block.prefix));
   const chain: Placed[] = [];
-  const fields: (CorrectionFields | null)[] = [];
+  const fields: (LayeredFields | null)[] = [];
   let next = 0;
   for (const start of starts) {
     while (chain.length > 0 && (chain[chain.length - 1] as Placed).block.last < start) chain.pop();
@@ -116,16 +117,16 @@ function flatten(placed: readonly Placed[], bits: number): { starts: bigint[]; f
   return { starts, fields };
 }
 
-/** The fields of a chain of nested blocks, outermost first: each field, and each privacy member, from the innermost block naming it. */
-function merge(chain: readonly Placed[]): CorrectionFields {
+/** The fields of a chain of nested blocks, outermost first: each field from the innermost block naming it, and every block's `privacy` in the chain's order. */
+function merge(chain: readonly Placed[]): LayeredFields {
   const merged: Record<string, unknown> = {};
-  let privacy: Record<string, unknown> | undefined;
+  const privacy: CorrectionPrivacy[] = [];
   for (const { fields } of chain) {
     for (const [field, value] of Object.entries(fields)) {
-      if (field === "privacy") privacy = { ...privacy, ...(value as object) };
+      if (field === "privacy") privacy.push(value as CorrectionPrivacy);
       else merged[field] = value;
     }
   }
-  if (privacy) merged.privacy = privacy;
-  return merged as CorrectionFields;
+  if (privacy.length > 0) merged.privacy = privacy;
+  return merged as LayeredFields;
 }

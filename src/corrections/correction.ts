@@ -22,6 +22,16 @@ export interface CorrectionFields {
   readonly privacy?: CorrectionPrivacy;
 }
 
+/**
+ * The corrected fields that hold at an address under nested corrections: each field from
+ * the most specific block naming it, and `privacy` as each block names it, outermost
+ * first, laid over the data's in turn (correctedPrivacy): a block's rule for `service`
+ * sees the signals as the blocks around it left them.
+ */
+export interface LayeredFields extends Omit<CorrectionFields, "privacy"> {
+  readonly privacy?: readonly CorrectionPrivacy[];
+}
+
 /** The fields a correction can name, in the order the API writes them. */
 export const CORRECTION_FIELDS = ["country_code", "asn", "as_name", "city", "privacy"] as const;
 

@@ -218,6 +218,37 @@ describe("nested blocks", () => {
   });
 });
 
+describe("nested privacy: each block's laid over in turn, outermost first", () => {
+  // 5.9.17.1: Hetzner in the default data, hosting true with the service "Hetzner".
+  test("an inner block setting hosting false without a service clears the service an outer block named", () => {
+    expect(data("5.9.17.1").privacy).toMatchObject({ hosting: true, relay: null, service: "Hetzner" });
+    const corrections = [correction("5.9.17.0/24", { privacy: { hosting: true, service: "Our DC" } }), correction("5.9.17.0/28", { privacy: { hosting: false } })];
+    const { look } = serviceWith(...corrections);
+    expect(look("5.9.17.1")).toMatchObject({ network: "5.9.17.0/28", privacy: { hosting: false, service: null } });
+    expect(look("5.9.17.100")).toMatchObject({ network: "5.9.17.64/26", privacy: { hosting: true, service: "Our DC" } });
+    for (const ip of ["5.9.17.0", "5.9.17.1", "5.9.17.15", "5.9.17.16", "5.9.17.255"]) expectNetworkRule(look(ip), corrections, look);
+  });
+
+  test("an inner block keeping hosting true without a service keeps the service an outer block named", () => {
+    const { look } = serviceWith(correction("5.9.17.0/24", { privacy: { hosting: true, service: "Our DC" } }), correction("5.9.17.0/28", { privacy: { hosting: true, tor: false } }));
+    expect(look("5.9.17.1").privacy).toMatchObject({ hosting: true, tor: false, service: "Our DC" });
+  });
+
+  test("relay: an inner block setting it false clears an outer block's relay service; one naming a service keeps its own", () => {
+    const off = serviceWith(correction("1.1.1.0/24", { privacy: { hosting: false, relay: true, service: "Example Relay" } }), correction("1.1.1.0/28", { privacy: { relay: false } }));
+    expect(off.look("1.1.1.1").privacy).toEqual({ hosting: false, tor: null, vpn: null, relay: false, proxy: null, service: null });
+    expect(off.look("1.1.1.100").privacy).toMatchObject({ relay: true, service: "Example Relay" });
+    const named = serviceWith(correction("1.1.1.0/24", { privacy: { hosting: false, relay: true, service: "Example Relay" } }), correction("1.1.1.0/28", { privacy: { relay: false, service: "Kept" } }));
+    expect(named.look("1.1.1.1").privacy).toMatchObject({ relay: false, service: "Kept" });
+  });
+
+  test("a service an outer block cleared stays cleared where an inner block sets hosting again without naming one", () => {
+    const { look } = serviceWith(correction("5.9.17.0/24", { privacy: { hosting: false } }), correction("5.9.17.0/28", { privacy: { hosting: true } }));
+    expect(look("5.9.17.1").privacy).toMatchObject({ hosting: true, service: null });
+    expect(look("5.9.17.100").privacy).toMatchObject({ hosting: false, service: null });
+  });
+});
+
 describe("IPv6", () => {
   const ip = "2606:4700:4700::1111";
   const base = data(ip);
@@ -289,9 +320,9 @@ describe("applyFields", () => {
 
   test("privacy: named signals replace the result's; hosting or relay set false without a service clears the service", () => {
     const result = { privacy: { hosting: true, tor: false, vpn: null, relay: false, proxy: null, service: "Amazon EC2" } } as unknown as LookupResult;
-    applyFields(result, { privacy: { tor: true } });
+    applyFields(result, { privacy: [{ tor: true }] });
     expect(privacyOf(result)).toEqual({ hosting: true, tor: true, vpn: null, relay: false, proxy: null, service: "Amazon EC2" });
-    applyFields(result, { privacy: { hosting: false } });
+    applyFields(result, { privacy: [{ hosting: false }] });
     expect(privacyOf(result)).toEqual({ hosting: false, tor: true, vpn: null, relay: false, proxy: null, service: null });
   });
 });

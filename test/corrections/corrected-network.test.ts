@@ -289,18 +289,19 @@ function modelAnswer(world: World, x: bigint): string {
     country: country ? COUNTRY_NAMES[country.code] : null,
   };
   const privacy: Record<string, unknown> = { hosting: null, tor, vpn: null, relay: null, proxy: null, service: null };
-  // The corrections covering x, outermost first: each field from the innermost naming it.
+  // The corrections covering x, outermost first: each field from the innermost naming it,
+  // and each one's privacy laid over in turn.
   const chain = world.corrections.filter((c) => covers(c, x)).sort((a, b) => a.prefix - b.prefix);
   if (chain.length > 0) {
     answer.found = true;
-    const named: Record<string, unknown> = {};
     for (const c of chain) {
       for (const field of ["asn", "as_name", "country_code"] as const) if (c.fields[field] !== undefined) answer[field] = c.fields[field];
-      Object.assign(named, c.fields.privacy ?? {});
+      const named = c.fields.privacy;
+      if (named === undefined) continue;
+      Object.assign(privacy, named);
+      if (named.service === undefined && (named.hosting !== undefined || named.relay !== undefined) && privacy.hosting !== true && privacy.relay !== true) privacy.service = null;
     }
     if (chain.some((c) => c.fields.country_code !== undefined)) answer.country = answer.country_code === null ? null : COUNTRY_NAMES[answer.country_code as string];
-    Object.assign(privacy, named);
-    if (named.service === undefined && (named.hosting !== undefined || named.relay !== undefined) && privacy.hosting !== true && privacy.relay !== true) privacy.service = null;
   }
   return JSON.stringify({ ...answer, privacy });
 }
