@@ -12,6 +12,17 @@ export function hasUnsafeCharacter(text: string): boolean {
   return UNSAFE.test(text);
 }
 
+/**
+ * How many characters (Unicode code points) `text` holds, the unit every text limit
+ * iplookup states is counted in: an emoji is one, where `length` counts its two UTF-16
+ * code units.
+ */
+export function characterCount(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
 /** `text` with each control character and lone surrogate shown as `?`, for a message that quotes it. */
 export function printable(text: string): string {
   return text.replace(EVERY_UNSAFE, "?");

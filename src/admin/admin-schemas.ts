@@ -1,5 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { AUDIT_CURSOR_PATTERN } from "../audit/audit-log.ts";
+import { MAX_NOTE, MAX_TEXT, textRule } from "../corrections/correction-rules.ts";
 
 /**
  * The admin API's shapes (CONTRACT §10), as TypeBox schemas: Elysia validates bodies and
@@ -221,8 +222,15 @@ export const AdminStatus = Type.Object(
   { additionalProperties: false },
 );
 
-/** Local corrections (CONTRACT §15): the fields a correction may name, each optional, null making the answer say null. */
-const CorrectionText = Nullable(Type.String({ minLength: 1, maxLength: 200, description: "1 to 200 characters, without control characters" }));
+/**
+ * Local corrections (CONTRACT §15): the fields a correction may name, each optional, null
+ * making the answer say null. Their texts' limits are in characters (code points), which
+ * the rule (textFault) counts; `maxLength` counts UTF-16 code units, up to two a
+ * character, so a schema's bound is twice the rule's: it only stops a text no count of
+ * characters could let through, and says the rule when it does.
+ */
+const correctionText = (max: number, description: string) => Type.String({ minLength: 1, maxLength: 2 * max, error: textRule(max), description });
+const CorrectionText = Nullable(correctionText(MAX_TEXT, `1 to ${MAX_TEXT} characters, without control characters`));
 const CorrectionPrivacy = Type.Object(
   {
     hosting: Type.Optional(Type.Boolean()),
@@ -250,7 +258,7 @@ export const CorrectionCidr = Type.String({
 });
 
 export const PutCorrectionRequest = Type.Object(
-  { ...correctionFields, note: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 500, description: "Why, for the people who read the list" }))) },
+  { ...correctionFields, note: Type.Optional(Nullable(correctionText(MAX_NOTE, `Why, for the people who read the list: 1 to ${MAX_NOTE} characters`))) },
   { additionalProperties: false, description: "At least one field to correct; setting a block again replaces its correction whole" },
 );
 

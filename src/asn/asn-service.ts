@@ -1,3 +1,4 @@
+import { characterCount } from "../access/plain-text.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
 import type { RangeIndex } from "../index/range-index.ts";
@@ -121,7 +122,7 @@ export class AsnService {
     if (all.length > 1) throw new ApiError("invalid_request", "give q once");
     const text = all[0];
     if (text === undefined) throw new ApiError("invalid_request", "give the text to search for as ?q=TEXT (1 to 64 characters)");
-    const characters = [...text].length;
+    const characters = characterCount(text);
     if (characters < 1 || characters > MAX_QUERY_CHARACTERS) {
       throw new ApiError("invalid_request", `q: the search text has ${characters} characters; it must have 1 to ${MAX_QUERY_CHARACTERS}`);
     }

@@ -1,12 +1,12 @@
-import { hasUnsafeCharacter, printable } from "../access/plain-text.ts";
+import { characterCount, hasUnsafeCharacter, printable } from "../access/plain-text.ts";
 import { parseCidr, type Cidr } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { continentOf } from "./country-continents.ts";
 import { CORRECTION_FIELDS, PRIVACY_SIGNALS, type CorrectionFields } from "./correction.ts";
 
-/** The longest text a correction keeps (as_name, city, service), in UTF-16 code units. */
+/** The longest text a correction keeps (as_name, city, service), in characters (code points, see characterCount). */
 export const MAX_TEXT = 200;
-/** The longest note. */
+/** The longest note, in characters. */
 export const MAX_NOTE = 500;
 /** The largest AS number (32 bits). */
 export const MAX_ASN = 4_294_967_295;
@@ -132,7 +132,14 @@ function checkNoteLike(value: string, field: string, max: number): string {
  * characters. Null when `value` keeps it; else the rule, for a message.
  */
 export function textFault(value: string, max = MAX_TEXT): string | null {
-  return value.trim() === "" || value.length > max || hasUnsafeCharacter(value) ? `1 to ${max} characters, not all spaces, without control characters` : null;
+  // `length` counts at least one unit a character: only a longer text needs counting.
+  const tooLong = value.length > max && characterCount(value) > max;
+  return value.trim() === "" || tooLong || hasUnsafeCharacter(value) ? textRule(max) : null;
+}
+
+/** The rule of textFault, as its messages say it. */
+export function textRule(max = MAX_TEXT): string {
+  return `1 to ${max} characters, not all spaces, without control characters`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

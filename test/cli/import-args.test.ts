@@ -81,6 +81,9 @@ describe("data import arguments", () => {
 
   test("--service of 200 characters is taken, as a correction's service is", () => {
     expect(parseImportArgs(["--signal", "relay", "--service", "x".repeat(200), a]).sources[0]?.feed).toEqual({ signal: "relay", service: "x".repeat(200) });
+    // Characters, not UTF-16 code units: 200 emoji are 200 characters.
+    expect(parseImportArgs(["--signal", "relay", "--service", "😀".repeat(200), a]).sources[0]?.feed).toEqual({ signal: "relay", service: "😀".repeat(200) });
+    expect(() => parseImportArgs(["--signal", "relay", "--service", "😀".repeat(201), a])).toThrow(/--service must be 1 to 200 characters/);
   });
 
   test.each([
