@@ -1,4 +1,4 @@
-import { characterCount } from "../access/plain-text.ts";
+import { characterCount, printable } from "../access/plain-text.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { CorrectionTable } from "../corrections/correction-table.ts";
 import type { RangeIndex } from "../index/range-index.ts";
@@ -146,7 +146,8 @@ const CACHE_BYTES = 512 * 1024;
 
 const encoder = new TextEncoder();
 
-/** Keeps an echoed value readable: a detail line never carries a whole path. */
+/** Keeps an echoed value readable: a detail line never carries a whole path, nor a control character (shown as `?`). */
 function shorten(value: string): string {
-  return value.length <= 64 ? value : `${value.slice(0, 61)}...`;
+  const shown = printable(value);
+  return shown.length <= 64 ? shown : `${shown.slice(0, 61)}...`;
 }

@@ -60,8 +60,6 @@ describe("GET /admin/v1/asn/{asn} and /admin/v1/asn?q=", () => {
     expect(await (await get("/admin/v1/asn/4200000000")).json()).toMatchObject({ status: 400, code: "asn_not_public", reason: "private-use" });
     expect(await (await get("/admin/v1/asn?q=")).json()).toMatchObject({ status: 400, code: "invalid_request" });
     expect(await (await get("/admin/v1/asn?q=a&q=b")).json()).toMatchObject({ status: 400, code: "invalid_request" });
-    // Bad percent-encoding is refused before any admin route runs, by the one rule for all of them.
-    expect(await (await get("/admin/v1/asn/%zz")).json()).toMatchObject({ status: 400, code: "invalid_request" });
     expect(await (await get("/admin/v1/asn")).json()).toMatchObject({ status: 400, code: "invalid_request" });
     // …and in q, with the public API's answer, word for word.
     for (const q of ["%zz", "%E2%82"]) {
@@ -70,6 +68,32 @@ describe("GET /admin/v1/asn/{asn} and /admin/v1/asn?q=", () => {
       expect(await (await t.request("GET", `/v1/asn?q=${q}`, { key: apiKey })).json()).toEqual(admin);
     }
     expect(await (await get("/admin/v1/asn/4199999999")).json()).toEqual(JSON.parse(JSON.stringify(asnIndexOf(defaultIndex()).result(4199999999))));
+  });
+
+  test("a number in bad percent-encoding, or holding a control character, answers as on the public API: 400 invalid_asn, word for word", async () => {
+    const key = (await t.issueKey("unlimited", "segments")).secret;
+    const segments = ["%zz", "%", "%E2%82", "AS13335%", "%ED%A0%80", "%00", "AS%00", "AS13335%0A", "a%1Bb", "%C2%85", "%41S13335", "13335%20", "%2F", "x".repeat(100)];
+    for (const segment of segments) {
+      const admin = await get(`/admin/v1/asn/${segment}`);
+      const body = await admin.text();
+      expect({ segment, body }).toEqual({ segment, body: await (await t.request("GET", `/v1/asn/${segment}`, { key })).text() });
+      if (segment !== "%41S13335") expect({ segment, status: admin.status, code: (JSON.parse(body) as { code: string }).code }).toEqual({ segment, status: 400, code: "invalid_asn" });
+    }
+    expect(await (await get("/admin/v1/asn/%zz")).json()).toMatchObject({ detail: "the AS number in the path is not valid percent-encoded text" });
+    // A control character is quoted as ?, never as it came.
+    expect(await (await get("/admin/v1/asn/AS%00%C2%9B")).json()).toMatchObject({ detail: expect.stringMatching(/^"AS\?\?" is not an AS number/) });
+  });
+
+  test("a search text, and the query around it, answer as on the public API, word for word", async () => {
+    const key = (await t.issueKey("unlimited", "queries")).secret;
+    for (const query of ["q=%00", "q=%C2%85", "q=a%0Ab", "q=%ED%A0%80", "q=a&q=b", "q=a&x=1", "x=1", "q=a&x=%00", "q=a&x=%zz", "q", "q=%F0%9F%98%80"]) {
+      const admin = await (await get(`/admin/v1/asn?${query}`)).text();
+      expect({ query, admin }).toEqual({ query, admin: await (await t.request("GET", `/v1/asn?${query}`, { key })).text() });
+    }
+    for (const query of ["x=%00", "a=1&a=2", "x=%zz"]) {
+      const admin = await (await get(`/admin/v1/asn/13335?${query}`)).text();
+      expect({ query, admin }).toEqual({ query, admin: await (await t.request("GET", `/v1/asn/13335?${query}`, { key })).text() });
+    }
   });
 
   test("an admin app without data answers 404 there", async () => {
