@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { cli } from "../support/server-process.ts";
 import { makeTestApp, type TestApp } from "../support/test-app.ts";
 
@@ -40,6 +41,14 @@ describe("iplookup asn", () => {
     expect(search.stdout.split("\n")[0]).toMatch(/^ASN\s+COUNTRY\s+IPV4 ADDRESSES\s+NAME$/);
     expect(search.stdout).toContain("AS112");
     expect(cli(["asn", "4199999999"]).stdout).toBe("AS4199999999: not in the data\n");
+  });
+
+  test("for people: one address, one prefix, in the singular", () => {
+    const env = { IPLOOKUP_STATE: join(t.dir, "one-address.db") };
+    expect(cli(["corrections", "set", "1.2.3.4", "--asn", "4199999999"], env).code).toBe(0);
+    const as = cli(["asn", "4199999999"], env);
+    expect({ code: as.code, stderr: as.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(as.stdout.split("\n").slice(2, 5)).toEqual(["IPv4: 1 address in 1 prefix", "  1.2.3.4/32", "IPv6: 0 prefixes"]);
   });
 
   test("a bad or special-purpose AS number, or a bad search text: a message on stderr, exit 1, nothing on stdout", () => {

@@ -71,7 +71,7 @@ function describeAs(result: AsnResult): string {
   const country = result.country_code === null ? "no country" : `${result.country_code}, ${result.country}`;
   const lines = [`AS${result.asn} ${result.name ?? "(no name)"} (${country})`];
   if (result.hosting !== null) lines.push(`hosting: ${result.hosting ? "yes" : "no"}`);
-  lines.push(`IPv4: ${result.num_ips.toLocaleString("en-US")} addresses in ${count(result.prefixes.length, "prefix", "prefixes")}`);
+  lines.push(`IPv4: ${count(result.num_ips, "address", "addresses")} in ${count(result.prefixes.length, "prefix", "prefixes")}`);
   lines.push(...result.prefixes.map((prefix) => `  ${prefix}`));
   lines.push(`IPv6: ${count(result.prefixes6.length, "prefix", "prefixes")}`);
   lines.push(...result.prefixes6.map((prefix) => `  ${prefix}`));
