@@ -10,8 +10,11 @@
  * much hidden is harmless, too little is not.)
  */
 const USERINFO_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*):\S*@/gi;
-/** A password given as a query parameter, as libpq's `?password=` takes it. */
-const QUERY_PASSWORD = /([?&]password=)[^&#\s]*/gi;
+/**
+ * A query parameter whose name holds "password": libpq's `?password=`, and the passphrase
+ * of a client key, `?sslpassword=`; any name like them is hidden, whatever it is.
+ */
+const QUERY_PASSWORD = /([?&][^=&#\s]*password[^=&#\s]*=)[^&#\s]*/gi;
 
 /** `text` with every password in a URL in it replaced by `***`. */
 export function redactUrl(text: string): string {

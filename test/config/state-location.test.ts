@@ -89,6 +89,15 @@ test("config check shows the URL without its password, from a flag, the environm
   expect(madeInDir()).toEqual([]);
 });
 
+test("config check hides every password in the URL's query too: password and sslpassword", () => {
+  const result = cliIn(["config", "check", "--json", "--state", "postgres://127.0.0.1/db?password=qpw-secret&sslpassword=sp-secret"]);
+  expect(result.stderr).toBe("");
+  expect(result.code).toBe(0);
+  expect(result.stdout).not.toContain("qpw-secret");
+  expect(result.stdout).not.toContain("sp-secret");
+  expect(JSON.parse(result.stdout).settings.state.value).toBe("postgres://127.0.0.1/db?password=***&sslpassword=***");
+});
+
 describe.skipIf(!postgresAvailable)("commands on a padded URL open the PostgreSQL database", () => {
   const states = testStates();
 

@@ -21,6 +21,13 @@ test("a password given as a query parameter is hidden too", () => {
   expect(redactUrl("postgres://u@h/db?password=s3cret")).toBe("postgres://u@h/db?password=***");
 });
 
+test("every query parameter whose name holds \"password\" is hidden: sslpassword, and names like it", () => {
+  expect(redactUrl("postgres://127.0.0.1/db?password=qpw&sslpassword=sp")).toBe("postgres://127.0.0.1/db?password=***&sslpassword=***");
+  expect(redactUrl("postgres://h/db?sslmode=verify-full&SSLPassword=sp#x")).toBe("postgres://h/db?sslmode=verify-full&SSLPassword=***#x");
+  expect(redactUrl("postgres://h/db?key_password=a&user=u")).toBe("postgres://h/db?key_password=***&user=u");
+  expect(redactUrl("postgres://h/db?passfile=/root/.pgpass")).toBe("postgres://h/db?passfile=/root/.pgpass");
+});
+
 test("text without a password is left as it is", () => {
   for (const text of ["postgres://u@h/db", "/var/lib/iplookup/state.db", ":memory:", "user@example.org", "a:b@c", "postgres://h:5432/db"]) {
     expect(redactUrl(text)).toBe(text);
