@@ -5,7 +5,8 @@
 # call filter, …): install, a start that fails while the port is taken, enable --now
 # (the port answers when it returns: Type=notify), a key and an admin token made by
 # systemd-run as the guides make them, a lookup, the admin API, reload (SIGHUP), a
-# restart after kill -9, an upgrade that restarts it, remove (stops it, keeps the
+# restart after kill -9, a port below 1024 (refused by the unit alone, served with the
+# drop-in docs/install.md shows), an upgrade that restarts it, remove (stops it, keeps the
 # state and the environment file) and purge (deletes both, and the link that enable
 # made). Skipped, saying why, where the namespaces cannot be made or the package for
 # this architecture is not built.
@@ -26,7 +27,7 @@ cleanup() {
   if [ -n "$holder" ]; then kill "$holder" 2>/dev/null || true; fi
   systemd_namespace_stop
   if dpkg -s iplookup >/dev/null 2>&1; then dpkg --purge iplookup >/dev/null 2>&1 || true; fi
-  rm -rf "$work" /etc/iplookup
+  rm -rf "$work" /etc/iplookup /etc/systemd/system/iplookup.service.d
   rmdir /var/lib/private 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -82,6 +83,33 @@ serving || fail "not serving after kill -9"
 status=$(curl -s -o /dev/null -w '%{http_code}' -H "authorization: Bearer $key" -H 'content-type: application/json' -d '{"ip":"1.1.1.1"}' localhost:8080/v1/lookup)
 [ "$status" = 200 ] || fail "the key was answered $status after the restart"
 echo "restarted $(inside systemctl show -p NRestarts --value iplookup) time(s); the key still works"
+echo "--- a port below 1024: refused without the drop-in install.md shows, served with it"
+low=80
+dropin=/etc/systemd/system/iplookup.service.d/low-port.conf
+[ -z "$(ss -Htln "sport = :$low")" ] || fail "port $low is taken on this machine: pick another low port here"
+inside sh -c "echo IPLOOKUP_PORT=$low >> /etc/iplookup/iplookup.env"
+unprivileged=$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)
+if [ "$unprivileged" -le "$low" ]; then
+  echo "this machine lets any user bind ports from $unprivileged (net.ipv4.ip_unprivileged_port_start): no refusal to see"
+elif inside systemctl restart iplookup 2> /dev/null; then
+  fail "the unit served port $low without the drop-in"
+else
+  for _ in $(seq 1 50); do logged ":$low: permission denied" && break; sleep 0.2; done
+  logged ":$low: permission denied" || fail "the failed start on port $low did not say permission denied"
+  echo "refused, as it should be"
+fi
+mkdir -p "$(dirname "$dropin")"
+bun test/docs/unit-examples.ts docs/install.md CAP_NET_BIND_SERVICE > "$dropin"
+inside systemctl daemon-reload
+inside systemctl restart iplookup || fail "the unit with install.md's drop-in did not start on port $low"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "localhost:$low/healthz")" = 200 ] || fail "not answering on port $low with the drop-in"
+echo "served on port $low with the drop-in:"
+sed 's/^/  /' "$dropin"
+rm -rf "$(dirname "$dropin")"
+inside sed -i "/^IPLOOKUP_PORT=$low\$/d" /etc/iplookup/iplookup.env
+inside systemctl daemon-reload
+inside systemctl restart iplookup
+answers || fail "not answering on 8080 once the drop-in was removed"
 echo "--- upgrade: restarted"
 before=$(main_pid)
 inside dpkg -i "$deb" > /dev/null
