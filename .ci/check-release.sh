@@ -22,9 +22,11 @@ echo "--- tarballs"
 for target in linux-x64 linux-arm64; do
   folder="iplookup-$version-$target"
   listed=$(tar -tzf "$folder.tar.gz" | sort | tr '\n' ' ')
-  # The README's links find the guides and the hosting list beside it (src/build/shipped-docs.ts).
+  # The README's links find the guides and the hosting list beside it (src/build/shipped-docs.ts);
+  # the unit and the configuration file are there for a unit of one's own (install.md).
   expected=$({ printf '%s\n' "$folder/" "$folder/DATA-LICENSES.md" "$folder/LICENSE" "$folder/README.md" "$folder/iplookup" \
-                 "$folder/data/" "$folder/data/hosting-asns.csv" "$folder/docs/"
+                 "$folder/data/" "$folder/data/hosting-asns.csv" "$folder/docs/" \
+                 "$folder/packaging/" "$folder/packaging/iplookup.service" "$folder/packaging/iplookup.toml"
                (cd "$root" && find docs -maxdepth 1 -type f) | sed "s|^|$folder/|"; } | sort | tr '\n' ' ')
   [ "$listed" = "$expected" ] || { echo "iplookup-$version-$target.tar.gz holds: $listed"; exit 1; }
 done

@@ -3,7 +3,7 @@
  * (or those named by --targets linux-x64,linux-arm64):
  *
  *   iplookup-VERSION-linux-x64             the executable (its default data embedded)
- *   iplookup-VERSION-linux-x64.tar.gz      the executable, licence, data licences, README and guides
+ *   iplookup-VERSION-linux-x64.tar.gz      the executable, licences, unit and config, README, guides
  *   iplookup_VERSION_amd64.deb             the Debian package (deb.ts)
  *   … the same for linux-arm64 / arm64
  *   iplookup-VERSION.cdx.json              CycloneDX SBOM of what the executable ships

@@ -1,7 +1,9 @@
 /**
  * The release's .tar.gz: one folder, iplookup-VERSION-TARGET/, holding the binary, the
- * licence, the data's attribution, and the README with the guides and the hosting list
- * it links to (shipped-docs.ts), where the links find them. Written with GNU tar in name order,
+ * licence, the data's attribution, the .deb's systemd unit and configuration file
+ * (packaging/, as install.md's "The executable alone" names them, for a unit of one's
+ * own), and the README with the guides and the hosting list it links to
+ * (shipped-docs.ts), where the links find them. Written with GNU tar in name order,
  * owned by 0:0, every time set to the release's epoch, and gzip without a name or time,
  * so the same inputs give the same bytes.
  */
@@ -30,6 +32,7 @@ export function writeTarball(options: {
   };
   place(join(options.root, "packaging", "LICENSE"), "LICENSE");
   place(join(options.root, "packaging", "DATA-LICENSES.md"), "DATA-LICENSES.md");
+  for (const file of ["iplookup.service", "iplookup.toml"]) place(join(options.root, "packaging", file), join("packaging", file));
   for (const file of shippedDocs(options.root)) place(join(options.root, file), file);
   for (const entry of readdirSync(stage, { recursive: true, withFileTypes: true })) if (entry.isDirectory()) chmodSync(join(entry.parentPath, entry.name), 0o755);
   chmodSync(stage, 0o755);

@@ -158,6 +158,11 @@ describe("the docs the tarball and the .deb ship", () => {
     const files = filesUnder(base);
     expect(files).toEqual(expect.arrayContaining(["iplookup", "README.md", "LICENSE", "DATA-LICENSES.md", "docs/README.md", "docs/install.md", "data/hosting-asns.csv"]));
     expect(brokenLinks(base, files)).toEqual([]);
+    // install.md tells the tarball's reader to write a unit from these.
+    for (const file of ["packaging/iplookup.service", "packaging/iplookup.toml"]) {
+      expect(readFileSync(join(base, file), "utf8"), file).toBe(readFileSync(join(root, file), "utf8"));
+      expect(readFileSync(join(root, "docs/install.md"), "utf8")).toContain(`\`${file}\``);
+    }
   });
 
   test.skipIf(!Bun.which("dpkg-deb"))("the .deb: the same in /usr/share/doc/iplookup, every link finding its file", () => {
