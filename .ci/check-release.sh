@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks what `bun run release` wrote to dist/ (CONTRACT §17): the checksums, the
-# tarballs' contents, each .deb with dpkg-deb and lintian (no error, no warning: the
+# tarballs' contents (their third-party notices naming every package of the SBOM), each .deb with dpkg-deb and lintian (no error, no warning: the
 # overrides in packaging/debian/lintian-overrides say why each remaining tag is there),
 # the unit with systemd-analyze, and the arm64 executable under Debian's qemu-user:
 # --version, an offline lookup, and serve answering a lookup over loopback.
@@ -24,11 +24,17 @@ for target in linux-x64 linux-arm64; do
   listed=$(tar -tzf "$folder.tar.gz" | sort | tr '\n' ' ')
   # The README's links find the guides and the hosting list beside it (src/build/shipped-docs.ts);
   # the unit and the configuration file are there for a unit of one's own (install.md).
-  expected=$({ printf '%s\n' "$folder/" "$folder/DATA-LICENSES.md" "$folder/LICENSE" "$folder/README.md" "$folder/iplookup" \
+  expected=$({ printf '%s\n' "$folder/" "$folder/DATA-LICENSES.md" "$folder/LICENSE" "$folder/README.md" "$folder/THIRD-PARTY-NOTICES" "$folder/iplookup" \
                  "$folder/data/" "$folder/data/hosting-asns.csv" "$folder/docs/" \
                  "$folder/packaging/" "$folder/packaging/iplookup.service" "$folder/packaging/iplookup.toml"
                (cd "$root" && find docs -maxdepth 1 -type f) | sed "s|^|$folder/|"; } | sort | tr '\n' ' ')
   [ "$listed" = "$expected" ] || { echo "iplookup-$version-$target.tar.gz holds: $listed"; exit 1; }
+  # Its notices name every npm package the SBOM lists, and Bun's licence at its tag.
+  tar -xzOf "$folder.tar.gz" "$folder/THIRD-PARTY-NOTICES" > "$work/notices"
+  jq -r '.components[] | select(.type == "library") | "\(.name) \(.version) ("' "iplookup-$version.cdx.json" > "$work/libraries"
+  [ -s "$work/libraries" ]
+  while read -r library; do grep -qF "$library" "$work/notices" || { echo "$folder/THIRD-PARTY-NOTICES does not name $library…"; exit 1; }; done < "$work/libraries"
+  grep -qF "https://github.com/oven-sh/bun/blob/bun-v$(jq -r '.components[] | select(.name == "bun") | .version' "iplookup-$version.cdx.json")/LICENSE.md" "$work/notices"
 done
 
 echo "--- .debs"
@@ -38,7 +44,7 @@ for arch in amd64 arm64; do
   [ "$(dpkg-deb --field "$deb" Architecture)" = "$arch" ]
   dpkg-deb --contents "$deb" | awk '{print $6}' > "$work/contents"
   for path in ./usr/bin/iplookup ./lib/systemd/system/iplookup.service ./etc/iplookup/iplookup.toml \
-              ./usr/share/doc/iplookup/copyright ./usr/share/doc/iplookup/README.md ./usr/share/doc/iplookup/docs/install.md \
+              ./usr/share/doc/iplookup/copyright ./usr/share/doc/iplookup/THIRD-PARTY-NOTICES ./usr/share/doc/iplookup/README.md ./usr/share/doc/iplookup/docs/install.md \
               ./usr/share/doc/iplookup/data/hosting-asns.csv ./usr/share/lintian/overrides/iplookup; do
     grep -qx "$path" "$work/contents" || { echo "$deb lacks $path"; exit 1; }
   done

@@ -2,20 +2,25 @@
  * The release's .deb, built with dpkg-deb from packaging/: /usr/bin/iplookup, the
  * systemd unit (/lib/systemd/system, where Debian 12's systemd and lintian look), the
  * configuration /etc/iplookup/iplookup.toml (a conffile: dpkg keeps an operator's edits
- * on upgrade), the docs (shipped-docs.ts) and the copyright file in
- * /usr/share/doc/iplookup, and lintian's overrides. The maintainer scripts reload systemd and restart the service on
- * upgrade only if it runs; nothing is enabled or started. Files are owned by root, their
- * times set to the release's epoch, so the same inputs give the same bytes.
+ * on upgrade), the docs (shipped-docs.ts), the copyright file (the Bun version it
+ * names filled in) and the third-party notices (THIRD-PARTY-NOTICES) in
+ * /usr/share/doc/iplookup, and lintian's overrides. The maintainer scripts reload
+ * systemd and restart the service on upgrade only if it runs; nothing is enabled or
+ * started. Files are owned by root, their times set to the release's epoch, so the same
+ * inputs give the same bytes.
  */
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join, relative } from "node:path";
 import { clampTimes, runTool } from "./run-tool.ts";
+import { NOTICES_FILE } from "./sbom.ts";
 import { shippedDocs } from "./shipped-docs.ts";
 
 export interface DebOptions {
   readonly root: string;
   readonly binary: string;
+  /** THIRD-PARTY-NOTICES (notices.ts), shipped in /usr/share/doc/iplookup under that name. */
+  readonly notices: string;
   readonly version: string;
   readonly arch: string;
   readonly outfile: string;
@@ -58,7 +63,10 @@ export function writeDeb(options: DebOptions): void {
   place(options.binary, join(stage, "usr/bin/iplookup"), 0o755);
   place(join(pkg, "iplookup.service"), join(stage, "lib/systemd/system/iplookup.service"), 0o644);
   place(join(pkg, "iplookup.toml"), join(stage, "etc/iplookup/iplookup.toml"), 0o644);
-  place(join(pkg, "debian/copyright"), join(doc, "copyright"), 0o644);
+  mkdirSync(doc, { recursive: true });
+  writeFileSync(join(doc, "copyright"), fill(readFileSync(join(pkg, "debian/copyright"), "utf8"), { BUN_VERSION: Bun.version }));
+  chmodSync(join(doc, "copyright"), 0o644);
+  place(options.notices, join(doc, NOTICES_FILE), 0o644);
   place(join(pkg, "debian/lintian-overrides"), join(stage, "usr/share/lintian/overrides/iplookup"), 0o644);
   for (const file of shippedDocs(options.root)) place(join(options.root, file), join(doc, file), 0o644);
   mkdirSync(join(stage, "usr/share/man/man1"), { recursive: true });

@@ -3,7 +3,7 @@
  * (or those named by --targets linux-x64,linux-arm64):
  *
  *   iplookup-VERSION-linux-x64             the executable (its default data embedded)
- *   iplookup-VERSION-linux-x64.tar.gz      the executable, licences, unit and config, README, guides
+ *   iplookup-VERSION-linux-x64.tar.gz      the executable, licences and third-party notices, unit and config, README, guides
  *   iplookup_VERSION_amd64.deb             the Debian package (deb.ts)
  *   … the same for linux-arm64 / arm64
  *   iplookup-VERSION.cdx.json              CycloneDX SBOM of what the executable ships
@@ -21,7 +21,8 @@ import { parseArgs } from "node:util";
 import { buildDefaultDataFile } from "../importer/build-default.ts";
 import { compile } from "./compile.ts";
 import { writeDeb } from "./deb.ts";
-import { bundledPackages, cycloneDx, DATA_PACKAGE_LICENSES, describePackage } from "./sbom.ts";
+import { writeThirdPartyNotices } from "./notices.ts";
+import { cycloneDx, DATA_PACKAGE_LICENSES, describePackage, NOTICES_FILE, shippedLibraries } from "./sbom.ts";
 import { writeTarball } from "./tarball.ts";
 import { RELEASE_TARGETS, type ReleaseTarget } from "./targets.ts";
 
@@ -29,8 +30,6 @@ const root = join(import.meta.dir, "..", "..");
 
 interface PackageJson {
   version: string;
-  dependencies: Record<string, string>;
-  devDependencies: Record<string, string>;
 }
 
 /** The release's epoch: SOURCE_DATE_EPOCH, else the commit's time, else now. */
@@ -46,24 +45,16 @@ async function buildReleaseData(epoch: number): Promise<void> {
   await buildDefaultDataFile(join(root, "data", "iplookup-data.db"), { force: true, builtAt: new Date(epoch * 1000) });
 }
 
-/**
- * The SBOM: the packages the bundle holds (bun build --metafile), refused if one of them
- * is a devDependency (the tests' oracle, say), which must never ship. Returns the
- * dependencies the bundle does not hold.
- */
-function writeSbom(pkg: PackageJson, outfile: string, workDir: string, epoch: number): string[] {
-  const names = bundledPackages(root, join(workDir, "metafile"));
-  const devOnly = names.filter((name) => name in pkg.devDependencies && !(name in pkg.dependencies));
-  if (devOnly.length > 0) throw new Error(`the binary bundles ${devOnly.join(", ")}, listed in devDependencies only: move it to dependencies, or stop importing it from src/`);
+/** The SBOM of the npm packages the executable ships (shippedLibraries), the data packages and Bun. */
+function writeSbom(pkg: PackageJson, libraries: readonly string[], outfile: string, epoch: number): void {
   const sbom = cycloneDx({
     version: pkg.version,
     timestamp: new Date(epoch * 1000).toISOString().replace(/\.\d{3}Z$/, "Z"),
-    libraries: [...new Set([...names, ...Object.keys(pkg.dependencies)])].sort().map((name) => describePackage(root, name)),
+    libraries: libraries.map((name) => describePackage(root, name)),
     data: Object.keys(DATA_PACKAGE_LICENSES).map((name) => describePackage(root, name)),
     bunVersion: Bun.version,
   });
   writeFileSync(outfile, `${JSON.stringify(sbom, null, 2)}\n`);
-  return Object.keys(pkg.dependencies).filter((name) => !names.includes(name));
 }
 
 function sha256(path: string): string {
@@ -80,8 +71,12 @@ export async function release(options: { targets: readonly ReleaseTarget[]; outD
   await buildReleaseData(epoch);
   const artefacts: string[] = [];
   const sbom = join(options.outDir, `iplookup-${pkg.version}.cdx.json`);
-  const unused = writeSbom(pkg, sbom, work, epoch);
-  if (unused.length > 0) console.warn(`note: ${unused.join(", ")} in dependencies but not in the bundle`);
+  const libraries = shippedLibraries(root, join(work, "metafile"));
+  if (libraries.unused.length > 0) console.warn(`note: ${libraries.unused.join(", ")} in dependencies but not in the bundle`);
+  writeSbom(pkg, libraries.names, sbom, epoch);
+  // One file for every target: the tarballs and the .debs ship it.
+  const notices = join(work, NOTICES_FILE);
+  writeThirdPartyNotices(notices, { root, version: pkg.version, libraries: libraries.names, bunVersion: Bun.version });
   for (const target of options.targets) {
     const compiled = join(work, target.name, "iplookup");
     compile(compiled, target.bunTarget, env);
@@ -89,10 +84,10 @@ export async function release(options: { targets: readonly ReleaseTarget[]; outD
     copyFileSync(compiled, binary);
     artefacts.push(binary);
     const tarball = `${binary}.tar.gz`;
-    writeTarball({ root, binary: compiled, folderName: `iplookup-${pkg.version}-${target.name}`, outfile: tarball, workDir: work, epoch });
+    writeTarball({ root, binary: compiled, notices, folderName: `iplookup-${pkg.version}-${target.name}`, outfile: tarball, workDir: work, epoch });
     artefacts.push(tarball);
     const deb = join(options.outDir, `iplookup_${pkg.version}_${target.debArch}.deb`);
-    writeDeb({ root, binary: compiled, version: pkg.version, arch: target.debArch, outfile: deb, workDir: work, epoch, level: options.debLevel });
+    writeDeb({ root, binary: compiled, notices, version: pkg.version, arch: target.debArch, outfile: deb, workDir: work, epoch, level: options.debLevel });
     artefacts.push(deb);
   }
   artefacts.push(sbom);

@@ -2,7 +2,8 @@
  * A CycloneDX 1.5 SBOM (JSON) of what the binary ships: the npm packages whose files the
  * bundle holds (found from `bun build --metafile`, so a package that ships without
  * being listed is named too), the Bun runtime the executable is built on, and the data
- * packages whose data it embeds, each with its version and licence.
+ * packages whose data it embeds, each with its version and licence. The bun entry points at
+ * THIRD-PARTY-NOTICES (notices.ts) and Bun's own LICENSE.md for what Bun links.
  */
 import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -37,6 +38,28 @@ export function bundledPackages(root: string, workDir: string): string[] {
   }
 }
 
+interface PackageJson {
+  readonly dependencies: Record<string, string>;
+  readonly devDependencies: Record<string, string>;
+}
+
+/**
+ * The npm packages the executable ships, for the SBOM and THIRD-PARTY-NOTICES alike: those
+ * the bundle holds and every dependency, sorted; refused if the bundle holds a
+ * devDependency (the tests' oracle, say), which must never ship. `unused`: the
+ * dependencies the bundle does not hold.
+ */
+export function shippedLibraries(root: string, workDir: string): { names: string[]; unused: string[] } {
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as PackageJson;
+  const bundled = bundledPackages(root, workDir);
+  const devOnly = bundled.filter((name) => name in pkg.devDependencies && !(name in pkg.dependencies));
+  if (devOnly.length > 0) throw new Error(`the binary bundles ${devOnly.join(", ")}, listed in devDependencies only: move it to dependencies, or stop importing it from src/`);
+  return {
+    names: [...new Set([...bundled, ...Object.keys(pkg.dependencies)])].sort(),
+    unused: Object.keys(pkg.dependencies).filter((name) => !bundled.includes(name)),
+  };
+}
+
 /** A package's name, version and licence, from its package.json in node_modules. */
 export function describePackage(root: string, name: string): ShippedPackage {
   const pkg = JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")) as { version: string; license?: string | { type?: string } };
@@ -49,6 +72,9 @@ export const DATA_PACKAGE_LICENSES: Readonly<Record<string, { readonly license: 
   "@ip-location-db/asn": { license: "CC-BY-4.0", attribution: "RouteViews (routeviews.org), DB-IP (db-ip.com: IP to ASN Lite) and the NRO (nro.net), CC BY 4.0" },
   "@ip-location-db/geo-whois-asn-country": { license: "CC0-1.0", attribution: "CC0 1.0" },
 };
+
+/** The notices file the tarball and the .deb ship (notices.ts), as the SBOM names it. */
+export const NOTICES_FILE = "THIRD-PARTY-NOTICES";
 
 const SPDX_ID = /^[A-Za-z0-9.+-]+$/;
 
@@ -90,9 +116,15 @@ export function cycloneDx(options: {
         "bom-ref": purl("bun", options.bunVersion),
         name: "bun",
         version: options.bunVersion,
-        description: "The runtime the executable is compiled on (bun build --compile); it carries the libraries Bun links, listed in Bun's own licence notices.",
-        licenses: licenses("MIT"),
+        description:
+          "The runtime the executable is compiled on (bun build --compile). Bun is MIT; it links JavaScriptCore and WebKit (LGPL-2) and other libraries statically, " +
+          `named with their licences in ${NOTICES_FILE}, which ships beside the executable (the tarball; /usr/share/doc/iplookup in the .deb). Full text: Bun's LICENSE.md at its release tag.`,
+        licenses: [{ license: { id: "MIT" } }, { license: { name: "LGPL-2.0 (JavaScriptCore and WebKit, linked statically)" } }],
         purl: purl("bun", options.bunVersion),
+        externalReferences: [
+          { type: "license", url: `https://github.com/oven-sh/bun/blob/bun-v${options.bunVersion}/LICENSE.md`, comment: "Bun's licence notice: Bun, JavaScriptCore, WebKit and the libraries Bun links" },
+          { type: "vcs", url: "https://github.com/oven-sh/webkit", comment: "The WebKit Bun links, with Bun's changes (LGPL-2: to link Bun again with a changed copy)" },
+        ],
       },
       ...options.libraries.map((pkg) => component(pkg, "library")),
       // A data package's own licence field may only point at its files ("SEE LICENSE IN …"):

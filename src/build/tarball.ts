@@ -1,6 +1,6 @@
 /**
  * The release's .tar.gz: one folder, iplookup-VERSION-TARGET/, holding the binary, the
- * licence, the data's attribution, the .deb's systemd unit and configuration file
+ * licence, the data's attribution, the third-party notices (THIRD-PARTY-NOTICES), the .deb's systemd unit and configuration file
  * (packaging/, as install.md's "The executable alone" names them, for a unit of one's
  * own), and the README with the guides and the hosting list it links to
  * (shipped-docs.ts), where the links find them. Written with GNU tar in name order,
@@ -10,11 +10,14 @@
 import { chmodSync, copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { clampTimes, runTool } from "./run-tool.ts";
+import { NOTICES_FILE } from "./sbom.ts";
 import { shippedDocs } from "./shipped-docs.ts";
 
 export function writeTarball(options: {
   root: string;
   binary: string;
+  /** THIRD-PARTY-NOTICES (notices.ts), shipped under that name. */
+  notices: string;
   folderName: string;
   outfile: string;
   workDir: string;
@@ -32,6 +35,7 @@ export function writeTarball(options: {
   };
   place(join(options.root, "packaging", "LICENSE"), "LICENSE");
   place(join(options.root, "packaging", "DATA-LICENSES.md"), "DATA-LICENSES.md");
+  place(options.notices, NOTICES_FILE);
   for (const file of ["iplookup.service", "iplookup.toml"]) place(join(options.root, "packaging", file), join("packaging", file));
   for (const file of shippedDocs(options.root)) place(join(options.root, file), file);
   for (const entry of readdirSync(stage, { recursive: true, withFileTypes: true })) if (entry.isDirectory()) chmodSync(join(entry.parentPath, entry.name), 0o755);

@@ -9,6 +9,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { compile } from "../../src/build/compile.ts";
 import { writeDeb } from "../../src/build/deb.ts";
+import { writeThirdPartyNotices } from "../../src/build/notices.ts";
+import { shippedLibraries } from "../../src/build/sbom.ts";
 import { cli, startServerProcess } from "../support/server-process.ts";
 
 const root = join(import.meta.dir, "..", "..");
@@ -52,7 +54,9 @@ beforeAll(() => {
   const binary = join(dir, "build", "iplookup");
   compile(binary, null);
   const epoch = Math.floor(Date.now() / 1000);
-  for (const version of ["0.1.0", "0.1.1"]) writeDeb({ root, binary, version, arch, outfile: deb(version), workDir: dir, epoch, level: 1 });
+  const notices = join(dir, "build", "THIRD-PARTY-NOTICES");
+  writeThirdPartyNotices(notices, { root, version: "0.1.0", libraries: shippedLibraries(root, join(dir, "build", "meta")).names, bunVersion: Bun.version });
+  for (const version of ["0.1.0", "0.1.1"]) writeDeb({ root, binary, notices, version, arch, outfile: deb(version), workDir: dir, epoch, level: 1 });
   // 0.1.2 ships a changed conffile, so that dpkg has two versions to reconcile.
   const unpacked = join(dir, "unpacked");
   Bun.spawnSync(["dpkg-deb", "-R", deb("0.1.1"), unpacked]);
@@ -70,7 +74,7 @@ beforeAll(() => {
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe.skipIf(!hasDpkg || !isRoot)("the .deb", () => {
-  test("installs the binary, the unit, the conffile and the docs; enables and starts nothing", () => {
+  test("installs the binary, the unit, the conffile, the docs and the notices; enables and starts nothing", () => {
     const installed = dpkg("-i", deb("0.1.0"));
     expect(installed.code, installed.out).toBe(0);
     expect(installedVersion()).toBe("0.1.0");
@@ -81,8 +85,10 @@ describe.skipIf(!hasDpkg || !isRoot)("the .deb", () => {
     expect(readFileSync(join(target, "var/lib/dpkg/status"), "utf8")).toMatch(/^Conffiles:\n \/etc\/iplookup\/iplookup\.toml [0-9a-f]{32}$/m);
     const copyright = readFileSync(join(target, "usr/share/doc/iplookup/copyright"), "utf8");
     expect(copyright).toStartWith("Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/");
+    expect(copyright).toContain("Files: usr/bin/iplookup\n");
     for (const credit of ["RouteViews", "DB-IP", "nro.net", "CC-BY-4.0", "CC0-1.0"]) expect(copyright).toContain(credit);
     expect(existsSync(join(target, "usr/share/doc/iplookup/README.md"))).toBe(true);
+    expect(readFileSync(join(target, "usr/share/doc/iplookup/THIRD-PARTY-NOTICES"), "utf8")).toContain("JavaScriptCore");
     expect(existsSync(join(target, "usr/share/doc/iplookup/docs/README.md"))).toBe(true);
     // Nothing enabled: no wants/ link, no state directory made.
     expect(existsSync(join(target, "etc/systemd/system/multi-user.target.wants/iplookup.service"))).toBe(false);

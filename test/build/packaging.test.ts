@@ -1,5 +1,5 @@
-// What the release ships besides the binary: the SBOM's list of packages, the default
-// configuration file, the systemd unit (checked with systemd-analyze where it is
+// What the release ships besides the binary: the SBOM's list of packages, the
+// third-party notices and the copyright file, the default configuration file, the systemd unit (checked with systemd-analyze where it is
 // installed; CI installs it), and the docs of the tarball and the .deb, whose links
 // must find what they link to.
 import { afterAll, describe, expect, test } from "bun:test";
@@ -9,7 +9,8 @@ import { dirname, join, normalize } from "node:path";
 import { writeDeb } from "../../src/build/deb.ts";
 import { runTool } from "../../src/build/run-tool.ts";
 import { writeTarball } from "../../src/build/tarball.ts";
-import { bundledPackages, cycloneDx, DATA_PACKAGE_LICENSES, describePackage } from "../../src/build/sbom.ts";
+import { licenseText, writeThirdPartyNotices } from "../../src/build/notices.ts";
+import { bundledPackages, cycloneDx, DATA_PACKAGE_LICENSES, describePackage, shippedLibraries } from "../../src/build/sbom.ts";
 import { parseConfigText } from "../../src/config/config-file.ts";
 import { readServeConfig, SERVE_SETTING_NAMES } from "../../src/config/serve-config.ts";
 
@@ -43,6 +44,62 @@ describe("the SBOM", () => {
     expect(byName.get("@ip-location-db/asn")).toMatchObject({ type: "data", purl: expect.stringMatching(/^pkg:npm\/%40ip-location-db\/asn@2\./), licenses: [{ license: { id: "CC-BY-4.0" } }] });
     expect(byName.get("@ip-location-db/geo-whois-asn-country")).toMatchObject({ type: "data", licenses: [{ license: { id: "CC0-1.0" } }] });
     expect(byName.get("bun")).toMatchObject({ type: "platform", version: Bun.version });
+  });
+
+  test("its bun entry names JavaScriptCore's LGPL-2 and points at the notices shipped and at Bun's LICENSE.md of that version", () => {
+    const sbom = cycloneDx({ version: "0.1.0", timestamp: "2026-11-25T00:00:00Z", libraries: [], data: [], bunVersion: "1.4.4" }) as {
+      components: Array<{ name: string; description: string; licenses: unknown[]; externalReferences: Array<{ type: string; url: string }> }>;
+    };
+    const bun = sbom.components.find((component) => component.name === "bun");
+    expect(bun?.licenses).toEqual([{ license: { id: "MIT" } }, { license: { name: expect.stringContaining("LGPL-2") } }]);
+    expect(bun?.description).toContain("THIRD-PARTY-NOTICES");
+    expect(bun?.description).toContain("/usr/share/doc/iplookup");
+    expect(bun?.externalReferences).toContainEqual(expect.objectContaining({ type: "license", url: "https://github.com/oven-sh/bun/blob/bun-v1.4.4/LICENSE.md" }));
+  });
+});
+
+/**
+ * THIRD-PARTY-NOTICES as the release writes it: for the packages the SBOM lists
+ * (shippedLibraries), made once for the tests below.
+ */
+let made: { path: string; libraries: string[] } | null = null;
+function notices(): { path: string; libraries: string[] } {
+  if (!made) {
+    const libraries = shippedLibraries(root, join(dir, "notices-meta")).names;
+    const path = join(dir, "THIRD-PARTY-NOTICES");
+    writeThirdPartyNotices(path, { root, version: "0.0.1", libraries, bunVersion: Bun.version });
+    made = { path, libraries };
+  }
+  return made;
+}
+
+/** The shipped packages `text` does not name with their version and licence, or whose licence file's text it lacks. */
+function missingNotices(text: string, libraries: readonly string[]): string[] {
+  return libraries.filter((name) => {
+    const pkg = describePackage(root, name);
+    return !text.includes(`${pkg.name} ${pkg.version} (${pkg.license})`) || !text.includes(licenseText(root, name));
+  });
+}
+
+describe("THIRD-PARTY-NOTICES", () => {
+  test("Bun's notice (JavaScriptCore and WebKit under LGPL-2, where to relink, the libraries it links), then every shipped package's licence", () => {
+    const { path, libraries } = notices();
+    const text = readFileSync(path, "utf8");
+    expect(text).toContain(`The Bun runtime, version ${Bun.version}`);
+    expect(text).toContain(`https://github.com/oven-sh/bun/blob/bun-v${Bun.version}/LICENSE.md`);
+    for (const words of ["JavaScriptCore", "LGPL-2", "https://github.com/oven-sh/webkit", "boringssl", "tinycc", "LGPL-2.1", "zlib-ng", "esbuild"]) expect(text).toContain(words);
+    expect(text).not.toContain("@BUN_VERSION@");
+    // The same list as the SBOM's, each with its own licence text: ieee754's BSD-3-Clause too.
+    for (const name of ["elysia", "@sinclair/typebox", "fflate", "modern-tar", "uplot", "ieee754"]) expect(libraries).toContain(name);
+    expect(missingNotices(text, libraries)).toEqual([]);
+    expect(text).toContain("Copyright 2008 Fair Oaks Labs, Inc.");
+  }, 60_000);
+
+  test("a package without a licence file stops the release, naming it", () => {
+    const fake = join(dir, "fake-root");
+    mkdirSync(join(fake, "node_modules", "no-licence"), { recursive: true });
+    writeFileSync(join(fake, "node_modules", "no-licence", "package.json"), JSON.stringify({ name: "no-licence", version: "1.0.0", license: "MIT" }));
+    expect(() => licenseText(fake, "no-licence")).toThrow("no-licence ships no licence file");
   });
 });
 
@@ -150,7 +207,7 @@ describe("the docs the tarball and the .deb ship", () => {
 
   test("the tarball: the README with the guides and the hosting list it links to, every link finding its file", () => {
     const tarball = join(dir, "iplookup-test.tar.gz");
-    writeTarball({ root, binary, folderName: "iplookup-test", outfile: tarball, workDir: join(dir, "tar-work"), epoch: 1_700_000_000 });
+    writeTarball({ root, binary, notices: notices().path, folderName: "iplookup-test", outfile: tarball, workDir: join(dir, "tar-work"), epoch: 1_700_000_000 });
     const out = join(dir, "from-tarball");
     mkdirSync(out);
     runTool(["tar", "-xzf", tarball, "-C", out]);
@@ -158,6 +215,8 @@ describe("the docs the tarball and the .deb ship", () => {
     const files = filesUnder(base);
     expect(files).toEqual(expect.arrayContaining(["iplookup", "README.md", "LICENSE", "DATA-LICENSES.md", "docs/README.md", "docs/install.md", "data/hosting-asns.csv"]));
     expect(brokenLinks(base, files)).toEqual([]);
+    expect(files).toContain("THIRD-PARTY-NOTICES");
+    expect(missingNotices(readFileSync(join(base, "THIRD-PARTY-NOTICES"), "utf8"), notices().libraries)).toEqual([]);
     // install.md tells the tarball's reader to write a unit from these.
     for (const file of ["packaging/iplookup.service", "packaging/iplookup.toml"]) {
       expect(readFileSync(join(base, file), "utf8"), file).toBe(readFileSync(join(root, file), "utf8"));
@@ -167,12 +226,24 @@ describe("the docs the tarball and the .deb ship", () => {
 
   test.skipIf(!Bun.which("dpkg-deb"))("the .deb: the same in /usr/share/doc/iplookup, every link finding its file", () => {
     const deb = join(dir, "iplookup-test.deb");
-    writeDeb({ root, binary, version: "0.0.1", arch: "amd64", outfile: deb, workDir: join(dir, "deb-work"), epoch: 1_700_000_000, level: 1 });
+    writeDeb({ root, binary, notices: notices().path, version: "0.0.1", arch: "amd64", outfile: deb, workDir: join(dir, "deb-work"), epoch: 1_700_000_000, level: 1 });
     const out = join(dir, "from-deb");
     runTool(["dpkg-deb", "-x", deb, out]);
     const base = join(out, "usr/share/doc/iplookup");
     const files = filesUnder(base);
-    expect(files).toEqual(expect.arrayContaining(["README.md", "copyright", "docs/README.md", "docs/install.md", "data/hosting-asns.csv"]));
+    expect(files).toEqual(expect.arrayContaining(["README.md", "copyright", "THIRD-PARTY-NOTICES", "docs/README.md", "docs/install.md", "data/hosting-asns.csv"]));
     expect(brokenLinks(base, files)).toEqual([]);
+    expect(missingNotices(readFileSync(join(base, "THIRD-PARTY-NOTICES"), "utf8"), notices().libraries)).toEqual([]);
+    // The copyright file gives the executable its own stanza: Bun's runtime, what it links,
+    // and every licence of the npm packages bundled in it.
+    const copyright = readFileSync(join(base, "copyright"), "utf8");
+    const stanza = copyright.split("\n\n").find((paragraph) => paragraph.startsWith("Files: usr/bin/iplookup\n")) ?? "";
+    const license = /^License: (.+)$/m.exec(stanza)?.[1] ?? "";
+    for (const name of ["MIT", "LGPL-2", ...notices().libraries.map((name) => describePackage(root, name).license)]) {
+      expect(license.toLowerCase().split(" and "), `${name} in "License: ${license}"`).toContain(name.toLowerCase());
+    }
+    expect(stanza).toContain(`https://github.com/oven-sh/bun/blob/bun-v${Bun.version}/LICENSE.md`);
+    expect(stanza).toContain("/usr/share/doc/iplookup/THIRD-PARTY-NOTICES");
+    expect(copyright).not.toContain("@BUN_VERSION@");
   });
 });
