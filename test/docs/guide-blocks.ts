@@ -13,6 +13,13 @@
  * Other fences are not commands (toml, ini, nginx, json, yaml, text, ts, …). A shell block
  * fenced any other way (```bash, ```shell, ```console, or bare ```) is refused by the
  * test, so a command cannot slip in unrun.
+ *
+ * A ```text output block right after a ```sh block (blank lines between them at most) is
+ * what that block prints, stdout and stderr as a terminal shows them: the test compares
+ * them line by line, `…` in the shown text standing for any run of characters within a
+ * line (a temporary folder, an id). A command that is refused shows its exit code so,
+ * `iplookup … || echo "exit $?"`, its output the reason and `exit 2`: a block that
+ * prints an exit code must have its output shown, so that a wrong code fails the test.
  */
 
 export type Mark = "background" | "postgres" | "root" | "ci-run";
@@ -26,12 +33,15 @@ export interface GuideBlock {
   readonly info: string;
   readonly marks: readonly string[];
   readonly code: string;
+  /** Whether only blank lines separate it from the block before it. */
+  readonly rightAfterBlock: boolean;
 }
 
 /** Every fenced block of a Markdown text; a fence's indentation is taken off its lines. */
 export function fencedBlocks(markdown: string, file: string): GuideBlock[] {
   const lines = markdown.split("\n");
   const blocks: GuideBlock[] = [];
+  let lastEnd = -2;
   for (let index = 0; index < lines.length; index++) {
     const open = /^(\s*)(```+)(.*)$/.exec(lines[index] as string);
     if (!open) continue;
@@ -43,13 +53,44 @@ export function fencedBlocks(markdown: string, file: string): GuideBlock[] {
       end++;
     }
     const words = info.trim().split(/\s+/).filter((word) => word !== "");
-    blocks.push({ file, line: index + 1, info: info.trim(), marks: words.slice(1), code: body.join("\n") });
+    const rightAfterBlock = lastEnd >= 0 && lines.slice(lastEnd + 1, index).every((text) => text.trim() === "");
+    blocks.push({ file, line: index + 1, info: info.trim(), marks: words.slice(1), code: body.join("\n"), rightAfterBlock });
     index = end;
+    lastEnd = end;
   }
   return blocks;
 }
 
 export const isShell = (block: GuideBlock) => block.info.split(/\s+/)[0] === "sh";
+
+/** A ```text output block: what the ```sh block right before it prints. */
+export const isShownOutput = (block: GuideBlock) => block.info === "text output";
+
+/** The output shown right after each ```sh block of `blocks` (one file's, in order), by the block's line. */
+export function shownOutputs(blocks: readonly GuideBlock[]): Map<number, string> {
+  const shown = new Map<number, string>();
+  blocks.forEach((block, index) => {
+    const before = blocks[index - 1];
+    if (isShownOutput(block) && block.rightAfterBlock && before && isShell(before)) shown.set(before.line, block.code);
+  });
+  return shown;
+}
+
+/** The lines of `shown` that `printed` does not match (`…` matches any run of characters within a line), as a diff; "" when all match. */
+export function outputDifference(printed: string, shown: string): string {
+  const actual = printed.trimEnd().split("\n");
+  const wanted = shown.trimEnd().split("\n");
+  const matches = (line: string, pattern: string) =>
+    new RegExp(`^${pattern.split("…").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join(".*")}$`).test(line);
+  const differences: string[] = [];
+  for (let index = 0; index < Math.max(actual.length, wanted.length); index++) {
+    const [line, pattern] = [actual[index], wanted[index]];
+    if (line === undefined || pattern === undefined || !matches(line, pattern)) {
+      differences.push(`line ${index + 1}:\n- shown:   ${pattern ?? "(nothing)"}\n+ printed: ${line ?? "(nothing)"}`);
+    }
+  }
+  return [...differences.slice(0, 10), ...(differences.length > 10 ? [`… and ${differences.length - 10} lines more`] : [])].join("\n");
+}
 
 /** Fences that hold something other than commands. */
 export const NOT_COMMANDS = new Set(["toml", "ini", "nginx", "json", "yaml", "text", "caddyfile", "http", "sql", "ts"]);
@@ -58,9 +99,10 @@ export const NOT_COMMANDS = new Set(["toml", "ini", "nginx", "json", "yaml", "te
  * A bash script that runs `blocks` in order in one shell, so a variable set in one block
  * is there in the next. Each block announces itself on stderr (`::block FILE:LINE`), so a
  * failure names the block. Background blocks run in a process group of their own,
- * stopped with SIGTERM when the script ends.
+ * stopped with SIGTERM when the script ends. A block whose line is in `captured` prints
+ * to `output-LINE.txt` (stdout and stderr, as a terminal would show them) instead.
  */
-export function scriptFor(blocks: readonly GuideBlock[], options: { healthUrl?: string } = {}): string {
+export function scriptFor(blocks: readonly GuideBlock[], options: { healthUrl?: string; captured?: ReadonlySet<number> } = {}): string {
   const parts = [
     "set -euo pipefail",
     "set -m",
@@ -80,6 +122,8 @@ export function scriptFor(blocks: readonly GuideBlock[], options: { healthUrl?: 
           `${answers} || { echo "the background block of ${block.file}:${block.line} did not answer ${options.healthUrl}" >&2; cat "background-${block.line}.log" >&2; exit 1; }`,
         );
       }
+    } else if (options.captured?.has(block.line)) {
+      parts.push(`{ ${block.code}\n} > "output-${block.line}.txt" 2>&1`);
     } else {
       parts.push(block.code);
     }

@@ -2,14 +2,15 @@
 // rot: each file's ```sh blocks, in order, in one shell, in a throwaway folder that
 // links to this checkout, with `iplookup` on PATH running the checkout
 // (`bun src/main.ts`), HOME in the folder, and ports 8080 and 8081 replaced by free ones.
+// A block with its output shown after it (```text output) prints what is shown.
 // The convention, and the marks (background, postgres, root, ci-run), are in
 // test/docs/guide-blocks.ts and docs/README.md.
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { postgresReachable } from "../support/postgres-reachable.ts";
-import { fencedBlocks, isShell, MARKS, NOT_COMMANDS, scriptFor, type GuideBlock } from "./guide-blocks.ts";
+import { fencedBlocks, isShell, isShownOutput, MARKS, NOT_COMMANDS, outputDifference, scriptFor, shownOutputs, type GuideBlock } from "./guide-blocks.ts";
 
 const root = join(import.meta.dir, "..", "..");
 const files = ["README.md", ...readdirSync(join(root, "docs")).filter((name) => name.endsWith(".md")).sort().map((name) => `docs/${name}`)];
@@ -50,6 +51,25 @@ describe("the fences", () => {
     }
   });
 
+  test("a ```text output block follows a ```sh block the test runs; a block that prints an exit code has its output shown", () => {
+    const misplaced: string[] = [];
+    const unshown: string[] = [];
+    for (const [file, blocks] of blocksOf) {
+      const shown = shownOutputs(blocks);
+      blocks.forEach((block, index) => {
+        const before = blocks[index - 1];
+        if (isShownOutput(block) && !(before && shown.get(before.line) === block.code && !before.marks.some((mark) => mark === "root" || mark === "ci-run"))) misplaced.push(where(block));
+        if (isShell(block) && /echo "exit \$\?"/.test(block.code) && !shown.has(block.line)) unshown.push(`${file}:${block.line}`);
+      });
+    }
+    expect(misplaced).toEqual([]);
+    expect(unshown).toEqual([]);
+    // The ones this convention was made for: a refused AS number (exit 1), a broken configuration file (exit 2).
+    for (const [file, exit] of [["docs/autonomous-systems.md", "exit 1"], ["docs/configuration.md", "exit 2"]] as const) {
+      expect([...shownOutputs(blocksOf.get(file) ?? []).values()].some((output) => output.trimEnd().endsWith(exit)), file).toBe(true);
+    }
+  });
+
   test("the guides' root blocks exist for CI to run (the .deb's install among them)", () => {
     expect(all.some((block) => block.marks.includes("root") && block.code.includes("apt-get install"))).toBe(true);
   });
@@ -81,14 +101,27 @@ describe("the commands", () => {
       IPLOOKUP_ADMIN_PORT: adminPort,
       IPLOOKUP_WORKERS: "1",
     });
-    const script = scriptFor(blocks, { healthUrl: `http://127.0.0.1:${port}/healthz` });
+    const shown = shownOutputs(blocksOf.get(file) ?? []);
+    const captured = new Set(blocks.filter((block) => shown.has(block.line)).map((block) => block.line));
+    const script = scriptFor(blocks, { healthUrl: `http://127.0.0.1:${port}/healthz`, captured });
     writeFileSync(join(folder, "guide.sh"), script);
     const child = Bun.spawn(["bash", join(folder, "guide.sh")], { cwd: folder, env, stdout: "pipe", stderr: "pipe" });
     const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
     if (usesDatabase) dropDatabase();
     const lastBlock = [...stderr.matchAll(/^::block (.+)$/gm)].at(-1)?.[1];
-    expect(code, `${file}: failed in the block at ${lastBlock}\n--- stdout\n${stdout.slice(-3000)}\n--- stderr\n${stderr.slice(-3000)}`).toBe(0);
+    const printed = (line: number) => (existsSync(join(folder, `output-${line}.txt`)) ? readFileSync(join(folder, `output-${line}.txt`), "utf8") : null);
+    const lastOutput = lastBlock ? printed(Number(lastBlock.split(":").at(-1))) : null;
+    expect(
+      code,
+      `${file}: failed in the block at ${lastBlock}\n--- stdout\n${stdout.slice(-3000)}\n--- stderr\n${stderr.slice(-3000)}${lastOutput === null ? "" : `\n--- its output\n${lastOutput.slice(-3000)}`}`,
+    ).toBe(0);
     // Every block ran (a block that ends the script early would leave the rest unrun).
     expect([...stderr.matchAll(/^::block (.+)$/gm)].map((match) => match[1])).toEqual(blocks.map(where));
+    // Each block with its output shown printed it (the ports replaced as in the commands).
+    const differences = [...captured].flatMap((line) => {
+      const difference = outputDifference(printed(line) ?? "", (shown.get(line) as string).replaceAll("8080", port).replaceAll("8081", adminPort));
+      return difference === "" ? [] : [`${file}:${line} printed other than its output shows:\n${difference}`];
+    });
+    expect(differences.join("\n\n")).toBe("");
   }, 180_000);
 });

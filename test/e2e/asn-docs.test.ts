@@ -23,7 +23,7 @@ interface Example {
 
 function examples(): Example[] {
   const found: Example[] = [];
-  for (const block of readFileSync(DOC, "utf8").matchAll(/```sh\n([^\n]*)\n```\n\n```text\n([\s\S]*?)```/g)) {
+  for (const block of readFileSync(DOC, "utf8").matchAll(/```sh\n([^\n]*)\n```\n\n```text output\n([\s\S]*?)```/g)) {
     found.push({ command: block[1] as string, output: (block[2] as string).trimEnd() });
   }
   return found;
