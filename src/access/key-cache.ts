@@ -17,6 +17,8 @@ export class KeyCache {
   /** Secrets already seen to be valid, so a request hashes a secret once per snapshot. */
   private bySecret = new Map<string, ActiveKey>();
   private refreshing = false;
+  /** Whether the snapshot must be reloaded whatever the change counter says (see keyGone). */
+  private stale = false;
   /** Lookups in the store in flight, by secret. */
   private readonly lookups = new Map<string, Promise<ActiveKey | null>>();
 
@@ -75,19 +77,37 @@ export class KeyCache {
 
   /**
    * Reloads the snapshot if the store changed since the last load: since `generation`,
-   * the change counter as just read (serve/store-changes.ts polls it), or as read here.
+   * the change counter as just read (serve/store-changes.ts polls it), or as read here;
+   * or if a key it holds was found gone (keyGone).
    */
   async refresh(generation?: number): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      const current = generation ?? (await this.store.generation());
-      if (current !== this.snapshot.generation) {
+      if (!this.stale && (generation ?? (await this.store.generation())) === this.snapshot.generation) return;
+      // Cleared before the read: a key found gone while it reads makes the next refresh reload again.
+      const stale = this.stale;
+      this.stale = false;
+      try {
         this.snapshot = await this.store.authSnapshot();
-        this.bySecret = new Map();
+      } catch (error) {
+        this.stale ||= stale;
+        throw error;
       }
+      this.bySecret = new Map();
     } finally {
       this.refreshing = false;
     }
+  }
+
+  /**
+   * A charge found a key of this cache gone from the store (deleted behind the servers'
+   * backs, faster than a poll): the snapshot is reloaded at once, whatever the change
+   * counter says; if a reload is under way already, or this one fails, on the next poll.
+   * A failed reload is the poll's to report.
+   */
+  keyGone(): void {
+    this.stale = true;
+    this.refresh().catch(() => {});
   }
 }

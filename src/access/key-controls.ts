@@ -3,6 +3,7 @@ import { parseCidr } from "../address/cidr.ts";
 import { CidrSet } from "../address/cidr-set.ts";
 import { ApiError } from "../errors/api-error.ts";
 import type { ActiveKey, KeyControls } from "../store/store.ts";
+import { REALM } from "./unknown-key.ts";
 
 /**
  * How the checks learn what they need of a request (`R`): made once for an app, so
@@ -39,8 +40,6 @@ interface CompiledControls {
 
 /** By the controls object, which a key cache snapshot shares among a key's secrets: compiled once per snapshot. */
 const compiled = new WeakMap<KeyControls, CompiledControls>();
-
-const REALM = 'Bearer realm="iplookup"';
 
 /**
  * The key's own checks (CONTRACT §16), in the contract's order, after the key is known

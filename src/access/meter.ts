@@ -2,7 +2,9 @@ import { ApiError } from "../errors/api-error.ts";
 import { ClientGoneError } from "../errors/client-gone.ts";
 import { billingPeriod, type BillingPeriod } from "../store/period.ts";
 import type { ActiveKey, ChargeOutcome, Store } from "../store/store.ts";
+import type { KeyCache } from "./key-cache.ts";
 import type { StoreHealth } from "./store-health.ts";
+import { unknownKeyError } from "./unknown-key.ts";
 
 /** What a charged request reports back in its `X-Units-*` headers. */
 export interface Metered {
@@ -45,12 +47,16 @@ export class Meter {
     private readonly now: () => Date,
     /** Told of each charge's success or failure: a store whose health follows its writes (see StoreHealth). */
     private readonly health?: Pick<StoreHealth, "wrote" | "writeFailed">,
+    /** The cache the keys come from, told when a charge finds its key gone from the store. */
+    private readonly keys?: Pick<KeyCache, "keyGone">,
   ) {}
 
   /**
    * Charges `units` to the key, or throws `quota_exceeded` without charging anything.
    * Resolves once the units are committed. With the request's `signal`, a client that
-   * has gone before the commit is charged nothing, and ClientGoneError is thrown.
+   * has gone before the commit is charged nothing, and ClientGoneError is thrown. A key
+   * the store no longer holds (deleted while the key cache held it) is charged nothing
+   * and refused with `invalid_key`, as any unknown key, and the cache reloads.
    */
   async charge(active: ActiveKey, units: number, options?: ChargeOptions): Promise<Metered> {
     const signal = options?.signal;
@@ -71,6 +77,10 @@ export class Meter {
     }
     this.health?.wrote(startedAt);
     if (outcome.gone) throw new ClientGoneError();
+    if (outcome.keyGone) {
+      this.keys?.keyGone();
+      throw unknownKeyError();
+    }
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {
       throw new ApiError(

@@ -92,7 +92,7 @@ export function createApp(deps: AppDeps) {
   const lookups = new LookupService(deps.index, deps.corrections);
   const asns = new AsnService(deps.index, deps.corrections);
   // A store that can be probed for writes (PostgreSQL) tells its health by its charges too.
-  const meter = new Meter(deps.store, () => deps.clock.now(), deps.store.probeWrite ? deps.storeHealth : undefined);
+  const meter = new Meter(deps.store, () => deps.clock.now(), deps.store.probeWrite ? deps.storeHealth : undefined, deps.keys);
   const monotonic = deps.clock.monotonicMs?.bind(deps.clock) ?? monotonicMs;
   const rates = deps.rateLimits?.keys ?? new RateLimiter(monotonic);
   const failedKeys = deps.rateLimits?.failedKeys ?? new RateLimiter(monotonic);

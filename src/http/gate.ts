@@ -10,6 +10,7 @@ import { contextOf, type RequestContext } from "./request-context.ts";
 import { bodyTooLarge } from "./json-body.ts";
 import { checkContentEncoding, isJsonMediaType } from "./media-type.ts";
 import { checkKeyControls, type KeyCall } from "../access/key-controls.ts";
+import { REALM, unknownKeyError } from "../access/unknown-key.ts";
 
 /** Which methods each path answers; built from the app's own routes. */
 export type RouteTable = ReadonlyMap<string, readonly string[]>;
@@ -38,8 +39,6 @@ export interface GateOptions {
  * an IPv6 client counts per /64.
  */
 export const FAILED_KEYS_PER_SECOND = 10;
-
-const REALM = 'Bearer realm="iplookup"';
 
 /**
  * The checks that come before a body is read, in the contract's order: route, key, rate,
@@ -142,10 +141,6 @@ function authenticate(request: Request, context: RequestContext, options: GateOp
     throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });
   }
   return options.keys.lookUp(token).then((found) => {
-    if (!found) {
-      throw new ApiError("invalid_key", "the API key is unknown or revoked", {}, {
-        "www-authenticate": `${REALM}, error="invalid_token", error_description="the API key is unknown or revoked"`,
-      });
-    }
+    if (!found) throw unknownKeyError();
   });
 }

@@ -46,6 +46,9 @@ export interface QuickPlan {
   readonly rest: number[];
 }
 
+/** The statement's failures that leave its rows to the transaction (see chargeQuickRows). */
+const LEFT_TO_THE_TRANSACTION = new Set(["55P03", "23503"]);
+
 /** A key and period as one string. Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space. */
 export function rowId(keyId: string, period: string): string {
   return `${keyId} ${period}`;
@@ -100,9 +103,11 @@ export async function chargeQuickRows(sql: SQL, group: readonly Charge[], rows: 
   try {
     charged = await chargeStatement(sql, rows);
   } catch (error) {
-    // 55P03, lock_not_available: a row stayed locked past the pool's lock_timeout.
-    // Nothing was written; the transaction decides every charge.
-    if (sqlstateOf(error) === "55P03") return rows.flatMap((row) => row.charges);
+    // Nothing was written; the transaction decides every charge. 55P03,
+    // lock_not_available: a row stayed locked past the pool's lock_timeout. 23503,
+    // foreign_key_violation: a key is gone from the database (deleted behind the
+    // servers' backs while their key caches still held it), which the transaction finds.
+    if (LEFT_TO_THE_TRANSACTION.has(sqlstateOf(error) ?? "")) return rows.flatMap((row) => row.charges);
     throw error;
   }
   const after = new Map<string, number>();

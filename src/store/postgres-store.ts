@@ -209,9 +209,10 @@ export class PostgresStore implements Store {
   /** Charges sent to the one-statement path and granted there, since the start (for measurements and tests). */
   private readonly quick = { tried: 0, granted: 0 };
   /**
-   * The keys and periods (rowId) whose last charge the transaction refused for the limit:
-   * left to the transaction until it grants one again (see planQuickCharges). A hint
-   * only, so it is simply emptied when it grows past REFUSED_ROWS_KEPT.
+   * The keys and periods (rowId) whose last charge the transaction refused for the limit,
+   * or found its key gone: left to the transaction until it grants one again (see
+   * planQuickCharges). A hint only, so it is simply emptied when it grows past
+   * REFUSED_ROWS_KEPT.
    */
   private readonly refusedRows = new Set<string>();
 
@@ -684,10 +685,30 @@ export class PostgresStore implements Store {
     return outcomes;
   }
 
-  /** A group's transaction, one charge at a time (see the class comment). */
-  private applyGroupInTransaction(group: readonly Charge[], deadline: number): Promise<ChargeOutcome[]> {
-    const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
-    for (const { keyId, period } of group) if (!usage.has(rowId(keyId, period))) usage.set(rowId(keyId, period), { keyId, period, used: 0, added: 0 });
+  /**
+   * A group's transaction (chargeInTransaction), made again when a key of the group was
+   * deleted meanwhile: between the statement's snapshot, which still held it, and its
+   * foreign key's check (23503). Nothing was written; the new transaction finds it gone.
+   */
+  private async applyGroupInTransaction(group: readonly Charge[], deadline: number): Promise<ChargeOutcome[]> {
+    for (;;) {
+      try {
+        return await this.chargeInTransaction(group, deadline);
+      } catch (error) {
+        if (sqlstateOf(error) !== "23503") throw error;
+      }
+    }
+  }
+
+  /**
+   * A group's transaction, one charge at a time (see the class comment). Only the usage
+   * rows of keys the database still holds are locked: the charges of a key gone (deleted
+   * behind the servers' backs while their key caches still held it) charge nothing, and
+   * the others are decided as if they were alone.
+   */
+  private chargeInTransaction(group: readonly Charge[], deadline: number): Promise<ChargeOutcome[]> {
+    const usage = new Map<string, { keyId: string; period: string; known: boolean; used: number; added: number }>();
+    for (const { keyId, period } of group) if (!usage.has(rowId(keyId, period))) usage.set(rowId(keyId, period), { keyId, period, known: false, used: 0, added: 0 });
     // The charges that moved a key's units across a usage.threshold line (rare).
     const crossings: UsageCrossing[] = [];
     const rows = [...usage.values()];
@@ -701,13 +722,19 @@ export class PostgresStore implements Store {
       this.checkDeadline(deadline);
       const locked = await tx`INSERT INTO usage (key_id, period, used)
         SELECT k, p, 0 FROM unnest(${tx.array(rows.map((row) => row.keyId), "TEXT")}, ${tx.array(rows.map((row) => row.period), "TEXT")}) AS t(k, p)
+        WHERE EXISTS (SELECT FROM keys WHERE keys.id = t.k)
         ORDER BY k COLLATE "C", p COLLATE "C"
         ON CONFLICT (key_id, period) DO UPDATE SET used = usage.used
         RETURNING key_id, period, used`;
-      for (const row of locked) usage.get(rowId(row.key_id, row.period))!.used = Number(row.used);
+      for (const row of locked) {
+        const held = usage.get(rowId(row.key_id, row.period))!;
+        held.known = true;
+        held.used = Number(row.used);
+      }
       const outcomes = group.map(({ keyId, period, units, limit, at, signal }): ChargeOutcome => {
         const row = usage.get(rowId(keyId, period))!;
         if (signal?.aborted) return { ok: false, used: row.used, gone: true };
+        if (!row.known) return { ok: false, used: 0, keyGone: true };
         if (units === 0) return { ok: true, used: row.used };
         if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
         row.used += units;

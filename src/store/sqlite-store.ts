@@ -155,6 +155,7 @@ export class SqliteStore implements Store {
   readonly webhooks: SqliteWebhooks;
   private readonly statements: {
     used: Statement<{ used: number }, [string, string]>;
+    keyUsed: Statement<{ used: number | null }, [string, string]>;
     addUsage: Statement<unknown, [string, string, number]>;
     addDay: Statement<unknown, [string, string, number, number, string]>;
     generation: Statement<{ value: number }, []>;
@@ -173,6 +174,8 @@ export class SqliteStore implements Store {
     this.webhooks = new SqliteWebhooks(db, clock);
     this.statements = {
       used: db.query("SELECT used FROM usage WHERE key_id = ?1 AND period = ?2"),
+      // No row: the key is gone. A null `used`: the key has no units in the period yet.
+      keyUsed: db.query("SELECT (SELECT used FROM usage WHERE key_id = ?1 AND period = ?2) AS used FROM keys WHERE id = ?1"),
       addUsage: db.query(
         "INSERT INTO usage (key_id, period, used) VALUES (?1, ?2, ?3) ON CONFLICT (key_id, period) DO UPDATE SET used = used + excluded.used",
       ),
@@ -445,10 +448,13 @@ export class SqliteStore implements Store {
    * they add is written back as one sum. A group of N charges to one key costs one
    * SELECT and one UPSERT instead of N of each (a charge ~0.1 µs against ~1.4 µs). The
    * granted charges are added up per key and UTC day the same way, and written in the
-   * same transaction (usage_days), so the days always sum to the units charged.
+   * same transaction (usage_days), so the days always sum to the units charged. The
+   * key's row is read with its units: a key deleted behind the servers' backs (which a
+   * key cache may hold for another poll) is found gone, under the lock, and its charges
+   * charge nothing, rather than fail the whole group on the foreign key.
    */
   private applyGroup(group: readonly Charge[]): ChargeOutcome[] {
-    const usage = new Map<string, { keyId: string; period: string; used: number; added: number }>();
+    const usage = new Map<string, { keyId: string; period: string; known: boolean; used: number; added: number }>();
     const days = new DayTally();
     // The charges that moved a key's units across a usage.threshold line (rare).
     const crossings: UsageCrossing[] = [];
@@ -457,8 +463,12 @@ export class SqliteStore implements Store {
       // Unambiguous: a period is YYYY-MM (checked in charge()), so it holds no space.
       const id = `${keyId} ${period}`;
       let row = usage.get(id);
-      if (!row) usage.set(id, (row = { keyId, period, used: this.statements.used.get(keyId, period)?.used ?? 0, added: 0 }));
+      if (!row) {
+        const found = this.statements.keyUsed.get(keyId, period);
+        usage.set(id, (row = { keyId, period, known: found !== null, used: found?.used ?? 0, added: 0 }));
+      }
       if (signal?.aborted) return { ok: false, used: row.used, gone: true };
+      if (!row.known) return { ok: false, used: 0, keyGone: true };
       if (units === 0) return { ok: true, used: row.used };
       if (limit !== null && row.used + units > limit) return { ok: false, used: row.used };
       row.used += units;

@@ -213,6 +213,12 @@ export interface ChargeOutcome {
   readonly used: number;
   /** The client had gone before the charge was applied (see Charge.signal): nothing was charged. */
   readonly gone?: boolean;
+  /**
+   * The key is no longer in the store (deleted behind the servers' backs: `state copy
+   * --replace`, psql, sqlite3, while a key cache still held it): nothing was charged.
+   * The group's other charges are decided as if it had not been in it.
+   */
+  readonly keyGone?: boolean;
 }
 
 /** What a lease of rate-limit tokens got (see Store.leaseTokens). */
@@ -529,7 +535,8 @@ export interface Store {
   /**
    * Checks a charge against its quota and records it, as one atomic step: concurrent
    * charges never spend more than the limit. Resolves only once the units are durable
-   * (committed), so a response sent after it never loses its units to a crash.
+   * (committed), so a response sent after it never loses its units to a crash. A charge
+   * for a key the store no longer holds resolves with `keyGone`, charging nothing.
    */
   charge(charge: Charge): Promise<ChargeOutcome>;
   unitsUsed(keyId: string, period: string): Promise<number>;

@@ -7,6 +7,7 @@ import { hashSecret } from "../../src/store/secret.ts";
 import { StateNotFoundError, StoreError, StoreTimeoutError, StoreUnavailableError } from "../../src/store/store.ts";
 import { databaseUrl, postgresAvailable, testStates } from "../support/postgres.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { postgresRawChanges } from "./raw-changes.ts";
 import { storeSuite } from "./store-suite.ts";
 
 const states = testStates();
@@ -25,7 +26,7 @@ async function raw<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
 
 describe.skipIf(!postgresAvailable)("PostgresStore", () => {
   describe("the Store suite on PostgreSQL", () => {
-    storeSuite({ fresh: states.fresh, open: (url, options) => PostgresStore.open(url, options) });
+    storeSuite({ fresh: states.fresh, open: (url, options) => PostgresStore.open(url, options), ...postgresRawChanges });
   });
 
   describe("opening", () => {
@@ -394,6 +395,37 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       expect(await charge).toEqual({ ok: false, used: 1, gone: true });
       expect(store.chargeStats.quick).toBe(before);
       expect(await store.unitsUsed(key.id, PERIOD)).toBe(1);
+      await store.close();
+    });
+
+    test("a key deleted while its charge waits for its row is found gone once the deletion commits; the group's other charge is granted", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url, { chargeGroupsInFlight: 1 });
+      const kept = (await store.createKey("kept", "free")).key;
+      const gone = (await store.createKey("gone", "free")).key;
+      for (const key of [kept, gone]) await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null });
+      let charges!: Promise<unknown[]>;
+      await raw(url, (sql) =>
+        sql.begin(async (tx) => {
+          // The deletion holds the key's rows until it commits: the statement gives up the
+          // wait, and the transaction, which still saw the key, waits for the row, then
+          // finds its foreign key gone (23503) and is made again.
+          await tx`DELETE FROM usage_days WHERE key_id = ${gone.id}`;
+          await tx`DELETE FROM usage WHERE key_id = ${gone.id}`;
+          await tx`DELETE FROM keys WHERE id = ${gone.id}`;
+          charges = Promise.all([
+            store.charge({ keyId: kept.id, period: PERIOD, units: 2, limit: null }),
+            store.charge({ keyId: gone.id, period: PERIOD, units: 1, limit: null }),
+          ]);
+          await Bun.sleep(300);
+        }),
+      );
+      expect(await charges).toEqual([
+        { ok: true, used: 3 },
+        { ok: false, used: 0, keyGone: true },
+      ]);
+      expect(await store.unitsUsed(kept.id, PERIOD)).toBe(3);
+      expect(await raw(url, (sql) => sql`SELECT key_id FROM usage UNION ALL SELECT key_id FROM usage_days`)).toEqual([{ key_id: kept.id }, { key_id: kept.id }]);
       await store.close();
     });
 

@@ -6,13 +6,14 @@ import { SCHEMA_VERSION } from "../../src/store/schema.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { StateNotFoundError, StoreError } from "../../src/store/store.ts";
+import { sqliteRawChanges } from "./raw-changes.ts";
 import { storeSuite } from "./store-suite.ts";
 import { tempStatePaths } from "./temp-state.ts";
 
 const freshPath = tempStatePaths();
 
 describe("the Store suite on SQLite", () => {
-  storeSuite({ fresh: async () => freshPath(), open: async (path, options) => SqliteStore.open(path, options) });
+  storeSuite({ fresh: async () => freshPath(), open: async (path, options) => SqliteStore.open(path, options), ...sqliteRawChanges });
 });
 
 function pragma(path: string, name: string): unknown {
@@ -42,8 +43,8 @@ describe("opening", () => {
     const store = SqliteStore.open(path);
     expect(pragma(path, "journal_mode")).toBe("wal");
     expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
-    // A usage row for a key that does not exist breaks the foreign key.
-    await expect(store.charge({ keyId: "key_none", period: "2026-11", units: 1, limit: null })).rejects.toThrow(/FOREIGN KEY/);
+    // A connection's own setting: read on the store's connection.
+    expect((store as unknown as { db: Database }).db.query<{ foreign_keys: number }, []>("PRAGMA foreign_keys").get()).toEqual({ foreign_keys: 1 });
     await store.close();
   });
 

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { hashSecret } from "../../src/store/secret.ts";
 import { StoreError, type Charge, type StateSnapshot, type Store } from "../../src/store/store.ts";
+import type { RawChanges } from "./raw-changes.ts";
 
 /**
  * The behaviour every Store has, whatever holds it: the suite runs once a store kind
@@ -22,7 +23,7 @@ export function steppingClock(): () => Date {
   return () => new Date(Date.UTC(2026, 10, 1) + 1000 * tick++);
 }
 
-export function storeSuite(kind: StoreKind): void {
+export function storeSuite(kind: StoreKind & RawChanges): void {
   async function storeWithKey(location?: string, plan = "free") {
     const store = await kind.open(location ?? (await kind.fresh()));
     const { key } = await store.createKey("k", plan);
@@ -379,14 +380,69 @@ export function storeSuite(kind: StoreKind): void {
 
   describe("failed commits", () => {
     test("a group whose transaction fails rejects every charge in it and applies none", async () => {
-      const { store, keyId } = await storeWithKey();
+      const location = await kind.fresh();
+      const { store, keyId } = await storeWithKey(location);
+      const refused = (await store.createKey("refused", "free")).key.id;
+      // The day rows of one key cannot be written (a trigger): the commit fails.
+      await kind.refuseInserts(location, "usage_days", refused);
       const good = store.charge({ keyId, period: PERIOD, units: 1, limit: null });
-      // A usage row for a key that does not exist breaks a foreign key: the commit fails.
-      const bad = store.charge({ keyId: "key_unknown", period: PERIOD, units: 1, limit: null });
+      const bad = store.charge({ keyId: refused, period: PERIOD, units: 1, limit: null });
       const settled = await Promise.allSettled([good, bad]);
       expect(settled.map((outcome) => outcome.status)).toEqual(["rejected", "rejected"]);
       expect(await store.unitsUsed(keyId, PERIOD)).toBe(0);
       expect(await store.charge({ keyId, period: PERIOD, units: 1, limit: null })).toEqual({ ok: true, used: 1 });
+      await store.close();
+    });
+  });
+
+  describe("a key deleted behind the store (state copy --replace, psql, sqlite3)", () => {
+    /** A store with three keys, each charged once: `gone` is then deleted on a connection of the test's own. */
+    async function withKeyGone() {
+      const location = await kind.fresh();
+      const store = await kind.open(location);
+      const [kept, near, gone] = await Promise.all(["kept", "near", "gone"].map(async (name) => (await store.createKey(name, "free")).key.id));
+      for (const keyId of [kept!, near!, gone!]) await store.charge({ keyId, period: PERIOD, units: 1, limit: null });
+      await kind.deleteKey(location, gone!);
+      return { location, store, kept: kept!, near: near!, gone: gone! };
+    }
+
+    test("its charges find it gone and charge nothing; the other charges of the group are decided on their own", async () => {
+      const { store, kept, near, gone } = await withKeyGone();
+      // Queued in one turn, so committed as one group: `kept` fits at once, `near` crosses
+      // 80% of its limit (decided one charge at a time on PostgreSQL).
+      const outcomes = await Promise.all([
+        store.charge({ keyId: kept, period: PERIOD, units: 2, limit: null }),
+        store.charge({ keyId: gone, period: PERIOD, units: 1, limit: null }),
+        store.charge({ keyId: near, period: PERIOD, units: 8, limit: 10 }),
+        store.charge({ keyId: gone, period: PERIOD, units: 0, limit: 10 }),
+        store.charge({ keyId: kept, period: PERIOD, units: 3, limit: null }),
+        store.charge({ keyId: near, period: PERIOD, units: 2, limit: 10 }),
+      ]);
+      expect(outcomes).toEqual([
+        { ok: true, used: 3 },
+        { ok: false, used: 0, keyGone: true },
+        { ok: true, used: 9 },
+        { ok: false, used: 0, keyGone: true },
+        { ok: true, used: 6 },
+        { ok: false, used: 9 },
+      ]);
+      expect(await store.unitsUsed(kept, PERIOD)).toBe(6);
+      expect(await store.unitsUsed(near, PERIOD)).toBe(9);
+      expect(await store.unitsUsed(gone, PERIOD)).toBe(0);
+      // The days sum to the units charged.
+      expect((await store.usageByDay("2000-01-01", "2100-01-01")).reduce((sum, day) => sum + day.units, 0)).toBe(15);
+      await store.close();
+    });
+
+    test("a group of its charges alone, and one of a single charge, charge nothing and throw nothing", async () => {
+      const { store, kept, gone } = await withKeyGone();
+      expect(await Promise.all([1, 2].map((units) => store.charge({ keyId: gone, period: PERIOD, units, limit: null })))).toEqual([
+        { ok: false, used: 0, keyGone: true },
+        { ok: false, used: 0, keyGone: true },
+      ]);
+      expect(await store.charge({ keyId: gone, period: "2026-12", units: 1, limit: 100 })).toEqual({ ok: false, used: 0, keyGone: true });
+      expect(await store.charge({ keyId: kept, period: PERIOD, units: 1, limit: null })).toEqual({ ok: true, used: 2 });
+      expect(await store.unitsUsed(gone, "2026-12")).toBe(0);
       await store.close();
     });
   });
