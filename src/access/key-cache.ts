@@ -1,4 +1,4 @@
-import type { ActiveKey, AuthSnapshot, Store } from "../store/store.ts";
+import { sameGeneration, type ActiveKey, type AuthSnapshot, type Generation, type Store } from "../store/store.ts";
 import { hashSecret } from "../store/secret.ts";
 
 /**
@@ -7,8 +7,8 @@ import { hashSecret } from "../store/secret.ts";
  * Invariant: the cache is at most a poll behind the store. The server polls the store's
  * change counter (serve/store-changes.ts), which any process (the CLI included) bumps
  * when it changes a key or a plan, and the cache reloads the whole snapshot when the
- * counter moved; so a revoked or rotated key, or a changed plan, takes effect within a
- * second without a restart. A secret the cache
+ * counter moved, or is another store's (see Generation); so a revoked or rotated key, or
+ * a changed plan, takes effect within a second without a restart. A secret the cache
  * does not know is looked up in the store itself (`lookUp`), so a key created a moment
  * ago works on its very first request.
  */
@@ -77,14 +77,15 @@ export class KeyCache {
 
   /**
    * Reloads the snapshot if the store changed since the last load: since `generation`,
-   * the change counter as just read (serve/store-changes.ts polls it), or as read here;
-   * or if a key it holds was found gone (keyGone).
+   * the change counter as just read (serve/store-changes.ts polls it), or as read here,
+   * moved, or is another store's (a database made again); or if a key it holds was found
+   * gone (keyGone).
    */
-  async refresh(generation?: number): Promise<void> {
+  async refresh(generation?: Generation): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      if (!this.stale && (generation ?? (await this.store.generation())) === this.snapshot.generation) return;
+      if (!this.stale && sameGeneration(generation ?? (await this.store.generation()), this.snapshot.generation)) return;
       // Cleared before the read: a key found gone while it reads makes the next refresh reload again.
       const stale = this.stale;
       this.stale = false;

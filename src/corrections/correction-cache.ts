@@ -1,4 +1,4 @@
-import type { Store } from "../store/store.ts";
+import { sameGeneration, type Generation, type Store } from "../store/store.ts";
 import { CorrectionTable } from "./correction-table.ts";
 
 /**
@@ -19,7 +19,7 @@ export class CorrectionCache {
   private constructor(
     private readonly store: Store,
     private table: CorrectionTable | null,
-    private generation: number,
+    private generation: Generation,
   ) {}
 
   static async load(store: Store): Promise<CorrectionCache> {
@@ -35,13 +35,13 @@ export class CorrectionCache {
   /**
    * Reloads the corrections if the store changed since the last load: since
    * `generation`, the change counter as just read (serve/store-changes.ts polls it), or
-   * as read here.
+   * as read here, moved, or is another store's (a database made again).
    */
-  async refresh(generation?: number): Promise<void> {
+  async refresh(generation?: Generation): Promise<void> {
     if (this.refreshing) return;
     this.refreshing = true;
     try {
-      if ((generation ?? (await this.store.generation())) === this.generation) return;
+      if (sameGeneration(generation ?? (await this.store.generation()), this.generation)) return;
       const snapshot = await this.store.correctionSnapshot();
       this.table = tableOf(snapshot.corrections);
       this.generation = snapshot.generation;

@@ -3,6 +3,8 @@
  * block of addresses, kept in the state store and laid over every lookup.
  */
 
+import type { Generation } from "../store/store.ts";
+
 /** The privacy signals a correction may set (CONTRACT §15's `privacy` object, in part). */
 export const PRIVACY_SIGNALS = ["hosting", "tor", "vpn", "relay", "proxy"] as const;
 export type PrivacySignal = (typeof PRIVACY_SIGNALS)[number];
@@ -49,6 +51,6 @@ export interface Correction {
 
 /** The corrections and the store's change counter they were read with, from one snapshot. */
 export interface CorrectionSnapshot {
-  readonly generation: number;
+  readonly generation: Generation;
   readonly corrections: readonly Correction[];
 }

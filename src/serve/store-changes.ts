@@ -1,12 +1,13 @@
-import type { Store } from "../store/store.ts";
+import type { Generation, Store } from "../store/store.ts";
 
 /**
  * What a thread keeps of the state store in memory (the key cache, the corrections),
- * reloaded when the store's change counter has moved past what it holds.
+ * reloaded when the store's change counter has moved past what it holds, or is another
+ * store's.
  */
 export interface FollowsStore {
   /** Reloads if the counter, as just read, differs from the one loaded. */
-  refresh(generation: number): Promise<void>;
+  refresh(generation: Generation): Promise<void>;
 }
 
 export interface StoreChangeReports {
@@ -35,7 +36,7 @@ export function followStoreChanges(
   let polling = false;
   let stopped = false;
   const tick = async () => {
-    let generation: number;
+    let generation: Generation;
     try {
       generation = await store.generation();
     } catch (error) {

@@ -1,6 +1,7 @@
 import type { SQL } from "bun";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
 import { checkCorrectionRow, fieldsJson, holdsAlready, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
+import { toGeneration, type GenerationRow } from "./generation-row.ts";
 
 /**
  * The corrections table of the PostgreSQL state (postgres-schema.ts, migration 4), for
@@ -18,8 +19,8 @@ export async function listCorrections(sql: SQL): Promise<Correction[]> {
 /** The corrections and the change counter, from one snapshot. */
 export function correctionSnapshot(sql: SQL): Promise<CorrectionSnapshot> {
   return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-    const [generation] = await tx`SELECT value FROM generation WHERE id = 1`;
-    return { generation: Number(generation.value), corrections: await listCorrections(tx) };
+    const [generation] = await tx<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`;
+    return { generation: toGeneration(generation!), corrections: await listCorrections(tx) };
   });
 }
 

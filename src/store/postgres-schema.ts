@@ -8,12 +8,12 @@ import { StateNotFoundError, StoreError } from "./store.ts";
  *
  * The tables mirror the SQLite state file's (src/store/schema.ts): `plans`, `keys`,
  * `usage`, and `generation`, one row that triggers bump on every change to keys or plans,
- * from any connection or host. They are statement-level triggers that count a statement
- * only when it changed a row (their transition table is not empty), so an UPDATE that
- * matches nothing, like revoking a revoked key, moves nothing, as with SQLite's row
- * triggers, and a copy of many keys moves it once rather than once a row. Each bump also
- * sends `NOTIFY iplookup_changes` with the new value, for servers that LISTEN rather
- * than poll.
+ * from any connection or host, with the store's id (migration 7). They are
+ * statement-level triggers that count a statement only when it changed a row (their
+ * transition table is not empty), so an UPDATE that matches nothing, like revoking a
+ * revoked key, moves nothing, as with SQLite's row triggers, and a copy of many keys
+ * moves it once rather than once a row. Each bump also sends `NOTIFY iplookup_changes`
+ * with the new value, for servers that LISTEN rather than poll.
  *
  * `keys.seq` is the order of insertion, which breaks ties between keys created in the
  * same millisecond (SQLite's rowid). Times are timestamptz; periods `YYYY-MM` text.
@@ -190,6 +190,14 @@ const MIGRATIONS: readonly string[] = [
     error text,
     PRIMARY KEY (delivery_id, attempt)
   );
+  `,
+  // 7: the store's id, made at random with the schema (and with a generation row made
+  // again): a server compares it with the counter (see Generation in store.ts), so a
+  // database dropped and made again, or a schema restored from another database, whose
+  // counter reads what the server loaded before, is still reloaded. A server of version
+  // 6 still running reads and moves the counter alone, as before.
+  `
+  ALTER TABLE generation ADD COLUMN store_id text NOT NULL DEFAULT gen_random_uuid()::text;
   `,
 ];
 

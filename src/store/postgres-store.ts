@@ -16,6 +16,7 @@ import type { Correction, CorrectionFields, CorrectionSnapshot } from "../correc
 import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
 import { exportOnceEvents, exportWebhookRows, importWebhookRows, PostgresWebhooks, recordCrossings } from "./postgres-webhooks.ts";
 import { writeChangeRecord } from "./postgres-records.ts";
+import { toGeneration, type GenerationRow } from "./generation-row.ts";
 import type { UsageCrossing } from "./sqlite-webhooks.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
@@ -36,6 +37,7 @@ import {
   type ChargeOutcome,
   type DayUsage,
   type DayUsageRecord,
+  type Generation,
   type ImportOptions,
   type IssuedAdminToken,
   type IssuedKey,
@@ -531,9 +533,9 @@ export class PostgresStore implements Store {
   }
 
 
-  async generation(): Promise<number> {
-    const [row] = await this.read(() => this.sql`SELECT value FROM generation WHERE id = 1`, true);
-    return Number(row.value);
+  async generation(): Promise<Generation> {
+    const [row] = await this.read(() => this.sql<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`, true);
+    return toGeneration(row!);
   }
 
   async authSnapshot(): Promise<AuthSnapshot> {
@@ -542,7 +544,7 @@ export class PostgresStore implements Store {
     // would never be reloaded).
     return this.read(() =>
       this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-        const [generation] = await tx`SELECT value FROM generation WHERE id = 1`;
+        const [generation] = await tx<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`;
         const rows = await tx.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`);
         const keysByHash = new Map<string, ActiveKey>();
         for (const row of rows) {
@@ -550,7 +552,7 @@ export class PostgresStore implements Store {
           keysByHash.set(row.secret_hash, active);
           if (row.previous_secret_hash !== null) keysByHash.set(row.previous_secret_hash, previousSecret(active));
         }
-        return { generation: Number(generation.value), keysByHash };
+        return { generation: toGeneration(generation!), keysByHash };
       }),
     );
   }

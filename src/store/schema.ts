@@ -6,7 +6,8 @@ import { StoreError } from "./store.ts";
  * number applied. All of a run's migrations go in one transaction.
  *
  * `generation` is one row that triggers bump on every change to keys or plans, from any
- * connection or process: a server polls it to know when to reload its key cache.
+ * connection or process, with the store's id (migration 6): a server polls it to know
+ * when to reload its key cache.
  */
 const MIGRATIONS: readonly string[] = [
   `
@@ -146,6 +147,15 @@ const MIGRATIONS: readonly string[] = [
     error TEXT,
     PRIMARY KEY (delivery_id, attempt)
   ) STRICT, WITHOUT ROWID;
+  `,
+  // 6: the store's id, made at random with the schema: a server compares it with the
+  // counter (see Generation in store.ts), so a state restored over the file from another
+  // one (sqlite3's .restore), whose counter reads what the server loaded before, is
+  // still reloaded. SQLite adds a column only with a constant default: the id is written
+  // after. A server of version 5 still running reads and moves the counter alone.
+  `
+  ALTER TABLE generation ADD COLUMN store_id TEXT NOT NULL DEFAULT '';
+  UPDATE generation SET store_id = lower(hex(randomblob(16)));
   `,
 ];
 

@@ -2,6 +2,7 @@ import type { Database } from "bun:sqlite";
 import type { Correction, CorrectionFields, CorrectionSnapshot } from "../corrections/correction.ts";
 import { checkCorrectionRow, fieldsJson, holdsAlready, inAddressOrder, toCorrection, type CorrectionRow } from "./correction-rows.ts";
 import { StoreUnavailableError } from "./store.ts";
+import { toGeneration, type GenerationRow } from "./generation-row.ts";
 
 /**
  * The corrections table of the SQLite state file (schema.ts, migration 3), for
@@ -19,7 +20,7 @@ export function listCorrections(db: Database): Correction[] {
 export function correctionSnapshot(db: Database): CorrectionSnapshot {
   return db
     .transaction(() => ({
-      generation: db.query<{ value: number }, []>("SELECT value FROM generation WHERE id = 1").get()!.value,
+      generation: toGeneration(db.query<GenerationRow, []>("SELECT value, store_id FROM generation WHERE id = 1").get()!),
       corrections: listCorrections(db),
     }))
     .deferred();

@@ -16,6 +16,7 @@ import type { Correction, CorrectionFields, CorrectionSnapshot } from "../correc
 import { applyControlChanges, controlColumnList, controlFields, controlValues, sameControlValues, type ControlColumns } from "./key-control-columns.ts";
 import { SqliteWebhooks, type UsageCrossing } from "./sqlite-webhooks.ts";
 import { writeChangeRecord } from "./sqlite-records.ts";
+import { toGeneration, type GenerationRow } from "./generation-row.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StateNotFoundError,
@@ -35,6 +36,7 @@ import {
   type ChargeOutcome,
   type DayUsage,
   type DayUsageRecord,
+  type Generation,
   type ImportOptions,
   type IssuedAdminToken,
   type IssuedKey,
@@ -158,7 +160,7 @@ export class SqliteStore implements Store {
     keyUsed: Statement<{ used: number | null }, [string, string]>;
     addUsage: Statement<unknown, [string, string, number]>;
     addDay: Statement<unknown, [string, string, number, number, string]>;
-    generation: Statement<{ value: number }, []>;
+    generation: Statement<GenerationRow, []>;
     key: Statement<KeyRow, [string]>;
     plan: Statement<PlanRow, [string]>;
     activeKey: Statement<ActiveKeyRow, [string]>;
@@ -184,7 +186,7 @@ export class SqliteStore implements Store {
          ON CONFLICT (key_id, day) DO UPDATE SET requests = requests + excluded.requests, units = units + excluded.units,
            last_used_at = max(last_used_at, excluded.last_used_at)`,
       ),
-      generation: db.query("SELECT value FROM generation WHERE id = 1"),
+      generation: db.query("SELECT value, store_id FROM generation WHERE id = 1"),
       key: db.query(`SELECT ${KEY_COLUMNS} FROM keys WHERE id = ?1`),
       plan: db.query(`SELECT ${PLAN_COLUMNS} FROM plans WHERE name = ?1`),
       activeKey: db.query(`${ACTIVE_KEYS} WHERE (k.secret_hash = ?1 OR k.previous_secret_hash = ?1) AND k.revoked_at IS NULL`),
@@ -407,15 +409,15 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
-  async generation(): Promise<number> {
-    return this.statements.generation.get()!.value;
+  async generation(): Promise<Generation> {
+    return toGeneration(this.statements.generation.get()!);
   }
 
   async authSnapshot(): Promise<AuthSnapshot> {
     // One read transaction: the generation and the keys come from the same snapshot.
     return this.db
       .transaction(() => {
-        const generation = this.statements.generation.get()!.value;
+        const generation = toGeneration(this.statements.generation.get()!);
         const rows = this.db.query<ActiveKeyRow, []>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`).all();
         const keysByHash = new Map<string, ActiveKey>();
         for (const row of rows) {

@@ -58,10 +58,30 @@ export interface ActiveKey {
   readonly secretValidUntil?: number;
 }
 
+/**
+ * Where a store's change counter stands: what a server's caches compare to know whether
+ * to reload (see sameGeneration).
+ */
+export interface Generation {
+  /**
+   * The store's id, made at random with its schema: a database dropped and made again,
+   * or a state restored from another one, counts again from the same values, and is told
+   * apart by it.
+   */
+  readonly storeId: string;
+  /** Moves whenever a key, a plan or a correction changes, from any process or host. */
+  readonly count: number;
+}
+
+/** Whether two readings are of the same store at the same change. */
+export function sameGeneration(a: Generation, b: Generation): boolean {
+  return a.count === b.count && a.storeId === b.storeId;
+}
+
 /** A snapshot of every active key by the hash of its secret, for the in-memory key cache. */
 export interface AuthSnapshot {
-  /** Changes whenever a key or a plan changes, from any process. */
-  readonly generation: number;
+  /** The change counter the keys were read with. */
+  readonly generation: Generation;
   readonly keysByHash: ReadonlyMap<string, ActiveKey>;
 }
 
@@ -522,8 +542,8 @@ export interface Store {
    */
   setPlan(name: string, changes: PlanChanges, audit?: Audit<Plan, Plan | null>): Promise<Plan>;
 
-  /** The cheap change counter behind AuthSnapshot.generation. */
-  generation(): Promise<number>;
+  /** The cheap change counter behind AuthSnapshot.generation, with the store's id: one read. */
+  generation(): Promise<Generation>;
   authSnapshot(): Promise<AuthSnapshot>;
   /**
    * The active key whose secret has this hash, with its plan, or null: read from the

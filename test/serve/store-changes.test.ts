@@ -1,12 +1,18 @@
 import { expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { KeyCache } from "../../src/access/key-cache.ts";
 import { parseAddress } from "../../src/address/parse.ts";
 import { CorrectionCache } from "../../src/corrections/correction-cache.ts";
 import { followStoreChanges, type FollowsStore } from "../../src/serve/store-changes.ts";
+import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import type { Generation, Store } from "../../src/store/store.ts";
+import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { tempStatePaths } from "../store/temp-state.ts";
 
 const freshPath = tempStatePaths();
+const states = testStates();
 const POLL_MS = 10;
 
 /** Waits until `done()` holds, for at most two seconds. */
@@ -88,25 +94,87 @@ test("a cache that fails to reload is reported by name and the others still relo
 
 test("a poll still waiting for the store starts no other; after stop() nothing more is read", async () => {
   let counterReads = 0;
-  let answer: (generation: number) => void = () => {};
+  let answer: (generation: Generation) => void = () => {};
   const silent = {
     generation: () => {
       counterReads++;
-      return new Promise<number>((resolve) => (answer = resolve));
+      return new Promise<Generation>((resolve) => (answer = resolve));
     },
   };
   const refreshed: number[] = [];
   const seen = reports();
-  const changes = followStoreChanges(silent, { keys: { refresh: async (generation) => void refreshed.push(generation) } }, POLL_MS, seen);
+  const changes = followStoreChanges(silent, { keys: { refresh: async (generation) => void refreshed.push(generation.count) } }, POLL_MS, seen);
   await until(() => counterReads === 1);
   await Bun.sleep(POLL_MS * 10);
   expect(counterReads).toBe(1);
-  answer(7);
+  answer({ storeId: "s", count: 7 });
   await until(() => seen.reachedCount() === 1);
   expect(refreshed).toEqual([7]);
   await until(() => counterReads === 2);
   changes.stop();
-  answer(8);
+  answer({ storeId: "s", count: 8 });
   await Bun.sleep(POLL_MS * 10);
   expect(counterReads).toBe(2);
+});
+
+/**
+ * A key and a correction made on `store` (its counter moves twice), the caches of a
+ * server loaded from it, and a poll of its counter.
+ */
+async function servedStore(store: Store, name: string) {
+  const issued = await store.createKey(name, "free");
+  await store.putCorrection("192.0.2.0/24", { city: name }, null);
+  const keys = await KeyCache.load(store);
+  const corrections = await CorrectionCache.load(store);
+  return { issued, keys, corrections, generation: await store.generation() };
+}
+
+test.skipIf(!postgresAvailable)("a PostgreSQL schema dropped and made again, its counter back at the value the caches loaded: both caches reload", async () => {
+  const url = await states.fresh();
+  const server = await PostgresStore.open(url);
+  const before = await servedStore(server, "before");
+  const schema = new URL(url).searchParams.get("options")!.replace("-c search_path=", "");
+  const admin = new SQL(url, { max: 1 });
+  await admin.unsafe(`DROP SCHEMA ${schema} CASCADE; CREATE SCHEMA ${schema}`);
+  await admin.close();
+  // Made again as the CLI makes it: the same changes, so the counter reads the same.
+  const cli = await PostgresStore.open(url);
+  const after = await cli.createKey("after", "free");
+  await cli.putCorrection("192.0.2.0/24", { city: "after" }, null);
+  await cli.close();
+  expect((await server.generation()).count).toBe(before.generation.count);
+  const seen = reports();
+  const changes = followStoreChanges(server, { keys: before.keys, corrections: before.corrections }, POLL_MS, seen);
+  try {
+    await until(() => before.keys.authenticate(after.secret) !== null);
+    expect(before.keys.authenticate(before.issued.secret)).toBeNull();
+    await until(() => before.corrections.current()?.at(parseAddress("192.0.2.9")!).fields?.city === "after");
+  } finally {
+    changes.stop();
+    await server.close();
+  }
+});
+
+test("a SQLite state whose generation row is another store's, its counter at the value the caches loaded (a file restored over it): both caches reload", async () => {
+  const path = freshPath();
+  const server = SqliteStore.open(path);
+  const before = await servedStore(server, "before");
+  const raw = new Database(path);
+  // What a restore of another state over the file (sqlite3's .restore) leaves: other
+  // rows, another store's id, and a counter that reads what the server loaded.
+  raw.transaction(() => {
+    raw.run("DELETE FROM usage_days; DELETE FROM usage; DELETE FROM keys; UPDATE corrections SET fields = '{\"city\":\"after\"}'");
+    raw.query("UPDATE generation SET value = ?1, store_id = 'restored'").run(before.generation.count);
+  })();
+  raw.close();
+  expect((await server.generation()).count).toBe(before.generation.count);
+  const seen = reports();
+  const changes = followStoreChanges(server, { keys: before.keys, corrections: before.corrections }, POLL_MS, seen);
+  try {
+    await until(() => before.keys.authenticate(before.issued.secret) === null);
+    await until(() => before.corrections.current()?.at(parseAddress("192.0.2.9")!).fields?.city === "after");
+  } finally {
+    changes.stop();
+    await server.close();
+  }
 });

@@ -21,9 +21,9 @@ describe("corrections on SQLite", () => {
     db.close();
     const reopened = SqliteStore.open(path);
     expect((await reopened.getKey(key.id))?.name).toBe("old");
-    const generation = await reopened.generation();
+    const generation = (await reopened.generation()).count;
     await reopened.putCorrection("192.0.2.0/24", { asn: 1 }, null);
-    expect(await reopened.generation()).toBe(generation + 1);
+    expect((await reopened.generation()).count).toBe(generation + 1);
     await reopened.close();
   });
 

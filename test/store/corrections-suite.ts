@@ -44,7 +44,7 @@ export function correctionsStoreSuite(kind: StoreKind): void {
     test("what is not sound is refused with StoreError and writes nothing", async () => {
       const store = await kind.open(await kind.fresh());
       await store.putCorrection("192.0.2.0/24", { asn: 1 }, null);
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       const refused: [string, unknown, string | null][] = [
         ["192.0.2.1/24", { asn: 1 }, null], // host bits
         ["192.0.2.0/33", { asn: 1 }, null],
@@ -61,7 +61,7 @@ export function correctionsStoreSuite(kind: StoreKind): void {
         await expect(store.putCorrection(cidr, fields as never, note)).rejects.toBeInstanceOf(StoreError);
       }
       expect(await store.listCorrections()).toEqual([expect.objectContaining({ cidr: "192.0.2.0/24", fields: { asn: 1 } })]);
-      expect(await store.generation()).toBe(generation);
+      expect((await store.generation()).count).toBe(generation);
       await store.close();
     });
 
@@ -69,12 +69,12 @@ export function correctionsStoreSuite(kind: StoreKind): void {
       const location = await kind.fresh();
       const writer = await kind.open(location);
       const reader = await kind.open(location);
-      let seen = (await reader.correctionSnapshot()).generation;
+      let seen = (await reader.correctionSnapshot()).generation.count;
       const moved = async () => {
         const snapshot = await reader.correctionSnapshot();
-        expect(snapshot.generation).toBeGreaterThan(seen);
-        expect(await reader.generation()).toBe(snapshot.generation);
-        seen = snapshot.generation;
+        expect(snapshot.generation.count).toBeGreaterThan(seen);
+        expect((await reader.generation()).count).toBe(snapshot.generation.count);
+        seen = snapshot.generation.count;
         return snapshot.corrections.map((c) => [c.cidr, c.fields]);
       };
       await writer.putCorrection("192.0.2.0/24", { country_code: "DE" }, null);
@@ -85,7 +85,7 @@ export function correctionsStoreSuite(kind: StoreKind): void {
       expect(await moved()).toEqual([]);
       // Removing what is not there changes nothing.
       await writer.removeCorrection("192.0.2.0/24");
-      expect(await reader.generation()).toBe(seen);
+      expect((await reader.generation()).count).toBe(seen);
       await writer.close();
       await reader.close();
     });

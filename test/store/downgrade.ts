@@ -7,6 +7,8 @@ import type { SQL } from "bun";
  * migration added to the stores adds its undoing here (schema.ts, postgres-schema.ts).
  */
 const SQLITE_UNDO: Record<number, string[]> = {
+  // 6: the store's id.
+  6: ["ALTER TABLE generation DROP COLUMN store_id"],
   // 5: webhooks and the event outbox.
   5: ["DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries", "DROP TABLE webhook_events", "DROP TABLE webhooks"],
   // 4: key controls, read-only admin tokens, the audit log.
@@ -23,6 +25,7 @@ const SQLITE_UNDO: Record<number, string[]> = {
 };
 
 const POSTGRES_UNDO: Record<number, string[]> = {
+  7: ["ALTER TABLE generation DROP COLUMN store_id"],
   6: ["DROP TABLE webhook_attempts", "DROP TABLE webhook_deliveries", "DROP TABLE webhook_events", "DROP TABLE webhooks"],
   5: [
     "DROP TABLE audit_log",

@@ -37,16 +37,16 @@ export function keyControlsStoreSuite(kind: StoreKind): void {
     test("updateKey: what is given changes in one step (plan included), null clears, the rest stays; only a real change moves the counter", async () => {
       const store = await kind.open(await kind.fresh());
       const { key, secret } = await store.createKey("web", "free", CONTROLS);
-      let generation = await store.generation();
+      let generation = (await store.generation()).count;
       const moved = await store.updateKey(key.id, { plan: "standard", allowedOrigins: null, metadata: { v: 2 } });
       expect(moved).toMatchObject({ plan: "standard", controls: { ...CONTROLS, allowedOrigins: null, metadata: { v: 2 } } });
       expect(await store.getKey(key.id)).toEqual(moved!);
-      expect(await store.generation()).not.toBe(generation);
+      expect((await store.generation()).count).not.toBe(generation);
       expect((await store.findActiveKey(hashSecret(secret)))?.plan.name).toBe("standard");
-      generation = await store.generation();
+      generation = (await store.generation()).count;
       expect(await store.updateKey(key.id, { plan: "standard", metadata: { v: 2 } })).toEqual(moved!);
       expect(await store.updateKey(key.id, {})).toEqual(moved!);
-      expect(await store.generation()).toBe(generation);
+      expect((await store.generation()).count).toBe(generation);
       const cleared = await store.updateKey(key.id, { expiresAt: null, allowedCidrs: null, metadata: null });
       expect(cleared).not.toHaveProperty("controls");
       expect(await store.updateKey("key_nosuchkey0000000", { metadata: { a: 1 } })).toBeNull();
@@ -129,9 +129,9 @@ export function keyControlsStoreSuite(kind: StoreKind): void {
       expect((await store.listAudit(at("2026-11-01", "00:00:00.000"), at("2026-11-04", "00:00:00.000"), 2)).map((entry) => entry.action)).toEqual(["plan.updated", "key.revoked"]);
       expect(await store.listAudit(at("2026-10-01", "00:00:00.000"), at("2026-11-01", "00:00:00.000"), 100)).toEqual([]);
       // Entries leave the keys' change counter alone (as admin tokens do).
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       await record({ at: at("2026-11-05"), actor: "cli", action: "x.y", target: "t", changes: {} });
-      expect(await store.generation()).toBe(generation);
+      expect((await store.generation()).count).toBe(generation);
       await store.close();
     });
 

@@ -7,6 +7,7 @@ import { hashSecret } from "../../src/store/secret.ts";
 import { StateNotFoundError, StoreError, StoreTimeoutError, StoreUnavailableError } from "../../src/store/store.ts";
 import { databaseUrl, postgresAvailable, testStates } from "../support/postgres.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
+import { downgradePostgres } from "./downgrade.ts";
 import { postgresRawChanges } from "./raw-changes.ts";
 import { storeSuite } from "./store-suite.ts";
 
@@ -40,12 +41,39 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       expect((await raw(url, (sql) => sql`SELECT xmin::text AS xmin FROM iplookup_schema`))[0].xmin).toBe(first.xmin);
     });
 
+    test("a database of schema version 6 gains the store's id, keeping its counter; a server of version 6 still running reads and moves the counter as before", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      await store.createKey("old", "free");
+      await store.close();
+      await raw(url, (sql) => downgradePostgres(sql, 6));
+      // The connection of a server of version 6, open across the migration, with its statements prepared before it.
+      const old = new SQL(url, { max: 1 });
+      try {
+        const oldCounter = async () => Number((await old`SELECT value FROM generation WHERE id = 1`)[0].value);
+        const probe = () => old`SELECT 1 AS taken FROM generation WHERE id = 1 FOR KEY SHARE`;
+        const count = await oldCounter();
+        expect(await probe()).toEqual([{ taken: 1 }]);
+        const migrated = await PostgresStore.open(url);
+        expect(await migrated.generation()).toEqual({ storeId: expect.stringMatching(/^[0-9a-f-]{36}$/), count });
+        expect(await oldCounter()).toBe(count);
+        expect(await probe()).toEqual([{ taken: 1 }]);
+        // A key the old server creates moves the counter for both.
+        await old`INSERT INTO keys (id, name, plan, secret_hash, created_at) VALUES ('key_aaaaaaaaaaaaaaaa', 'from 6', 'free', ${hashSecret("from 6")}, now())`;
+        expect(await oldCounter()).toBe(count + 1);
+        expect((await migrated.generation()).count).toBe(count + 1);
+        await migrated.close();
+      } finally {
+        await old.close();
+      }
+    });
+
     test("six stores opening one empty database at the same moment migrate it once", async () => {
       const url = await states.fresh();
       const stores = await Promise.all(Array.from({ length: 6 }, () => PostgresStore.open(url)));
       expect(await stores[0]!.listPlans()).toHaveLength(3);
       // Seeding the plans is the only change so far: it ran once.
-      for (const store of stores) expect(await store.generation()).toBe(1);
+      for (const store of stores) expect((await store.generation()).count).toBe(1);
       await Promise.all(stores.map((store) => store.close()));
     });
 
@@ -53,7 +81,7 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       const url = await states.fresh();
       const script = `import { PostgresStore } from ${JSON.stringify(join(import.meta.dir, "..", "..", "src", "store", "postgres-store.ts"))};
         const store = await PostgresStore.open(process.argv[1]);
-        process.stdout.write(String(await store.generation()));
+        process.stdout.write(String((await store.generation()).count));
         await store.close();`;
       const children = [0, 1].map(() => Bun.spawn([process.execPath, "-e", script, url], { stdout: "pipe", stderr: "pipe" }));
       expect(await Promise.all(children.map((child) => child.exited))).toEqual([0, 0]);
@@ -217,15 +245,15 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
           ["TRUNCATE keys CASCADE", 1],
         ];
         for (const [statement, moves] of cases) {
-          const before = await store.generation();
+          const before = (await store.generation()).count;
           await sql.unsafe(statement);
-          expect({ statement, moved: (await store.generation()) - before }).toEqual({ statement, moved: moves });
+          expect({ statement, moved: (await store.generation()).count - before }).toEqual({ statement, moved: moves });
         }
-        const last = String(await store.generation());
+        const last = String((await store.generation()).count);
         for (let i = 0; i < 100 && !announced.includes(last); i++) await Bun.sleep(10);
         await subscription.unlisten();
       });
-      expect(announced.at(-1)).toBe(String(await store.generation()));
+      expect(announced.at(-1)).toBe(String((await store.generation()).count));
       await store.close();
     });
   });

@@ -6,6 +6,7 @@ import { SCHEMA_VERSION } from "../../src/store/schema.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { StateNotFoundError, StoreError } from "../../src/store/store.ts";
+import { downgradeSqlite } from "./downgrade.ts";
 import { sqliteRawChanges } from "./raw-changes.ts";
 import { storeSuite } from "./store-suite.ts";
 import { tempStatePaths } from "./temp-state.ts";
@@ -48,6 +49,33 @@ describe("opening", () => {
     await store.close();
   });
 
+  test("a state file of schema version 5 gains the store's id, keeping its counter; a server of version 5 still running reads and moves the counter as before", async () => {
+    const path = freshPath();
+    const store = SqliteStore.open(path);
+    await store.createKey("old", "free");
+    await store.close();
+    // The connection of a server of version 5, open across the migration, with its statements prepared before it.
+    const old = new Database(path);
+    try {
+      downgradeSqlite(old, 5);
+      const oldCounter = () => old.query<{ value: number }, []>("SELECT value FROM generation WHERE id = 1").get()!.value;
+      const count = oldCounter();
+      const migrated = SqliteStore.open(path);
+      expect(pragma(path, "user_version")).toBe(SCHEMA_VERSION);
+      expect(await migrated.generation()).toEqual({ storeId: expect.stringMatching(/^[0-9a-f]{32}$/), count });
+      expect(oldCounter()).toBe(count);
+      // Its check that the file can be written, and a key it creates, which moves the counter for both.
+      old.run("BEGIN IMMEDIATE");
+      old.run("UPDATE generation SET value = value WHERE 0");
+      old.run("ROLLBACK");
+      old.query("INSERT INTO keys (id, name, plan, secret_hash, created_at) VALUES ('key_aaaaaaaaaaaaaaaa', 'from 5', 'free', ?1, ?2)").run(hashSecret("from 5"), new Date().toISOString());
+      expect(oldCounter()).toBe(count + 1);
+      expect((await migrated.generation()).count).toBe(count + 1);
+      await migrated.close();
+    } finally {
+      old.close();
+    }
+  });
 
   test("create: false refuses a missing file with StateNotFoundError and creates nothing; an existing file opens", async () => {
     const path = join(dirname(freshPath()), "deeper", "state.db");
@@ -139,9 +167,9 @@ describe("the change counter", () => {
       `UPDATE keys SET name = 'renamed' WHERE id = '${key.id}'`,
       `DELETE FROM keys WHERE id = '${key.id}'`,
     ]) {
-      const before = await store.generation();
+      const before = (await store.generation()).count;
       raw.run(sql);
-      expect(await store.generation()).toBe(before + 1);
+      expect((await store.generation()).count).toBe(before + 1);
     }
     raw.close();
     await store.close();

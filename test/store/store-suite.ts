@@ -41,12 +41,12 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
         { name: "unlimited", maxBatchSize: 10_000, monthlyUnits: null, rateLimit: null },
       ]);
       await store.setPlan("free", { rateLimit: 5 });
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       await store.close();
       const again = await kind.open(location);
       expect((await again.getPlan("free"))?.rateLimit).toBe(5);
       expect(await again.listPlans()).toHaveLength(3);
-      expect(await again.generation()).toBe(generation);
+      expect((await again.generation()).count).toBe(generation);
       await again.close();
     });
   });
@@ -100,14 +100,14 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
 
     test("a key needs a known plan and a name; a refused key leaves no trace", async () => {
       const store = await kind.open(await kind.fresh());
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       await expect(store.createKey("x", "gold")).rejects.toThrow(new StoreError('there is no plan "gold"'));
       for (const name of ["", "   ", "x".repeat(201), "a\nb", "bell\u0007"]) {
         await expect(store.createKey(name, "free")).rejects.toThrow(StoreError);
       }
       expect((await store.createKey("x".repeat(200), "free")).key.name).toHaveLength(200);
       expect(await store.listKeys()).toHaveLength(1);
-      expect(await store.generation()).toBe(generation + 1);
+      expect((await store.generation()).count).toBe(generation + 1);
       await store.close();
     });
 
@@ -127,16 +127,16 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
     test("setKeyPlan: no such key is null; an unknown plan or a revoked key is refused and changes nothing", async () => {
       const store = await kind.open(await kind.fresh());
       const { key } = await store.createKey("k", "free");
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       expect(await store.setKeyPlan("key_missing", "standard")).toBeNull();
       await expect(store.setKeyPlan(key.id, "gold")).rejects.toThrow(new StoreError('there is no plan "gold"'));
       expect(await store.getKey(key.id)).toEqual(key);
       const revoked = (await store.revokeKey(key.id))!;
-      const afterRevoke = await store.generation();
+      const afterRevoke = (await store.generation()).count;
       await expect(store.setKeyPlan(key.id, "standard")).rejects.toThrow(/was revoked on .*; a revoked key keeps its plan/);
       expect(await store.getKey(key.id)).toEqual(revoked);
       expect(afterRevoke).toBe(generation + 1);
-      expect(await store.generation()).toBe(afterRevoke);
+      expect((await store.generation()).count).toBe(afterRevoke);
       await store.close();
     });
 
@@ -182,25 +182,25 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
     test("bad values and names are refused and change nothing", async () => {
       const store = await kind.open(await kind.fresh());
       const before = await store.listPlans();
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       await expect(store.setPlan("free", { maxBatchSize: 0 })).rejects.toThrow(StoreError);
       await expect(store.setPlan("free", { maxBatchSize: 5, monthlyUnits: 1.5 })).rejects.toThrow(StoreError);
       await expect(store.setPlan("free", { rateLimit: -1 })).rejects.toThrow(StoreError);
       await expect(store.setPlan("bad name", { maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 })).rejects.toThrow(StoreError);
       expect(await store.listPlans()).toEqual(before);
-      expect(await store.generation()).toBe(generation);
+      expect((await store.generation()).count).toBe(generation);
       await store.close();
     });
 
     test("setting a plan to what it is writes nothing: the change counter stays (no server reloads its keys for it)", async () => {
       const store = await kind.open(await kind.fresh());
       const free = (await store.listPlans()).find((plan) => plan.name === "free")!;
-      const generation = await store.generation();
+      const generation = (await store.generation()).count;
       expect(await store.setPlan("free", { maxBatchSize: free.maxBatchSize, monthlyUnits: free.monthlyUnits, rateLimit: free.rateLimit })).toEqual(free);
       expect(await store.setPlan("free", {})).toEqual(free);
-      expect(await store.generation()).toBe(generation);
+      expect((await store.generation()).count).toBe(generation);
       await store.setPlan("free", { maxBatchSize: free.maxBatchSize + 1 });
-      expect(await store.generation()).toBeGreaterThan(generation);
+      expect((await store.generation()).count).toBeGreaterThan(generation);
       await store.close();
     });
   });
@@ -210,9 +210,9 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
       const location = await kind.fresh();
       const server = await kind.open(location);
       const cli = await kind.open(location);
-      let last = await server.generation();
+      let last = (await server.generation()).count;
       const moved = async () => {
-        const now = await server.generation();
+        const now = (await server.generation()).count;
         const changed = now !== last;
         last = now;
         return changed;
@@ -245,9 +245,31 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
       await cli.listKeys();
       await cli.authSnapshot();
       expect(await moved()).toBe(false);
-      expect((await server.authSnapshot()).generation).toBe(last);
+      expect((await server.authSnapshot()).generation.count).toBe(last);
       await cli.close();
       await server.close();
+    });
+
+    test("is read with the store's id, which stays with the store whatever changes, and is another store's own", async () => {
+      const location = await kind.fresh();
+      const store = await kind.open(location);
+      const { storeId } = await store.generation();
+      expect(storeId).toMatch(/^[0-9a-f-]{32,36}$/);
+      await store.createKey("k", "free");
+      await store.putCorrection("192.0.2.0/24", { asn: 64500 }, null);
+      expect((await store.authSnapshot()).generation.storeId).toBe(storeId);
+      expect((await store.correctionSnapshot()).generation.storeId).toBe(storeId);
+      await store.close();
+      const again = await kind.open(location);
+      expect((await again.generation()).storeId).toBe(storeId);
+      const other = await kind.open(await kind.fresh());
+      // Made the same way, the other store's counter reads the same: only the id tells them apart.
+      await other.createKey("k", "free");
+      await other.putCorrection("192.0.2.0/24", { asn: 64500 }, null);
+      expect((await other.generation()).count).toBe((await again.generation()).count);
+      expect((await other.generation()).storeId).not.toBe(storeId);
+      await other.close();
+      await again.close();
     });
   });
 
@@ -511,10 +533,10 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
       const snapshot = await store.exportState();
       await store.close();
       const copy = await kind.open(await kind.fresh());
-      const generation = await copy.generation();
+      const generation = (await copy.generation()).count;
       await copy.importState(snapshot);
       expect(await copy.exportState()).toEqual(snapshot);
-      expect(await copy.generation()).toBeGreaterThan(generation);
+      expect((await copy.generation()).count).toBeGreaterThan(generation);
       expect((await copy.findActiveKey(hashSecret(secrets.a)))?.key.id).toBe(ids.a);
       expect((await copy.findActiveKey(hashSecret(secrets.b)))?.plan).toEqual({ name: "standard", maxBatchSize: 1000, monthlyUnits: 10_000_000, rateLimit: 100 });
       expect((await copy.authSnapshot()).keysByHash.size).toBe(2);
@@ -532,10 +554,10 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
       const own = await target.createKey("own", "free");
       await target.setPlan("bronze", { maxBatchSize: 1, monthlyUnits: 1, rateLimit: 1 });
       const before = await target.exportState();
-      const generation = await target.generation();
+      const generation = (await target.generation()).count;
       await expect(target.importState(snapshot)).rejects.toThrow(/holds 1 key already/);
       expect(await target.exportState()).toEqual(before);
-      expect(await target.generation()).toBe(generation);
+      expect((await target.generation()).count).toBe(generation);
       await target.importState(snapshot, { replace: true });
       expect(await target.exportState()).toEqual(snapshot);
       expect(await target.findActiveKey(hashSecret(own.secret))).toBeNull();
