@@ -196,7 +196,7 @@ export function createApp(deps: AppDeps) {
       { query: AsnSearchQuery },
     )
     .get("/v1/me", ({ request }) => {
-      const client = contextOf(request).findClient(request, trustProxy);
+      const client = contextOf(request).findLiveClient(request, trustProxy);
       if (!client) throw new Error("the request has no peer address (it did not come through a socket)");
       return json({ ip: client.text, version: client.version }, 200, request);
     })

@@ -25,7 +25,7 @@ const PREFLIGHT_MAX_AGE = "600";
 export function keyCall(options: KeyControlOptions): KeyCall<Request> {
   return {
     now: options.now,
-    client: (request) => contextOf(request).findClient(request, options.trustProxy),
+    client: (request) => contextOf(request).findLiveClient(request, options.trustProxy),
     origin: (request) => request.headers.get("origin"),
   };
 }

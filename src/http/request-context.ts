@@ -1,6 +1,7 @@
 import type { Address } from "../address/address.ts";
 import type { Cidr } from "../address/cidr.ts";
 import type { CorsGrant } from "../access/key-controls.ts";
+import { ClientGoneError } from "../errors/client-gone.ts";
 import type { ActiveKey } from "../store/store.ts";
 import { clientAddress } from "./client-address.ts";
 
@@ -40,16 +41,17 @@ export class RequestContext {
    */
   constructor(
     readonly requestId?: string,
-    private askPeer?: () => Address | null,
+    private readonly askPeer?: () => Address | null,
     readonly receivedAt?: number,
   ) {}
 
-  /** The TCP peer, or null for a request that did not come through a socket. */
+  /**
+   * The TCP peer, or null for a request that did not come through a socket, or whose
+   * socket had no peer any more when first asked (Bun answers none once the client has
+   * closed the connection: see clientGone).
+   */
   findPeer(): Address | null {
-    if (this.peer === undefined) {
-      this.peer = this.askPeer?.() ?? null;
-      this.askPeer = undefined;
-    }
+    if (this.peer === undefined) this.peer = this.askPeer?.() ?? null;
     return this.peer;
   }
 
@@ -65,6 +67,31 @@ export class RequestContext {
       this.client = peer && (trustProxy.length === 0 ? peer : clientAddress(peer, request.headers.get("x-forwarded-for"), trustProxy));
     }
     return this.client;
+  }
+
+  /**
+   * findClient for what acts on the client (/v1/me, the throttle of unknown keys, a key's
+   * allowed_cidrs): a request whose client has gone (see clientGone) throws
+   * ClientGoneError, recorded as gone (499) rather than refused or failed. Null only for
+   * a request that did not come through a socket.
+   */
+  findLiveClient(request: Request, trustProxy: readonly Cidr[]): Address | null {
+    const client = this.findClient(request, trustProxy);
+    if (client === null && this.clientGone(false)) throw new ClientGoneError();
+    return client;
+  }
+
+  /**
+   * Whether the client is known to have gone: the request came through a socket, and the
+   * socket had no peer when asked, which Bun answers only for a closed connection (it
+   * knows of a reset, or of a close it has read, before it aborts the request's signal).
+   * With `askSocket`, the socket is asked again now, a system call; without, only an
+   * answer found before (findPeer) counts, which costs nothing.
+   */
+  clientGone(askSocket: boolean): boolean {
+    if (this.askPeer === undefined) return false;
+    if (this.peer === null) return true;
+    return askSocket && this.askPeer() === null;
   }
 }
 

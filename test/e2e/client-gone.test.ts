@@ -37,6 +37,33 @@ async function sendAndReset(port: number, request: string, afterMs: number): Pro
   socket.terminate();
 }
 
+/**
+ * Sends the request and, at once, closes the connection (FIN) or resets it (RST), without
+ * reading an answer: the server reads the close with the request, or very soon after.
+ */
+async function sendAndLeave(port: number, request: string, how: "close" | "reset"): Promise<void> {
+  const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {}, error() {} } });
+  if (how === "close") {
+    expect(socket.end(request)).toBe(request.length);
+    return;
+  }
+  expect(socket.write(request)).toBe(request.length);
+  socket.terminate();
+}
+
+/** The server's access lines for `route`, once it has written `count` of them (or 10 s have passed). */
+async function accessLines(server: ServerProcess, route: string, count: number): Promise<Array<{ status: number; units: number }>> {
+  const read = () =>
+    server
+      .stderr()
+      .split("\n")
+      .filter((line) => line.includes('"msg":"request"') && line.includes(`"route":"${route}"`))
+      .map((line) => JSON.parse(line) as { status: number; units: number });
+  const deadline = Date.now() + 10_000;
+  while (read().length < count && Date.now() < deadline) await Bun.sleep(20);
+  return read();
+}
+
 async function scenario(state: string, hold: () => Promise<() => Promise<void>>) {
   const store = await openStore(state);
   const { secret } = await store.createKey("gone", "unlimited");
@@ -140,6 +167,28 @@ test("clients that reset while the server was busy with their large batches are 
   expect(gone).toBeGreaterThanOrEqual(10);
   const usage = (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { units: { used: number } };
   expect(usage.units.used).toBe(answered * 10_000);
+});
+
+test("GET /v1/me from clients that reset their connections at once: 200 or 499, never 500, and no error logged", async () => {
+  const state = join(dir, "me.db");
+  const store = await openStore(state);
+  const { secret } = await store.createKey("me", "unlimited");
+  await store.close();
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--log-level", "info"]);
+  servers.push(server);
+  const port = Number(new URL(server.url).port);
+  const count = 40;
+  // Bun answers no peer for a connection it has seen reset, which most of these are by
+  // the time their request is handled.
+  for (let n = 0; n < count; n++) await sendAndLeave(port, `GET /v1/me HTTP/1.1\r\nHost: ip\r\nAuthorization: Bearer ${secret}\r\n\r\n`, "reset");
+  const lines = await accessLines(server, "/v1/me", count);
+  expect(lines).toHaveLength(count);
+  const statuses = lines.map((line) => line.status);
+  expect(statuses.filter((status) => status !== 200 && status !== 499)).toEqual([]);
+  expect(statuses).toContain(499);
+  expect(server.stderr()).not.toContain('"level":"error"');
+  const metrics = await (await fetch(`${server.url}/metrics`)).text();
+  expect(metrics).not.toContain('iplookup_http_requests_total{route="/v1/me",method="GET",status="500"}');
 });
 
 const states = testStates();
