@@ -134,8 +134,9 @@ function authenticate(request: Request, context: RequestContext, options: GateOp
   // the failed-key throttle allows from one address. A request whose secret is being
   // looked up already joins that lookup: it makes the store look no more, and costs no
   // token (a client's first requests with a new key, sent on many connections at once,
-  // are not throttled as guesses).
-  const client = context.findClient(request, options.trustProxy);
+  // are not throttled as guesses). A client that has gone is looked up no more than it
+  // is throttled: its request is recorded as gone.
+  const client = context.findLiveClient(request, options.trustProxy);
   const wait = client && !options.keys.isLookingUp(token) ? options.failedKeys.take(clientThrottleId(client), FAILED_KEYS_PER_SECOND) : 0;
   if (wait > 0) {
     throw new ApiError("rate_limited", "too many requests with invalid keys from this address; slow down", { retry_after: wait }, { "retry-after": String(wait) });

@@ -5,7 +5,7 @@
  * gone (499, CONTRACT §13), never as a server failure, and costs nothing: no unit, no
  * key looked up in the store. On each store kind.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, describe, expect, spyOn, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,6 +68,21 @@ function suite(fresh: () => Promise<string>) {
       }
     });
   }
+
+  test("unknown keys from a client that has gone: 499, and the store is not asked for them", async () => {
+    const t = await setUp(await fresh(), "info");
+    try {
+      const lookups = spyOn(t.store, "findActiveKey");
+      // More than the throttle of unknown keys lets through, which a gone client skips.
+      for (let n = 0; n < 20; n++) expect(await t.send("GET", "/v1/usage", `ipl_${"x".repeat(20)}${n}`, closed)).toBe(499);
+      expect(lookups).toHaveBeenCalledTimes(0);
+      expect(await t.send("GET", "/v1/usage", `ipl_${"y".repeat(20)}`, { requestIP: () => PEER })).toBe(401);
+      expect(lookups).toHaveBeenCalledTimes(1);
+      expect(t.errors()).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
 
   test("a key with allowed_cidrs, from a client that has gone: 499, not 403", async () => {
     const t = await setUp(await fresh(), "warn");
