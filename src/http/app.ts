@@ -209,15 +209,16 @@ export function createApp(deps: AppDeps) {
 
 export type App = ReturnType<typeof createApp>;
 
+/** What a charge needs of its request: its signal and its connection, to see a client gone, and when it came. */
+function chargeOptions(request: Request): ChargeOptions {
+  const context = contextOf(request);
+  return { signal: request.signal, receivedAt: context.receivedAt, connection: context };
+}
+
 /**
  * A JSON answer. Every JSON answer says `application/json` alone: RFC 8259 defines no
  * charset parameter (JSON is UTF-8), and a client comparing the header sees one value.
  */
-/** What a charge needs of its request: its signal, to see a client gone, and when it came. */
-function chargeOptions(request: Request): ChargeOptions {
-  return { signal: request.signal, receivedAt: contextOf(request).receivedAt };
-}
-
 function json(value: unknown, status = 200, request?: Request): Response {
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (request) corsHeaders(contextOf(request).cors, headers);

@@ -191,6 +191,33 @@ test("GET /v1/me from clients that reset their connections at once: 200 or 499, 
   expect(metrics).not.toContain('iplookup_http_requests_total{route="/v1/me",method="GET",status="500"}');
 });
 
+test("batches of 10,000 whose clients close or reset their connections as soon as they have sent them: 499, nothing charged", async () => {
+  const state = join(dir, "leave-at-once.db");
+  const store = await openStore(state);
+  const { secret } = await store.createKey("leave", "unlimited");
+  await store.close();
+  const server = await startServerProcess(["--state", state, "--workers", "1", "--log-level", "info"]);
+  servers.push(server);
+  const port = Number(new URL(server.url).port);
+  const body = JSON.stringify({ ips: Array.from({ length: 10_000 }, (_, i) => `8.8.${i >> 8}.${i & 255}`) });
+  const request = `POST /v1/lookup/batch HTTP/1.1\r\nHost: ip\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`;
+  // One at a time: each is handled in a few milliseconds, with nothing else to wait for,
+  // well after its client has gone.
+  let sent = 0;
+  for (const how of ["close", "reset"] as const) {
+    for (let n = 0; n < 5; n++) {
+      await sendAndLeave(port, request, how);
+      expect(await accessLines(server, "/v1/lookup/batch", ++sent)).toHaveLength(sent);
+    }
+  }
+  expect((await accessLines(server, "/v1/lookup/batch", sent)).map(({ status, units }) => [status, units])).toEqual(Array.from({ length: sent }, () => [499, 0]));
+  const usage = (await (await fetch(`${server.url}/v1/usage`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { units: { used: number } };
+  expect(usage.units.used).toBe(0);
+  // A client that waits for its answer is charged.
+  const answer = await rawRequest(port, request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n"), { timeoutMs: 10_000 });
+  expect([answer.status, answer.headers["x-units-consumed"]]).toEqual([200, "10000"]);
+});
+
 const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("the batch whose client reset is not charged; the one whose client waited is", async () => {

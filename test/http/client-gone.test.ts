@@ -28,6 +28,14 @@ const pg = testStates();
 const PEER = { address: "198.51.100.7" };
 /** A socket whose client had closed before the request was handled. */
 const closed: PeerSource = { requestIP: () => null };
+/**
+ * A socket whose client was there when its request came, when the access log (at level
+ * info) asks for the peer, and had gone by the time it is asked again.
+ */
+const closing = (): PeerSource => {
+  let asked = 0;
+  return { requestIP: () => (asked++ === 0 ? PEER : null) };
+};
 const CONTROLS: KeyControls = { expiresAt: null, allowedCidrs: ["198.51.100.0/24"], allowedOrigins: null, metadata: null };
 
 async function setUp(location: string, level: LogLevel) {
@@ -90,6 +98,39 @@ function suite(fresh: () => Promise<string>) {
       expect(await t.send("POST", "/v1/lookup", t.office.secret, closed, { ip: "1.1.1.1" })).toBe(499);
       expect(await t.send("POST", "/v1/lookup", t.office.secret, { requestIP: () => PEER }, { ip: "1.1.1.1" })).toBe(200);
       expect(await t.used(t.office.key.id)).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  for (const level of ["info", "warn"] as const) {
+    test(`a batch whose client closed after sending it, the request's signal not yet aborted: 499, nothing charged (log level ${level})`, async () => {
+      const t = await setUp(await fresh(), level);
+      try {
+        const ips = Array.from({ length: 100 }, (_, i) => `1.1.${i}.1`);
+        const sockets = level === "info" ? [closing(), closed] : [closed];
+        for (const socket of sockets) expect(await t.send("POST", "/v1/lookup/batch", t.plain.secret, socket, { ips })).toBe(499);
+        expect(await t.used(t.plain.key.id)).toBe(0);
+        expect(await t.send("POST", "/v1/lookup/batch", t.plain.secret, { requestIP: () => PEER }, { ips })).toBe(200);
+        expect(await t.used(t.plain.key.id)).toBe(100);
+        expect(t.counted("/v1/lookup/batch", "POST", 499)).toBe(sockets.length);
+        if (level === "info") {
+          const statuses = t.lines.map((line) => JSON.parse(line) as { msg: string; status: number; units: number }).filter((line) => line.msg === "request");
+          expect(statuses.map(({ status, units }) => [status, units])).toEqual([[499, 0], [499, 0], [200, 100]]);
+          // The access log still names the peer of the request whose client left after it came.
+          expect(t.lines[0]).toContain(`"peer":"${PEER.address}"`);
+        }
+      } finally {
+        await t.close();
+      }
+    });
+  }
+
+  test("a single lookup whose client was gone when its request came (the access log asked for the peer then): 499, nothing charged", async () => {
+    const t = await setUp(await fresh(), "info");
+    try {
+      expect(await t.send("POST", "/v1/lookup", t.plain.secret, closed, { ip: "1.1.1.1" })).toBe(499);
+      expect(await t.used(t.plain.key.id)).toBe(0);
     } finally {
       await t.close();
     }
