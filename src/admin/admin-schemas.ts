@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { AUDIT_CURSOR_PATTERN } from "../audit/audit-log.ts";
 import { MAX_NOTE, MAX_TEXT, textRule } from "../corrections/correction-rules.ts";
+import { MAX_CHARACTERS } from "../http/openapi-parts.ts";
 
 /**
  * The admin API's shapes (CONTRACT §10), as TypeBox schemas: Elysia validates bodies and
@@ -227,9 +228,10 @@ export const AdminStatus = Type.Object(
  * making the answer say null. Their texts' limits are in characters (code points), which
  * the rule (textFault) counts; `maxLength` counts UTF-16 code units, up to two a
  * character, so a schema's bound is twice the rule's: it only stops a text no count of
- * characters could let through, and says the rule when it does.
+ * characters could let through, and says the rule when it does. The OpenAPI document
+ * states the rule's limit (MAX_CHARACTERS).
  */
-const correctionText = (max: number, description: string) => Type.String({ minLength: 1, maxLength: 2 * max, error: textRule(max), description });
+const correctionText = (max: number, description: string) => Type.String({ minLength: 1, maxLength: 2 * max, [MAX_CHARACTERS]: max, error: textRule(max), description });
 const CorrectionText = Nullable(correctionText(MAX_TEXT, `1 to ${MAX_TEXT} characters, without control characters`));
 const CorrectionPrivacy = Type.Object(
   {

@@ -140,14 +140,26 @@ export const NOT_FOUND_RESPONSE = {
 /**
  * TypeBox schemas are JSON Schema; strip TypeBox's symbol keys by a JSON round trip, and
  * a schema's `error` (the message a refusal gives, see src/http/validation-detail.ts),
- * which is not JSON Schema.
+ * which is not JSON Schema. A string schema's `maxCharacters` (see MAX_CHARACTERS) is
+ * published as its `maxLength`: JSON Schema counts characters where TypeBox counts
+ * UTF-16 code units.
  */
 export const plain = (schema: unknown) =>
   JSON.parse(
     JSON.stringify(schema, function (this: Record<string, unknown>, key, value) {
-      return key === "error" && typeof value === "string" && "type" in this ? undefined : value;
+      if (key === "error" && typeof value === "string" && "type" in this) return undefined;
+      if (key === MAX_CHARACTERS) return undefined;
+      if (key === "maxLength" && typeof this[MAX_CHARACTERS] === "number") return this[MAX_CHARACTERS];
+      return value;
     }),
   ) as Record<string, unknown>;
+
+/**
+ * The keyword of a string schema whose limit is in characters (code points): its
+ * `maxLength`, which TypeBox checks in UTF-16 code units, is set loose (two a character)
+ * and a rule of the domain counts the characters; the document states the characters.
+ */
+export const MAX_CHARACTERS = "maxCharacters";
 
 /** A JSON body of a component schema. */
 export const jsonOf = (name: string) => ({ "application/json": { schema: { $ref: `#/components/schemas/${name}` } } });

@@ -69,6 +69,13 @@ describe("the admin API's validation messages", () => {
     expect(document).not.toContain("expected an ISO 3166-1");
   });
 
+  test("the document states correction texts' limits in characters, as JSON Schema counts them", () => {
+    const schemas = adminOpenApiDocument("t").components.schemas as unknown as Record<string, { properties: Record<string, { anyOf: { maxLength?: number }[] }> }>;
+    const limitOf = (schema: string, field: string) => schemas[schema]!.properties[field]!.anyOf[0]!.maxLength;
+    expect([limitOf("PutCorrectionRequest", "as_name"), limitOf("PutCorrectionRequest", "city"), limitOf("PutCorrectionRequest", "note")]).toEqual([200, 200, 500]);
+    expect(JSON.stringify(adminOpenApiDocument("t"))).not.toContain("maxCharacters");
+  });
+
   test("nothing was written by any of them", async () => {
     expect((await t.store.listKeys()).map((key) => key.name)).toEqual(["existing"]);
     expect((await t.store.listPlans()).map((plan) => plan.name)).not.toContain("p");
