@@ -18,7 +18,7 @@ import { StateNotFoundError, StoreError } from "./store.ts";
  * `keys.seq` is the order of insertion, which breaks ties between keys created in the
  * same millisecond (SQLite's rowid). Times are timestamptz; periods `YYYY-MM` text.
  */
-const MIGRATIONS: readonly string[] = [
+export const MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE plans (
     name text PRIMARY KEY,
@@ -195,9 +195,10 @@ const MIGRATIONS: readonly string[] = [
   // again): a server compares it with the counter (see Generation in store.ts), so a
   // database dropped and made again, or a schema restored from another database, whose
   // counter reads what the server loaded before, is still reloaded. A server of version
-  // 6 still running reads and moves the counter alone, as before.
+  // 6 still running reads and moves the counter alone, as before. A uuid made of the md5 of
+  // random text: gen_random_uuid() is PostgreSQL's only from 13 (docs/postgresql.md says 11).
   `
-  ALTER TABLE generation ADD COLUMN store_id text NOT NULL DEFAULT gen_random_uuid()::text;
+  ALTER TABLE generation ADD COLUMN store_id text NOT NULL DEFAULT md5(random()::text || clock_timestamp()::text)::uuid::text;
   `,
 ];
 
