@@ -4,6 +4,7 @@ import { BASE_FIELDS, inFieldOrder, type FieldValue, type FieldValues, type Reco
 import { continentName } from "./continent-names.ts";
 import { countryName } from "./country-names.ts";
 import type { LayerValues } from "./merge.ts";
+import { finishHash, HASH_SEED, hashValue, RecordIds } from "./record-ids.ts";
 
 /**
  * Names are derived from codes, never taken from a source, so one code has one name
@@ -45,6 +46,10 @@ export interface SignalSetup {
  * Builds records from what each source says, by precedence: a field comes from the
  * first source (in the given order) that has a value for it at that address; `privacy`
  * from every signal source there (see privacyAt).
+ *
+ * Equal records are one record, one id, however they came about (other sources, other
+ * rows, the other family): the merge joins neighbours with equal ids, and a segment is
+ * then the largest run on which every field is the same, which `network` relies on.
  */
 export class RecordCombiner {
   /**
@@ -61,8 +66,10 @@ export class RecordCombiner {
   private readonly sourced: RecordField[];
   /** Every field but `privacy`: what a record object holds. */
   private readonly sourcedAndDerived: RecordField[];
-  /** Record ids by key, per set of active sources (so both families share records when they can). */
+  /** Record ids by the value indexes that gave them, per set of active sources (a piece's record is combined once). */
   private readonly idsByActive = new Map<string, Map<number | string, number>>();
+  /** The records by their content (see recordId). */
+  private readonly byContent = new RecordIds();
   /** The sources with a privacy value (signal feeds), in precedence order. */
   private readonly signalSources: number[];
   private readonly uncovered: Privacy;
@@ -137,13 +144,29 @@ export class RecordCombiner {
         all.fill(-1);
         active.forEach((source, i) => (all[source] = values[i] as number));
         const record = this.combine(all);
-        this.records.push(record);
-        this.privacyIds.push(this.fields.includes("privacy") ? this.privacyIndex(this.privacyAt(all, record.asn)) : 0);
-        id = this.records.length;
+        id = this.recordId(record, this.fields.includes("privacy") ? this.privacyIndex(this.privacyAt(all, record.asn)) : 0);
         ids.set(key, id);
       }
       return id;
     };
+  }
+
+  /** The id of the record with these fields and privacy: an equal record's, else a new one's. */
+  private recordId(record: RecordFields, privacyId: number): number {
+    const fields = this.sourcedAndDerived;
+    let hash = hashValue(HASH_SEED, privacyId);
+    for (const field of fields) hash = hashValue(hash, record[field as keyof RecordFields]);
+    hash = finishHash(hash);
+    const equal = this.byContent.find(hash, (position) => {
+      if (this.privacyIds[position] !== privacyId) return false;
+      const other = this.records[position] as RecordFields;
+      for (const field of fields) if (other[field as keyof RecordFields] !== record[field as keyof RecordFields]) return false;
+      return true;
+    });
+    if (equal >= 0) return equal + 1;
+    this.records.push(record);
+    this.privacyIds.push(privacyId);
+    return this.byContent.add(hash) + 1;
   }
 
   /** Record `index` (0-based)'s privacy. */
