@@ -6,6 +6,7 @@ import { parseAddress } from "../../src/address/parse.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { cli } from "../support/server-process.ts";
 import { startSocketServer } from "../support/in-process-server.ts";
+import { writeMmdb } from "../support/mmdb-writer.ts";
 import { NO_SIGNAL_SOURCE } from "../support/privacy.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-data-import-"));
@@ -149,12 +150,16 @@ describe("data import", () => {
     const mmdb = readFileSync(join(import.meta.dir, "../../node_modules/@ip-location-db/geo-whois-asn-country-mmdb/geo-whois-asn-country.mmdb"));
     const truncated = join(sub, "truncated.mmdb");
     writeFileSync(truncated, mmdb.subarray(0, Math.floor(mmdb.byteLength / 2)));
+    // A layout iplookup does not map: every address would be found with every field null.
+    const anonymous = join(sub, "anonymous.mmdb");
+    writeFileSync(anonymous, writeMmdb({ ipVersion: 6, databaseType: "GeoIP2-Anonymous-IP", networks: [{ network: "1.0.0.0/24", value: { is_anonymous: true, is_tor_exit_node: true } }] }).bytes);
     const damagedCsv = join(sub, "damaged.csv");
     writeFileSync(damagedCsv, `${CITY_CSV.split("\n")[0]}\n1.0.1.0,1.0.0.255,AU,,,,,,,\n`);
     const cases: Array<[string[], number, RegExp]> = [
       [["--format", "mmdb", truncated], 1, /truncated\.mmdb/],
       [[truncated], 1, /truncated\.mmdb/],
       [[damagedCsv], 1, /damaged\.csv:2/],
+      [[cityCsv, anonymous], 1, /anonymous\.mmdb: its records \(database type "GeoIP2-Anonymous-IP"\) hold none of the keys iplookup reads: autonomous_system_number .*; refused/],
       [[cityCsv, damagedCsv], 1, /damaged\.csv:2/],
       [[join(sub, "missing.csv")], 2, /missing\.csv: no such file/],
       [["--format", "xml", cityCsv], 2, /--format must be one of/],

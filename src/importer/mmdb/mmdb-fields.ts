@@ -65,6 +65,14 @@ function flatLayout(record: Record<string, unknown>, values: FieldValues): void 
   if ("timezone" in record) values.time_zone = text(record.timezone);
 }
 
+/** The keys of a record that fieldValuesOf reads, by layout, as a refusal names them. */
+export const MMDB_KEYS_READ = [
+  "autonomous_system_number and autonomous_system_organization (GeoLite2/GeoIP2 ASN)",
+  "asn, as_name, country_code and continent_code (IPinfo lite)",
+  "country, registered_country, continent, city, subdivisions, postal and location (GeoLite2/GeoIP2 Country and City, DB-IP lite)",
+  "country_code, state1, city, postcode, latitude, longitude and timezone (ip-location-db)",
+].join("; ");
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@ import { inFieldOrder, type RecordField } from "../../index/record-fields.ts";
 import { unpackPart, type PackedPart } from "../join-parts.ts";
 import type { SourceData } from "../source-data.ts";
 import { completeValues } from "./complete-values.ts";
+import { MMDB_KEYS_READ } from "./mmdb-fields.ts";
 import { openMmdb, type MmdbFile } from "./mmdb-file.ts";
 import { RangeCollector } from "./range-collector.ts";
 import { TreeWalker } from "./tree-walker.ts";
@@ -15,8 +16,10 @@ import { TreeWalker } from "./tree-walker.ts";
  * it and without the records that alias it elsewhere (::ffff:0:0/96, 2001::/32,
  * 2002::/16 point to the same node in MaxMind's databases).
  *
- * A file that is not an MMDB, is damaged or truncated, or has no data is refused with an
- * Error naming `file`; nothing is returned in part. `progress` is told the nodes visited
+ * A file that is not an MMDB, is damaged or truncated, has no data, or whose records
+ * hold nothing iplookup reads (a layout fieldValuesOf does not map, such as GeoIP2
+ * Anonymous IP: it would answer every address found, every field null) is refused with
+ * an Error naming `file`; nothing is returned in part. `progress` is told the nodes visited
  * now and then, out of the tree's node count.
  */
 export function readMmdbPacked(bytes: Uint8Array, file: string, progress?: (done: number, total: number) => void): PackedPart {
@@ -56,6 +59,7 @@ function read(mmdb: MmdbFile, progress?: (done: number, total: number) => void):
 
   const fields = inFieldOrder(walker.table.values.flatMap((value) => Object.keys(value) as RecordField[]));
   if (v4.length === 0 && v6.length === 0) throw new Error("the search tree has no data");
+  if (fields.length === 0) throw new Error(`its records (${databaseTypeText(metadata)}) hold none of the keys iplookup reads: ${MMDB_KEYS_READ}; refused`);
   const completed = completeValues(fields, walker.table.values, [v4.layer(), v6.layer()]);
   return {
     fields,
@@ -80,6 +84,12 @@ function ipv4Start(mmdb: MmdbFile): { record: number; length: number } {
     length++;
   }
   return { record, length };
+}
+
+/** The file's database type as a message names it. */
+function databaseTypeText(metadata: MmdbFile["metadata"]): string {
+  const type = metadata.databaseType;
+  return typeof type === "string" && type !== "" ? `database type ${JSON.stringify(type.slice(0, 100))}` : "no database type given";
 }
 
 function described(metadata: MmdbFile["metadata"]): { name?: string; builtAt?: string } {

@@ -132,3 +132,19 @@ test("a tree with no data", () => {
   refused(writeMmdb({ ipVersion: 4, networks: [] }).bytes, /the search tree has no data/);
   refused(writeMmdb({ ipVersion: 6, networks: [], aliases: ["::ffff:0:0/96"] }).bytes, /the search tree has no data/);
 });
+
+test("records of a layout iplookup does not map: nothing it reads would come out", () => {
+  const anonymous = (databaseType: string) =>
+    writeMmdb({
+      ipVersion: 6,
+      databaseType,
+      networks: [
+        { network: "1.0.0.0/24", value: { is_anonymous: true, is_tor_exit_node: true } },
+        { network: "2600::/16", value: { is_anonymous_vpn: true } },
+      ],
+    }).bytes;
+  refused(anonymous("GeoIP2-Anonymous-IP"), /^bad\.mmdb: its records \(database type "GeoIP2-Anonymous-IP"\) hold none of the keys iplookup reads: autonomous_system_number and autonomous_system_organization \(GeoLite2\/GeoIP2 ASN\);.* country_code, state1, city, postcode, latitude, longitude and timezone \(ip-location-db\); refused$/);
+  refused(anonymous(""), /its records \(no database type given\) hold none of the keys iplookup reads/);
+  // A record with a key iplookup reads, whatever its value, gives that field.
+  expect(readMmdb(writeMmdb({ ipVersion: 4, networks: [{ network: "1.0.0.0/24", value: { country_code: "", is_anonymous: true } }] }).bytes, "ok.mmdb").fields).toEqual(["country_code"]);
+});
