@@ -50,9 +50,11 @@ const CHUNK_BYTES = 1 << 20;
  * Reads a delimited data file (one of DELIMITED_LAYOUTS) into packed ranges per family.
  *
  * Each line is a row `start,end,…` with inclusive bounds written as address text or as
- * decimal integers. Address text tells its family (one file may hold both); an
- * IPv4-mapped IPv6 text (`::ffff:1.2.3.4`) stays in IPv6 space, as the file wrote it.
- * Decimal integers take their family from `options.family`, else from the file name
+ * decimal integers. Address text tells its family (one file may hold both). A row inside
+ * ::ffff:0:0/96 (IPv4-mapped, `::ffff:1.2.3.0,::ffff:1.2.3.255`, however written) is the
+ * IPv4 range it carries, since lookups answer IPv4-mapped addresses as IPv4 (CONTRACT
+ * §1): kept in IPv6, no lookup would reach it. A row reaching out of that block stays
+ * IPv6. Decimal integers take their family from `options.family`, else from the file name
  * (see familyFromFileName). Where rows overlap, the later row wins (CONTRACT §7). Blank
  * lines are skipped, and so is one header line: the file's first line, when its first
  * field reads as a column name and it has the layout's number of fields (a one-line
@@ -145,7 +147,8 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
     if (address === null) throw fail(`the ${what} ${quote(field)} is not an IP address or a decimal number`);
     if (address.version === 4) {
       if (field.indexOf(":") >= 0) {
-        // parseAddress answers ::ffff:a.b.c.d as the IPv4 address; the file wrote IPv6.
+        // parseAddress answers ::ffff:a.b.c.d as the IPv4 address; the file wrote IPv6
+        // (the row is folded into IPv4 once both bounds are read).
         boundFamily = 6;
         into[0] = 0;
         into[1] = 0;
@@ -226,6 +229,12 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
           throw fail(`the range is IPv${startFamily}, but the file is read as IPv${options.family}`);
         }
         if (compareAddresses(end, 0, start, 0, wordsOf(startFamily)) < 0) throw fail("the range ends before it starts");
+        let family = startFamily;
+        if (family === 6 && isIpv4Mapped(start) && isIpv4Mapped(end)) {
+          start[0] = start[3] as number;
+          end[0] = end[3] as number;
+          family = 4;
+        }
 
         let value: number | undefined;
         if (rest !== undefined) {
@@ -239,8 +248,8 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
           value = convert(restFields as string[], table, fail);
         }
         if (value >= 0) {
-          held[startFamily]++;
-          const builder = rows[startFamily];
+          held[family]++;
+          const builder = rows[family];
           if (builder.lastIs(start, end)) builder.setLastValue(value);
           else builder.push(start, 0, end, 0, value);
         }
@@ -284,6 +293,11 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
     4: flattenPackedInClusters(rows[4].layer()),
     6: flattenPackedInClusters(rows[6].layer()),
   };
+}
+
+/** Whether the IPv6 address in `words` is in ::ffff:0:0/96. */
+function isIpv4Mapped(words: Uint32Array): boolean {
+  return words[0] === 0 && words[1] === 0 && words[2] === 0xffff;
 }
 
 /** readDelimitedPacked, with the ranges as ValueRange objects: the form tests and small tools read. */

@@ -273,13 +273,22 @@ describe("lines", () => {
     expect(data.values).toEqual([]);
   });
 
-  test("IPv4-mapped text stays in IPv6 space", () => {
-    const data = read("::ffff:1.2.3.0,::ffff:1.2.3.255,AU\n::ffff:0102:0400,::FFFF:102:4ff,NZ\n1.2.3.0,1.2.3.255,US", "country-csv");
-    expect(plain(data, 6)).toEqual([
-      [s((0xffffn << 32n) | 0x01020300n), s((0xffffn << 32n) | 0x010203ffn), { country_code: "AU" }],
-      [s((0xffffn << 32n) | 0x01020400n), s((0xffffn << 32n) | 0x010204ffn), { country_code: "NZ" }],
+  test("rows inside ::ffff:0:0/96 are the IPv4 ranges they carry, however written; the later row still wins", () => {
+    const data = read("::ffff:1.2.3.0,::ffff:1.2.3.255,AU\n::ffff:0102:0400,::FFFF:102:4ff,NZ\n1.2.3.128,1.2.3.255,US\n::ffff:1.2.3.200,::ffff:1.2.3.200,DE", "country-csv");
+    expect(plain(data, 6)).toEqual([]);
+    expect(plain(data, 4)).toEqual([
+      [s(0x01020300n), s(0x0102037fn), { country_code: "AU" }],
+      [s(0x01020380n), s(0x010203c7n), { country_code: "US" }],
+      [s(0x010203c8n), s(0x010203c8n), { country_code: "DE" }],
+      [s(0x010203c9n), s(0x010203ffn), { country_code: "US" }],
+      [s(0x01020400n), s(0x010204ffn), { country_code: "NZ" }],
     ]);
-    expect(plain(data, 4)).toEqual([[s(0x01020300n), s(0x010203ffn), { country_code: "US" }]]);
+    expect(data.v4.rows).toBe(4);
+    expect(data.v6.rows).toBe(0);
+    // Decimal IPv6 bounds inside the block too; a row reaching out of it stays IPv6.
+    const decimal = read(`${n("::ffff:5.6.7.0")},${n("::ffff:5.6.7.255")},FR\n${n("::fffe:ffff:ffff")},${n("::ffff:0.0.0.9")},ES`, "country-csv", "x-ipv6.csv");
+    expect(plain(decimal, 4)).toEqual([[s(0x05060700n), s(0x050607ffn), { country_code: "FR" }]]);
+    expect(plain(decimal, 6)).toEqual([[s(n("::fffe:ffff:ffff")), s(n("::ffff:0.0.0.9")), { country_code: "ES" }]]);
   });
 
   test("progress in characters, every 65536 lines, ending at the total", () => {
