@@ -42,12 +42,21 @@ const WITHDRAWN_SPLIT: Readonly<Record<string, string>> = {
 const USER_ASSIGNED = /^(?:Q[M-Z]|X[A-JL-Z]|ZZ)$/;
 
 /**
+ * Codes for a group of countries, not one: AP (Asia/Pacific) and EU (Europe), which the
+ * registries' delegation files and older MaxMind databases give blocks assigned for a
+ * whole region; EZ (Eurozone) and UN (United Nations), which CLDR names. Corrections
+ * refuse them as country codes too (country-continents.ts).
+ */
+const GROUPS = /^(?:AP|EU|EZ|UN)$/;
+
+/**
  * A country code from a source, as a data set keeps it: upper case; null for a code left
- * to users that sources use (see USER_ASSIGNED), so that an answer's country_code is a country's (CONTRACT
- * §1) and "unknown" is null, not a country called "Unknown Region". The caller has
- * checked it is two letters.
+ * to users that sources use (see USER_ASSIGNED) or one for a group of countries (see
+ * GROUPS), so that an answer's country_code is a country's (CONTRACT §1) and "unknown"
+ * or "somewhere in Europe" is null, not a country called "Unknown Region" or "European
+ * Union". The caller has checked it is two letters.
  */
 export function keptCountryCode(letters: string): string | null {
   const code = letters.toUpperCase();
-  return USER_ASSIGNED.test(code) ? null : code;
+  return USER_ASSIGNED.test(code) || GROUPS.test(code) ? null : code;
 }

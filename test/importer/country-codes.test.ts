@@ -14,8 +14,16 @@ import { fieldValuesOf } from "../../src/importer/mmdb/mmdb-fields.ts";
 
 test("user-assigned codes that sources use (QM–QZ, XA–XZ but XK, ZZ) are no country; every other code is kept, upper-cased", () => {
   for (const code of ["ZZ", "zz", "QM", "QZ", "XA", "XJ", "XL", "XX", "XZ"]) expect({ code, kept: keptCountryCode(code) }).toEqual({ code, kept: null });
-  const kept: [string, string][] = [["au", "AU"], ["XK", "XK"], ["GB", "GB"], ["EU", "EU"], ["QL", "QL"], ["YE", "YE"], ["ZW", "ZW"]];
+  const kept: [string, string][] = [["au", "AU"], ["XK", "XK"], ["GB", "GB"], ["QL", "QL"], ["YE", "YE"], ["ZW", "ZW"]];
   for (const [code, upper] of kept) expect(keptCountryCode(code)).toBe(upper);
+});
+
+test("codes for a group of countries (AP, EU, EZ, UN) are no country, as a source writes them or an MMDB", () => {
+  for (const code of ["AP", "ap", "EU", "eu", "EZ", "UN"]) expect({ code, kept: keptCountryCode(code) }).toEqual({ code, kept: null });
+  const data = readDelimited("1.0.0.0,1.0.0.255,AP\n1.0.1.0,1.0.1.255,EU\n", { format: "country-csv", file: "country-ipv4.csv" });
+  expect(data.values).toEqual([{ country_code: null }]);
+  expect(fieldValuesOf({ country: { iso_code: "EU" }, registered_country: { iso_code: "DE" } })).toMatchObject({ country_code: "DE" });
+  expect(fieldValuesOf({ country_code: "AP" })).toMatchObject({ country_code: null });
 });
 
 test("a country CSV's ZZ row answers no country; its XK row Kosovo's code", () => {
