@@ -71,6 +71,7 @@ export async function buildDataSet(
   const v4 = merge(4);
   collectGarbage();
   const v6 = merge(6);
+  combiner.endMerging();
   collectGarbage();
   progress?.line(
     `merged: ${v4.count.toLocaleString("en-US")} IPv4 and ${v6.count.toLocaleString("en-US")} IPv6 segments, ${combiner.records.length.toLocaleString("en-US")} distinct records (${((performance.now() - mergeBegan) / 1000).toFixed(1)} s)`,

@@ -69,7 +69,7 @@ export class RecordCombiner {
   /** Record ids by the value indexes that gave them, per set of active sources (a piece's record is combined once). */
   private readonly idsByActive = new Map<string, Map<number | string, number>>();
   /** The records by their content (see recordId). */
-  private readonly byContent = new RecordIds();
+  private byContent = new RecordIds();
   /** The sources with a privacy value (signal feeds), in precedence order. */
   private readonly signalSources: number[];
   private readonly uncovered: Privacy;
@@ -167,6 +167,16 @@ export class RecordCombiner {
     this.records.push(record);
     this.privacyIds.push(privacyId);
     return this.byContent.add(hash) + 1;
+  }
+
+  /**
+   * Lets go of what finding a piece's record takes (the ids by value indexes and by
+   * content, over a hundred MB with city data), once every family is merged: the records
+   * stay, and are written while that memory is free again.
+   */
+  endMerging(): void {
+    this.idsByActive.clear();
+    this.byContent = new RecordIds();
   }
 
   /** Record `index` (0-based)'s privacy. */
