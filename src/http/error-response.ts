@@ -2,6 +2,7 @@ import { ApiError } from "../errors/api-error.ts";
 import { CLIENT_GONE_STATUS, ClientGoneError } from "../errors/client-gone.ts";
 import type { Logger } from "../log/logger.ts";
 import { sqlstateOf } from "../store/postgres-unavailable.ts";
+import { isUnwritable, stateFileFault } from "../store/sqlite-faults.ts";
 import { StoreUnavailableError } from "../store/store.ts";
 import { problemResponse } from "./problem.ts";
 import { validationDetail } from "./validation-detail.ts";
@@ -18,6 +19,12 @@ export function errorResponse(thrown: unknown, code: string | number, logger: Lo
   if (error instanceof ApiError) return problemResponse(error);
   if (error instanceof StoreUnavailableError) {
     noteRefusal(error, logger);
+    return problemResponse(storeUnavailable());
+  }
+  // A read of a SQLite state file that cannot be used (a damaged page: a charge that
+  // meets one fails with StoreUnavailableError naming the file, see sqlite-faults.ts).
+  if (isUnwritable(error)) {
+    noteStateFileFault(error, logger);
     return problemResponse(storeUnavailable());
   }
   // Nobody will read it; the status is for the access log and the metrics.
@@ -51,15 +58,27 @@ const refusals = new WeakMap<Logger, Map<string, number>>();
  */
 function noteRefusal(error: StoreUnavailableError, logger: Logger): void {
   const sqlstate = sqlstateOf(error.cause);
-  if (sqlstate === undefined) return;
+  if (sqlstate === undefined || !firstInAWhile(logger, error.message)) return;
+  logger.log("error", "the state database refused a statement; the requests that need it answer 503 store_unavailable until it is fixed", { error: error.message, sqlstate });
+}
+
+/** Logs a read the SQLite state file failed (see isUnwritable) as noteRefusal logs a refusal: once, then at most once a minute. */
+function noteStateFileFault(error: unknown, logger: Logger): void {
+  const fault = stateFileFault(null, error);
+  if (!firstInAWhile(logger, fault)) return;
+  logger.log("error", "the state file cannot be read; the requests that read it answer 503 store_unavailable until it is fixed", { error: fault });
+}
+
+/** Whether `message` was not logged on `logger` in the last REFUSAL_LOG_EVERY_MS; if so, it counts as logged now. */
+function firstInAWhile(logger: Logger, message: string): boolean {
   let logged = refusals.get(logger);
   if (!logged) refusals.set(logger, (logged = new Map()));
   const now = performance.now();
-  const last = logged.get(error.message);
-  if (last !== undefined && now - last < REFUSAL_LOG_EVERY_MS) return;
+  const last = logged.get(message);
+  if (last !== undefined && now - last < REFUSAL_LOG_EVERY_MS) return false;
   if (logged.size >= REFUSALS_KEPT) logged.clear();
-  logged.set(error.message, now);
-  logger.log("error", "the state database refused a statement; the requests that need it answer 503 store_unavailable until it is fixed", { error: error.message, sqlstate });
+  logged.set(message, now);
+  return true;
 }
 
 /** How long a client is asked to wait when the state store cannot be reached. */

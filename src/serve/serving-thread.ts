@@ -9,6 +9,7 @@ import { listen } from "../http/server.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { Metrics } from "../metrics/metrics.ts";
+import { isDamagedFile } from "../errors/sqlite-codes.ts";
 import { openStore, redactUrl } from "../store/open-store.ts";
 import { StoreRefusedError, StoreUnavailableError, type Store } from "../store/store.ts";
 import type { ThreadSetup } from "./messages.ts";
@@ -64,6 +65,7 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     requireWritable: true,
     onWriteFault: (fault) => {
       if (fault.writable) logger.log("warn", "the state file can be written again", { thread: setup.thread, state: config.statePath, refused: fault.refused });
+      else if (isDamagedFile(fault.error.cause)) logger.log("error", "the state file is damaged; charged requests answer 503 store_unavailable until it is restored", { thread: setup.thread, state: config.statePath, error: fault.error.message, refused: fault.refused });
       else logger.log("error", "the state file cannot be written; charged requests answer 503 store_unavailable until it can", { thread: setup.thread, state: config.statePath, error: fault.error.message, refused: fault.refused });
     },
   });

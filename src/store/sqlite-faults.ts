@@ -1,29 +1,26 @@
 import { databaseFileProblem, osReason, systemErrorCode } from "../errors/file-access.ts";
+import { isDamagedFile, SQLITE_NOTADB, sqlitePrimaryCode as primaryCode } from "../errors/sqlite-codes.ts";
 import { StoreUnavailableError } from "./store.ts";
 
 /**
  * SQLite's primary result codes that say the state file cannot be written right now,
  * whatever the statement: the disk (or the file system's quota) is full, the file, its
- * folder or its file system became read-only, the system failed a read or write, or a
- * file SQLite needs (the -wal, the -shm, a journal) could not be opened. bun:sqlite's
- * SQLiteError carries the extended result code as `errno` (SQLITE_IOERR_WRITE is 778;
- * `errno & 0xff` is the primary code) and its name as `code` (https://sqlite.org/rescode.html).
- * None of them means a statement was wrong; the operator has to free space or fix the
- * file, and a charge that meets one was rolled back: nothing was charged.
+ * folder or its file system became read-only, the system failed a read or write, a file
+ * SQLite needs (the -wal, the -shm, a journal) could not be opened, or the file is
+ * damaged (a page that does not hold what SQLite wrote there, a copy cut short, no
+ * SQLite file at all), which no read of the damaged pages gets past either (see
+ * sqlite-codes.ts for how bun:sqlite gives them). None of them means a statement was
+ * wrong; the operator has to free space, fix the file or restore it, and a charge that
+ * meets one was rolled back: nothing was charged.
  */
 const UNWRITABLE: Record<number, string> = {
   8: "SQLITE_READONLY",
   10: "SQLITE_IOERR",
+  11: "SQLITE_CORRUPT",
   13: "SQLITE_FULL",
   14: "SQLITE_CANTOPEN",
+  26: "SQLITE_NOTADB",
 };
-
-/** The primary code of a SQLite error, or undefined for anything else. */
-function primaryCode(error: unknown): number | undefined {
-  const { errno, code } = (error ?? {}) as { errno?: unknown; code?: unknown };
-  if (typeof code !== "string" || !code.startsWith("SQLITE_") || typeof errno !== "number") return undefined;
-  return errno & 0xff;
-}
 
 /** SQLITE_BUSY (and its extended codes): the write lock stayed with another connection for the whole busy timeout. */
 export function isBusy(error: unknown): boolean {
@@ -53,17 +50,30 @@ export function unwritableReason(error: unknown): string {
 }
 
 /**
- * The error a request that needs to write the unwritable state file fails with: 503
- * store_unavailable with Retry-After, nothing charged. The SQLite error is its cause.
+ * What is wrong with the state file (`path`, or the state file unnamed), as the operator
+ * reads it: "the state file PATH cannot be written: REASON", or, for a damaged file,
+ * what it is and what to do, since no freeing of space nor change of mode helps it.
  */
-export function unwritableError(path: string, error: unknown): StoreUnavailableError {
-  return new StoreUnavailableError(`the state file ${path} cannot be written: ${unwritableReason(error)}`, { cause: error });
+export function stateFileFault(path: string | null, error: unknown): string {
+  const file = path === null ? "the state file" : `the state file ${path}`;
+  if (!isDamagedFile(error)) return `${file} cannot be written: ${unwritableReason(error)}`;
+  const what = primaryCode(error) === SQLITE_NOTADB ? "is not a SQLite file" : "is damaged";
+  return `${file} ${what} (${(error as { code: string }).code}): restore it from a backup (docs/backups.md)`;
 }
 
 /**
- * A state file that cannot be opened, created or written when a command starts. Not a
- * StoreError (a bad value, exit 2): the file is where it was asked for, but the system
- * refuses it, and the command exits 1 naming the file and the reason.
+ * The error a request that needs the unwritable (or damaged) state file fails with: 503
+ * store_unavailable with Retry-After, nothing charged. The SQLite error is its cause.
+ */
+export function unwritableError(path: string, error: unknown): StoreUnavailableError {
+  return new StoreUnavailableError(stateFileFault(path, error), { cause: error });
+}
+
+/**
+ * A state file that cannot be opened, created or written when a command starts, or that
+ * is damaged. Not a StoreError (a bad value, exit 2): the file is where it was asked for,
+ * but the system refuses it or its content is broken, and the command exits 1 naming the
+ * file and the reason.
  */
 export class StateFileError extends Error {
   override readonly name = "StateFileError";
@@ -83,6 +93,7 @@ export function stateFileError(path: string, error: unknown, stage: "open" | "wr
     const where = typeof failedPath === "string" && failedPath !== path ? `${failedPath}: ` : "";
     return new StateFileError(`cannot create the state file ${path}: ${where}${osReason(error)}`, { cause: error });
   }
+  if (isDamagedFile(error)) return new StateFileError(stateFileFault(path, error), { cause: error });
   const primary = primaryCode(error);
   // Whatever the stage, the checks look for what writing needs: SQLite finds a folder it
   // cannot create the -shm in (SQLITE_READONLY_DIRECTORY) on the first read.

@@ -1,9 +1,11 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
+import { truncateSync } from "node:fs";
 import { join } from "node:path";
 import { isUnwritable, stateFileError, StateFileError, unwritableError, WriteFaults, type WriteFault } from "../../src/store/sqlite-faults.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { StoreUnavailableError } from "../../src/store/store.ts";
+import { damageTable } from "../support/damaged-state.ts";
 import { fillStateFile } from "../support/full-state.ts";
 import { tempStatePaths } from "./temp-state.ts";
 
@@ -158,5 +160,42 @@ describe("a server's state file whose write lock another process holds", () => {
       holder.run("ROLLBACK");
       holder.close();
     }
+  });
+});
+
+describe("a damaged state file", () => {
+  test("a charge that reads a damaged page fails with StoreUnavailableError naming the file and the remedy, and is reported", async () => {
+    const path = freshPath();
+    const made = SqliteStore.open(path);
+    const keyId = (await made.createKey("k", "free")).key.id;
+    await made.close();
+    damageTable(path, "usage");
+    const faults: WriteFault[] = [];
+    const store = SqliteStore.open(path, { onWriteFault: (fault) => faults.push(fault) });
+    try {
+      const failed = await store.charge({ keyId, period: "2026-11", units: 1, limit: null }).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(StoreUnavailableError);
+      expect((failed as Error).message).toBe(`the state file ${path} is damaged (SQLITE_CORRUPT): restore it from a backup (docs/backups.md)`);
+      expect(faults).toMatchObject([{ writable: false, refused: 1 }]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  test("one cut short refuses to open with StateFileError naming the file and the remedy", async () => {
+    const path = freshPath();
+    const made = SqliteStore.open(path);
+    await made.createKey("k", "free");
+    await made.close();
+    truncateSync(path, 50_000);
+    const error = thrownBy(() => SqliteStore.open(path, { create: false }));
+    expect(error).toBeInstanceOf(StateFileError);
+    expect((error as Error).message).toBe(`the state file ${path} is damaged (SQLITE_CORRUPT): restore it from a backup (docs/backups.md)`);
+  });
+
+  test("SQLITE_NOTADB met after the file opened: no SQLite file any more", () => {
+    const notADatabase = Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB", errno: 26 });
+    expect(isUnwritable(notADatabase)).toBe(true);
+    expect(unwritableError("/srv/state.db", notADatabase).message).toBe("the state file /srv/state.db is not a SQLite file (SQLITE_NOTADB): restore it from a backup (docs/backups.md)");
   });
 });

@@ -23,9 +23,16 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function makeTestApp(options: { index?: RangeIndex; maxBody?: number; logger?: Logger } = {}): Promise<TestApp> {
+/**
+ * `prepareState`: makes the state file, at the path it is given, before the app opens it
+ * (keys made with a store of its own, a file damaged).
+ */
+export async function makeTestApp(
+  options: { index?: RangeIndex; maxBody?: number; logger?: Logger; prepareState?: (path: string) => Promise<void> } = {},
+): Promise<TestApp> {
   const dir = mkdtempSync(join(tmpdir(), "iplookup-test-"));
   const context = { clock: new Date("2026-11-15T12:00:00Z") };
+  await options.prepareState?.(join(dir, "state.db"));
   const store = SqliteStore.open(join(dir, "state.db"));
   const keys = await KeyCache.load(store);
   const index = options.index ?? defaultIndex();
