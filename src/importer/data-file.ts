@@ -6,7 +6,7 @@ import { RECIPE_KEY, recipeText, type Recipe } from "../data-file/recipe.ts";
 import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
 import type { Privacy } from "../index/privacy.ts";
 import type { RecordField } from "../index/record-fields.ts";
-import { fileSizeLimit, fileSizeLimitText } from "./fetch/disk-writes.ts";
+import { fileSizeLimit, fileSizeLimitText } from "../errors/disk-limits.ts";
 import type { PackedSegments } from "./merge.ts";
 
 /** What the importer puts in a data file (laid out as data-file/layout.ts says). */

@@ -1,3 +1,5 @@
+import { dirname } from "node:path";
+import { fileSizeLimitText, systemDisk, type DiskReadings } from "../errors/disk-limits.ts";
 import { databaseFileProblem, osReason, systemErrorCode } from "../errors/file-access.ts";
 import { isDamagedFile, SQLITE_NOTADB, sqlitePrimaryCode as primaryCode } from "../errors/sqlite-codes.ts";
 import { StoreUnavailableError } from "./store.ts";
@@ -33,10 +35,20 @@ export function isUnwritable(error: unknown): boolean {
   return primary !== undefined && primary in UNWRITABLE;
 }
 
-/** What an unwritable state file's error means, in words, with SQLite's code. */
-export function unwritableReason(error: unknown): string {
+/**
+ * What an unwritable state file's error means, in words, with SQLite's code. With the
+ * file's `path`, a failed write (SQLITE_IOERR_*, SQLITE_FULL) is told by what `disk`
+ * reads there: the file size limit reached, a full disk, or else the system's failure.
+ */
+export function unwritableReason(error: unknown, path: string | null = null, disk: DiskReadings = systemDisk): string {
   const { code, message } = error as { code: string; message: string };
-  switch (primaryCode(error)) {
+  const primary = primaryCode(error);
+  if (path !== null && (primary === 10 || primary === 13)) {
+    const limit = reachedSizeLimit(path, disk);
+    if (limit !== undefined) return `the file size limit was reached (${fileSizeLimitText(limit)}; ${code})`;
+    if (primary === 10 && nearlyFull(path, disk)) return `the disk is full (${code})`;
+  }
+  switch (primary) {
     case 13:
       return `the disk is full (${code})`;
     case 8:
@@ -50,13 +62,44 @@ export function unwritableReason(error: unknown): string {
 }
 
 /**
+ * The largest single write SQLite makes to the -wal: one frame, a page of at most 64 KiB
+ * and its 24-byte header. A file nearer than this to the file size limit cannot take it.
+ */
+const LARGEST_WRITE = 65_536 + 24;
+
+/**
+ * The file size limit (RLIMIT_FSIZE), when the state file, its -wal or its -shm has
+ * reached it: its next write would cross it. SQLite says only SQLITE_IOERR_WRITE (or
+ * SQLITE_FULL for a write the system cut short at the limit).
+ */
+function reachedSizeLimit(path: string, disk: DiskReadings): number | undefined {
+  const limit = disk.fileSizeLimit();
+  if (limit === undefined) return undefined;
+  const reached = [path, `${path}-wal`, `${path}-shm`].some((file) => (disk.fileSize(file) ?? 0) + LARGEST_WRITE > limit);
+  return reached ? limit : undefined;
+}
+
+/**
+ * Less free space than this on the state file's disk makes a failed write a full disk's:
+ * SQLite grows the -shm 32 KiB and the -wal a page at a time, and one that finds less
+ * room than it needs fails with SQLITE_IOERR_* (SQLITE_IOERR_SHMSIZE for the -shm, as a
+ * server meets it when it starts on a full disk), not SQLITE_FULL.
+ */
+const NEARLY_FULL_BYTES = 1024 * 1024;
+
+function nearlyFull(path: string, disk: DiskReadings): boolean {
+  const free = disk.freeBytes(dirname(path));
+  return free !== undefined && free < NEARLY_FULL_BYTES;
+}
+
+/**
  * What is wrong with the state file (`path`, or the state file unnamed), as the operator
  * reads it: "the state file PATH cannot be written: REASON", or, for a damaged file,
  * what it is and what to do, since no freeing of space nor change of mode helps it.
  */
-export function stateFileFault(path: string | null, error: unknown): string {
+export function stateFileFault(path: string | null, error: unknown, disk: DiskReadings = systemDisk): string {
   const file = path === null ? "the state file" : `the state file ${path}`;
-  if (!isDamagedFile(error)) return `${file} cannot be written: ${unwritableReason(error)}`;
+  if (!isDamagedFile(error)) return `${file} cannot be written: ${unwritableReason(error, path, disk)}`;
   const what = primaryCode(error) === SQLITE_NOTADB ? "is not a SQLite file" : "is damaged";
   return `${file} ${what} (${(error as { code: string }).code}): restore it from a backup (docs/backups.md)`;
 }
@@ -65,8 +108,8 @@ export function stateFileFault(path: string | null, error: unknown): string {
  * The error a request that needs the unwritable (or damaged) state file fails with: 503
  * store_unavailable with Retry-After, nothing charged. The SQLite error is its cause.
  */
-export function unwritableError(path: string, error: unknown): StoreUnavailableError {
-  return new StoreUnavailableError(stateFileFault(path, error), { cause: error });
+export function unwritableError(path: string, error: unknown, disk: DiskReadings = systemDisk): StoreUnavailableError {
+  return new StoreUnavailableError(stateFileFault(path, error, disk), { cause: error });
 }
 
 /**
@@ -86,7 +129,7 @@ export class StateFileError extends Error {
  * file system shows nothing. `stage`: what failed, opening the file (reading it
  * included) or writing it.
  */
-export function stateFileError(path: string, error: unknown, stage: "open" | "write"): StateFileError {
+export function stateFileError(path: string, error: unknown, stage: "open" | "write", disk: DiskReadings = systemDisk): StateFileError {
   const { path: failedPath } = (error ?? {}) as { path?: unknown };
   // A system error (mkdir, open for creation) carries its reason already; SQLite's do not.
   if (systemErrorCode(error) !== null) {
@@ -97,13 +140,13 @@ export function stateFileError(path: string, error: unknown, stage: "open" | "wr
   const primary = primaryCode(error);
   // Whatever the stage, the checks look for what writing needs: SQLite finds a folder it
   // cannot create the -shm in (SQLITE_READONLY_DIRECTORY) on the first read.
-  const reason = primary === 13 ? unwritableReason(error) : (databaseFileProblem(path, true) ?? sqliteReason(error));
+  const reason = primary === 13 ? unwritableReason(error, path, disk) : (databaseFileProblem(path, true) ?? sqliteReason(error, path, disk));
   const opened = stage === "open" && primary === 14 ? "opened" : "written";
   return new StateFileError(`the state file ${path} cannot be ${opened}: ${reason}`, { cause: error });
 }
 
-function sqliteReason(error: unknown): string {
-  if (isUnwritable(error)) return unwritableReason(error);
+function sqliteReason(error: unknown, path: string, disk: DiskReadings): string {
+  if (isUnwritable(error)) return unwritableReason(error, path, disk);
   const { code, message } = (error ?? {}) as { code?: unknown; message?: unknown };
   return `${String(message ?? error)}${typeof code === "string" ? ` (${code})` : ""}`;
 }

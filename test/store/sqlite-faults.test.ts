@@ -1,7 +1,8 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { truncateSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import type { DiskReadings } from "../../src/errors/disk-limits.ts";
 import { isUnwritable, stateFileError, StateFileError, unwritableError, WriteFaults, type WriteFault } from "../../src/store/sqlite-faults.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { StoreUnavailableError } from "../../src/store/store.ts";
@@ -197,5 +198,44 @@ describe("a damaged state file", () => {
     const notADatabase = Object.assign(new Error("file is not a database"), { code: "SQLITE_NOTADB", errno: 26 });
     expect(isUnwritable(notADatabase)).toBe(true);
     expect(unwritableError("/srv/state.db", notADatabase).message).toBe("the state file /srv/state.db is not a SQLite file (SQLITE_NOTADB): restore it from a backup (docs/backups.md)");
+  });
+});
+
+describe("a write the system fails (SQLITE_IOERR_*) says why when the disk or the process's limits tell", () => {
+  /** SQLite's extended codes: SQLITE_IOERR_SHMSIZE (the -shm cannot grow), SQLITE_IOERR_WRITE. */
+  const shmSize = Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_SHMSIZE", errno: 10 | (19 << 8) });
+  const write = Object.assign(new Error("disk I/O error"), { code: "SQLITE_IOERR_WRITE", errno: 778 });
+  const disk = (readings: Partial<DiskReadings>): DiskReadings => ({ freeBytes: () => 10 ** 9, fileSizeLimit: () => undefined, fileSize: () => undefined, ...readings });
+
+  test("a full disk, as a server that starts on one meets it: the -shm cannot grow", async () => {
+    const path = freshPath();
+    await SqliteStore.open(path).close();
+    let asked = "";
+    const full = disk({ freeBytes: (folder) => ((asked = folder), 16_384) });
+    expect(stateFileError(path, shmSize, "write", full).message).toBe(`the state file ${path} cannot be written: the disk is full (SQLITE_IOERR_SHMSIZE)`);
+    expect(asked).toBe(dirname(path));
+    expect(unwritableError(path, write, full).message).toBe(`the state file ${path} cannot be written: the disk is full (SQLITE_IOERR_WRITE)`);
+    // Room on the disk: the system's own failure.
+    expect(stateFileError(path, shmSize, "write", disk({})).message).toBe(`the state file ${path} cannot be written: the system failed to read or write it (SQLITE_IOERR_SHMSIZE)`);
+  });
+
+  test("the file size limit (ulimit -f) reached by the file or its -wal", () => {
+    const limited = (file: string) => disk({ fileSizeLimit: () => 153_600, fileSize: (path) => (path === file ? 153_600 : 4096) });
+    for (const file of ["/srv/state.db", "/srv/state.db-wal"]) {
+      expect(unwritableError("/srv/state.db", write, limited(file)).message).toBe("the state file /srv/state.db cannot be written: the file size limit was reached (ulimit -f: 153600 bytes; SQLITE_IOERR_WRITE)");
+    }
+    // A write the system cut short at the limit is SQLite's SQLITE_FULL.
+    const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL", errno: 13 });
+    expect(unwritableError("/srv/state.db", full, limited("/srv/state.db-wal")).message).toBe("the state file /srv/state.db cannot be written: the file size limit was reached (ulimit -f: 153600 bytes; SQLITE_FULL)");
+    // A limit far from the files' sizes is not what failed.
+    expect(unwritableError("/srv/state.db", write, disk({ fileSizeLimit: () => 10 ** 9, fileSize: () => 153_600 })).message).toBe("the state file /srv/state.db cannot be written: the system failed to read or write it (SQLITE_IOERR_WRITE)");
+  });
+
+  test("a real charge past the file size limit (ulimit -f in a child shell)", () => {
+    const path = freshPath();
+    const blocks = 256;
+    const child = Bun.spawnSync(["bash", "-c", `ulimit -f ${blocks} && exec "$@"`, "bash", process.execPath, join(import.meta.dir, "charge-until-refused.ts"), path], { stdout: "pipe", stderr: "pipe" });
+    expect(child.stderr.toString()).toBe("");
+    expect(child.stdout.toString()).toMatch(new RegExp(`^the state file ${path} cannot be written: the file size limit was reached \\(ulimit -f: ${blocks * 1024} bytes; SQLITE_(IOERR_WRITE|FULL)\\)\n$`));
   });
 });

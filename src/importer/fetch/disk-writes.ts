@@ -1,5 +1,6 @@
-import { readFileSync, statSync, writeSync } from "node:fs";
+import { statSync, writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
+import { fileSizeLimit, fileSizeLimitText } from "../../errors/disk-limits.ts";
 
 /**
  * Writing downloads and unpacked files to disk. A write that takes fewer bytes than it
@@ -72,21 +73,4 @@ function atFileSizeLimit(path: string): boolean {
 /** What a write that reached the file size limit says of it. */
 function sizeLimitReached(): string {
   return `the file size limit was reached (${fileSizeLimitText()})`;
-}
-
-/** The file size limit, for a message: "ulimit -f: N bytes". */
-export function fileSizeLimitText(): string {
-  const limit = fileSizeLimit();
-  return `ulimit -f: ${limit === undefined ? "unlimited" : `${limit} bytes`}`;
-}
-
-/** The largest file this process may write (RLIMIT_FSIZE, from Linux's /proc), if it is limited. */
-export function fileSizeLimit(): number | undefined {
-  try {
-    const line = /^Max file size\s+(\S+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
-    const limit = Number(line?.[1]);
-    return Number.isFinite(limit) ? limit : undefined;
-  } catch {
-    return undefined;
-  }
 }
