@@ -19,8 +19,8 @@ export function commandName(context: Pick<CliContext, "selfCommand">): string {
   return `bun ${shellWord(below !== "" && !below.startsWith("..") && !isAbsolute(below) ? below : script)}`;
 }
 
-/** A path as one shell word: quoted when it holds anything a shell would split or expand. */
-function shellWord(text: string): string {
+/** A path (or any value) as one shell word: quoted when it holds anything a shell would split or expand. */
+export function shellWord(text: string): string {
   return /^[\w./@+,:=-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 }
 

@@ -7,7 +7,7 @@ import { redactSecrets } from "../../importer/fetch/locations.ts";
 import { lineProgress, streamProgress } from "../../importer/progress.ts";
 import type { UpdateOutcome } from "../../importer/update.ts";
 import { parseCommandArgs } from "../args.ts";
-import { howToRun } from "../command-name.ts";
+import { howToRun, shellWord } from "../command-name.ts";
 import { CommandFailed, type Command } from "../command.ts";
 import { dataInfoJson } from "../data-info-json.ts";
 import { DATA_FLAG_HELP, DOWNLOAD_FLAGS_HELP, STATE_FLAG_HELP } from "../flag-help.ts";
@@ -122,7 +122,7 @@ function recipeOf(path: string, context: Parameters<Command["run"]>[1]): Recipe 
   }
   if (recipe === null) {
     throw new CommandFailed(
-      `${path} does not record the sources it was built from (it was built by 'bun run data:default', or by an iplookup that did not record them), so it cannot be updated; build it once with '${howToRun(context, `data import --data ${path} …`)}', then update it`,
+      `${path} does not record the sources it was built from (it was built by 'bun run data:default', or by an iplookup that did not record them), so it cannot be updated; build it once with '${howToRun(context, `data import --data ${shellWord(path)} …`)}', then update it`,
     );
   }
   return recipe;

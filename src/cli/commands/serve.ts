@@ -8,7 +8,7 @@ import type { RunningServer } from "../../serve/server.ts";
 import { redactUrl } from "../../store/redact-url.ts";
 import { openLiveIndex } from "../open-data.ts";
 import { parseCommandArgs } from "../args.ts";
-import { howToRun } from "../command-name.ts";
+import { howToRun, shellWord } from "../command-name.ts";
 import { takeStartupSignals } from "../startup-signals.ts";
 import { serviceNotifier } from "../service-notify.ts";
 import type { CliContext, Command } from "../command.ts";
@@ -41,7 +41,7 @@ export async function startServerFor(config: ServeConfig, context: CliContext, d
 function announce(config: ServeConfig, server: RunningServer, context: CliContext): void {
   const { logger } = server;
   if (server.keyCount === 0) {
-    logger.log("warn", `there are no API keys yet, so every /v1 request will get 401. Create one with: ${howToRun(context, `keys create --name NAME --state ${redactUrl(config.statePath)}`)}`);
+    logger.log("warn", `there are no API keys yet, so every /v1 request will get 401. Create one with: ${howToRun(context, `keys create --name NAME --state ${shellWord(redactUrl(config.statePath))}`)}`);
   }
   const info = server.index.current().info;
   logger.announce("iplookup serving", {
