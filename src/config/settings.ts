@@ -58,7 +58,9 @@ function parseOptionalPath(text: string, name: string): string | null {
  * is read without the blanks around it (a space pasted before it, a tab after it in an
  * environment file). Any other text holding `://` is refused rather than taken for a
  * file's path: a folder named after it, its password included, would be made, and the
- * path would be printed. The refusal shows the text without its password.
+ * path would be printed. The refusal shows the text without its password. So is text that
+ * starts with another scheme and a colon (`file:/srv/state.db`: a folder `file:` would be
+ * made), and a path that ends with `/` (a folder's).
  */
 export function parseState(text: string, name: string): string {
   const trimmed = text.trim();
@@ -70,6 +72,15 @@ export function parseState(text: string, name: string): string {
     }
     throw new ConfigError(`${name}: "${shown}" is neither a SQLite file's path nor a URL (a URL starts with its scheme, as postgres://): give a SQLite file's path, or a postgres:// (postgresql://) URL of a PostgreSQL database`);
   }
+  // SQLite's own URI file names (file:/srv/state.db), a URL without its // (sqlite:state.db).
+  const scheme = /^[a-z][a-z0-9+.-]*:/i.exec(trimmed)?.[0];
+  if (scheme !== undefined) {
+    throw new ConfigError(
+      `${name}: "${hidePassword(trimmed)}" starts with a URL's scheme (${scheme}), and iplookup opens no URL but postgres://: give a SQLite file's path (./ before a file name that holds a colon), or a postgres:// (postgresql://) URL of a PostgreSQL database`,
+    );
+  }
+  // A folder's path would make a file named after the folder, beside it.
+  if (text.endsWith("/")) throw new ConfigError(`${name}: "${text}" ends with /, so it names a folder: give the state file's path in it (${text}state.db)`);
   return parsePath(text, name);
 }
 

@@ -120,3 +120,31 @@ test("state copy reads --from and --to as --state: a quoted URL is refused, nami
   expect(result.stderr).not.toContain("s3cret-pw");
   expect(madeInDir()).toEqual([]);
 });
+
+describe("a state path that names no SQLite file is refused (exit 2), and nothing is made", () => {
+  test.each([
+    // SQLite's URI file name: a folder `file:` would be made in the working directory.
+    ["file:/srv/iplookup/state.db", 'starts with a URL\'s scheme (file:), and iplookup opens no URL but postgres://'],
+    ["file:state.db?mode=rwc", "starts with a URL's scheme (file:)"],
+    ["sqlite:state.db", "starts with a URL's scheme (sqlite:)"],
+    // A folder's path: a file named after the folder would be made beside it.
+    ["states/", 'ends with /, so it names a folder: give the state file\'s path in it (states/state.db)'],
+  ])("%p, from a flag, the environment or a file", (text, why) => {
+    for (const message of [
+      errorOf(() => readServeConfig({ state: text }, {})),
+      errorOf(() => readServeConfig({}, { IPLOOKUP_STATE: text })),
+      errorOf(() => readServeConfig({ config: configFile(`state = ${JSON.stringify(text)}\n`) }, {})),
+    ]) {
+      expect(message).toContain(why);
+    }
+    const created = cliIn(["keys", "create", "--name", "k", "--state", text]);
+    expect(created.stderr).toContain(why);
+    expect(created.code).toBe(2);
+    expect(madeInDir()).toEqual([]);
+  });
+
+  test("a file whose name holds a colon after ./, and :memory:, are as they were", () => {
+    expect(readServeConfig({ state: "./state:2026.db" }, {}).statePath).toBe(join(process.cwd(), "state:2026.db"));
+    expect(readServeConfig({ state: ":memory:" }, {}).statePath).toBe(":memory:");
+  });
+});
