@@ -1,5 +1,6 @@
 import type { Database } from "bun:sqlite";
 import { blobNames, TablesHash, tablesHashOf } from "./layout.ts";
+import { SQLITE_CORRUPT, sqlitePrimaryCode } from "../errors/sqlite-codes.ts";
 
 /**
  * A data file's checksums, so that a damaged file (a flipped bit on disk, a copy cut
@@ -77,6 +78,16 @@ function checkDataVersion(dataVersion: string, recorded: string, names: readonly
 /** The error that refuses a damaged data file, saying what is damaged. */
 export function damaged(what: string): Error {
   return new Error(`the data file is damaged: ${what}`);
+}
+
+/**
+ * SQLite's SQLITE_CORRUPT ("database disk image is malformed") met reading a data file,
+ * told as damage: a file cut short or pages changed on disk, not a file of another kind.
+ * Null for any other error.
+ */
+export function malformedPages(error: unknown): Error | null {
+  if (sqlitePrimaryCode(error) !== SQLITE_CORRUPT) return null;
+  return damaged(`SQLite finds its pages malformed (${(error as { code: string }).code}), as a copy cut short or bytes changed on disk leave them`);
 }
 
 function fieldsOf(text: string | undefined): string[] {

@@ -5,7 +5,7 @@ import { network128, network32 } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
-import { checkDataFile } from "../data-file/checksums.ts";
+import { checkDataFile, malformedPages } from "../data-file/checksums.ts";
 import { DATA_FORMAT, HOSTING_ASNS_KEY } from "../data-file/layout.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { checkValueLines } from "../data-file/value-lines.ts";
@@ -174,7 +174,11 @@ export class RangeIndex {
 
   /** Loads an index from an open data file (from a path, or from bytes with Database.deserialize). */
   static fromDatabase(db: Database): RangeIndex {
-    return db.transaction(() => RangeIndex.read(db))();
+    try {
+      return db.transaction(() => RangeIndex.read(db))();
+    } catch (error) {
+      throw malformedPages(error) ?? error;
+    }
   }
 
   private static read(db: Database): RangeIndex {
@@ -182,7 +186,7 @@ export class RangeIndex {
     try {
       meta = new Map(db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all().map((row) => [row.key, row.value]));
     } catch (error) {
-      throw new Error(`not an iplookup data file: ${(error as Error).message}`);
+      throw malformedPages(error) ?? new Error(`not an iplookup data file: ${(error as Error).message}`);
     }
     if (meta.get("format") !== DATA_FORMAT) throw new Error(`not an iplookup data file of format ${DATA_FORMAT} (found ${meta.get("format")})`);
     const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));

@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runCli } from "../../src/cli/run.ts";
@@ -54,6 +54,26 @@ test.each(COMMANDS)("%s %s: a damaged data file is named, under --data or IPLOOK
   const why = "the data file is damaged: its values:country_code table does not match the checksum recorded when it was built";
   expect(await run([...command, "--data", damaged])).toEqual({ code: 2, stdout: "", stderr: `iplookup: --data: ${damaged}: ${why}\n` });
   expect(await run(command, { IPLOOKUP_DATA: damaged })).toEqual({ code: 2, stdout: "", stderr: `iplookup: IPLOOKUP_DATA: ${damaged}: ${why}\n` });
+});
+
+test.each(COMMANDS)("%s %s: a data file cut short is damaged, not a file of another kind", async (...command) => {
+  const why = "the data file is damaged: SQLite finds its pages malformed (SQLITE_CORRUPT), as a copy cut short or bytes changed on disk leave them";
+  // Cut in its tables, and before its meta table.
+  for (const size of [5_000_000, 4096]) {
+    const cut = join(dir, `cut-${size}.db`);
+    copyFileSync(defaultDataPath(), cut);
+    truncateSync(cut, size);
+    expect(await run([...command, "--data", cut])).toEqual({ code: 2, stdout: "", stderr: `iplookup: --data: ${cut}: ${why}\n` });
+  }
+});
+
+test("data update on a data file cut short says it is damaged", async () => {
+  const cut = join(dir, "cut-update.db");
+  copyFileSync(defaultDataPath(), cut);
+  truncateSync(cut, 4096);
+  const { code, stderr } = await run(["data", "update", "--data", cut]);
+  expect(stderr).toBe(`iplookup: ${cut}: the data file is damaged: SQLite finds its pages malformed (SQLITE_CORRUPT), as a copy cut short or bytes changed on disk leave them\n`);
+  expect(code).toBe(1);
 });
 
 test("a missing file given by IPLOOKUP_DATA is named under it; the flag wins over it", async () => {
