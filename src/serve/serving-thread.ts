@@ -12,6 +12,7 @@ import { Metrics } from "../metrics/metrics.ts";
 import { isDamagedFile } from "../errors/sqlite-codes.ts";
 import { openStore, redactUrl } from "../store/open-store.ts";
 import { StoreRefusedError, StoreUnavailableError, type Store } from "../store/store.ts";
+import { StateFileChangedError } from "../store/state-file-identity.ts";
 import type { ThreadSetup } from "./messages.ts";
 import { bindError } from "./port.ts";
 import { FailureReports } from "./failure-reports.ts";
@@ -26,6 +27,9 @@ const STORE_POLL_MS = 250;
  * blocks meanwhile.
  */
 const LOCK_WAIT_MS = 2000;
+/** What a server says once its SQLite state file was removed or replaced under it: it is never used again. */
+const STATE_FILE_CHANGED =
+  "the state file was removed or replaced while the server runs; charges and admin changes answer 503 store_unavailable and /readyz 503 from now on. Restart the servers on the file as it is now; to restore a state, use `iplookup state copy --replace`, or stop the servers first (docs/backups.md)";
 /** How long a listener replaced by a new certificate's keeps serving its connections, each told to close. */
 const RETIRE_MS = 1000;
 /** How long a stop waits for requests in flight before closing their connections. */
@@ -73,7 +77,10 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
   const health = new StoreHealth(
     (reachable, error) => {
       if (reachable) logger.log("warn", "the state store can be reached again", { thread: setup.thread });
-      else logger.log("error", "the state store cannot be reached; /v1 answers 503 store_unavailable until it can", { thread: setup.thread, error: redactUrl(String(error)) });
+      // Every thread finds it within a poll; the first thread says it for the server.
+      else if (error instanceof StateFileChangedError) {
+        if (setup.thread === 0) logger.log("error", STATE_FILE_CHANGED, { state: config.statePath, error: error.message });
+      } else logger.log("error", "the state store cannot be reached; /v1 answers 503 store_unavailable until it can", { thread: setup.thread, error: redactUrl(String(error)) });
     },
     setup.storeMarks,
     setup.thread,

@@ -17,6 +17,7 @@ import { applyControlChanges, controlColumnList, controlFields, controlValues, s
 import { SqliteWebhooks, type UsageCrossing } from "./sqlite-webhooks.ts";
 import { writeChangeRecord } from "./sqlite-records.ts";
 import { toGeneration, type GenerationRow } from "./generation-row.ts";
+import { closeKeepingFiles, guardedConnection, StateFileIdentity } from "./state-file-identity.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import {
   StateNotFoundError,
@@ -133,6 +134,11 @@ const ACTIVE_KEYS = `SELECT k.id, k.name, k.plan, k.created_at, k.revoked_at, ${
  * per commit), so only a stuck process makes anyone wait this long.
  */
 const BUSY_TIMEOUT_MS = 5000;
+/**
+ * How often a store in use looks again whether its state file is still the one it
+ * opened (see StateFileIdentity): as often as a server polls the change counter.
+ */
+const FILE_CHECK_MS = 250;
 
 /**
  * The Store on a SQLite file, which several processes may share (the workers of
@@ -152,6 +158,13 @@ const BUSY_TIMEOUT_MS = 5000;
  */
 export class SqliteStore implements Store {
   private closed = false;
+  /**
+   * The connection (`db` is the same, refusing any use once the files changed); the
+   * charges' statements are prepared on it, and only check `files.changed`, which the
+   * change counter's poll (generation()) updates: a charge costs no look at the files.
+   */
+  private readonly connection: Database;
+  private readonly db: Database;
   private readonly charges: GroupCommit<Charge, ChargeOutcome>;
   /** Webhooks and the event outbox (see sqlite-webhooks.ts). */
   readonly webhooks: SqliteWebhooks;
@@ -167,13 +180,17 @@ export class SqliteStore implements Store {
   };
 
   private constructor(
-    private readonly db: Database,
+    db: Database,
     private readonly clock: () => Date,
     path: string,
     lockWaitMs?: number,
     onWriteFault?: (fault: WriteFault) => void,
+    /** The files opened; null for `:memory:`. */
+    private readonly files: StateFileIdentity | null = null,
   ) {
-    this.webhooks = new SqliteWebhooks(db, clock);
+    this.connection = db;
+    this.db = files ? guardedConnection(db, files, FILE_CHECK_MS) : db;
+    this.webhooks = new SqliteWebhooks(this.db, clock);
     this.statements = {
       used: db.query("SELECT used FROM usage WHERE key_id = ?1 AND period = ?2"),
       // No row: the key is gone. A null `used`: the key has no units in the period yet.
@@ -197,6 +214,8 @@ export class SqliteStore implements Store {
     this.charges = new GroupCommit(
       (group) => {
         let outcomes: ChargeOutcome[];
+        // Nothing charged into a file nobody will read.
+        if (this.files?.changed) throw this.files.changed;
         try {
           outcomes = applyInTransaction.immediate(group);
         } catch (error) {
@@ -264,7 +283,8 @@ export class SqliteStore implements Store {
       if (isUnwritable(error)) throw stateFileError(path, error, stage);
       throw error;
     }
-    return new SqliteStore(db, options.clock ?? (() => new Date()), path, options.lockWaitMs, options.onWriteFault);
+    const files = path === ":memory:" || path === "" ? null : StateFileIdentity.of(path);
+    return new SqliteStore(db, options.clock ?? (() => new Date()), path, options.lockWaitMs, options.onWriteFault, files);
   }
 
   private now(): string {
@@ -409,7 +429,10 @@ export class SqliteStore implements Store {
       .immediate();
   }
 
+  /** Also where a server's poll finds the files changed (StateFileChangedError from then on). */
   async generation(): Promise<Generation> {
+    const changed = this.files?.check();
+    if (changed) throw changed;
     return toGeneration(this.statements.generation.get()!);
   }
 
@@ -431,6 +454,7 @@ export class SqliteStore implements Store {
   }
 
   async findActiveKey(secretHash: string): Promise<ActiveKey | null> {
+    if (this.files?.changed) throw this.files.changed;
     const row = this.statements.activeKey.get(secretHash);
     if (!row) return null;
     return row.secret_hash === secretHash ? toActiveKey(row) : previousSecret(toActiveKey(row));
@@ -487,6 +511,7 @@ export class SqliteStore implements Store {
   }
 
   async unitsUsed(keyId: string, period: string): Promise<number> {
+    if (this.files?.changed) throw this.files.changed;
     return this.statements.used.get(keyId, period)?.used ?? 0;
   }
 
@@ -711,12 +736,18 @@ export class SqliteStore implements Store {
     return { entries: shown.map(toAuditEntry), next: rows.length > limit && last ? { at: last.at, seq: last.seq } : null };
   }
 
-  /** Commits the charges still queued, then closes the file. Closing twice is harmless. */
+  /**
+   * Commits the charges still queued, then closes the file. Closing twice is harmless.
+   * Files found changed (looked at again first) are closed with closeKeepingFiles, and
+   * the charges queued fail.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
+    const changed = this.files?.check();
     this.charges.flush();
     this.closed = true;
-    this.db.close();
+    if (changed) closeKeepingFiles(this.connection, this.files!);
+    else this.connection.close();
   }
 }
 

@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { statSync } from "node:fs";
+import { closeKeepingFiles, StateFileIdentity } from "./state-file-identity.ts";
 
 /**
  * A server's checkpoints of its SQLite state file, run on a thread of their own.
@@ -31,6 +32,13 @@ import { statSync } from "node:fs";
  * again. Once the server is idle (the WAL all copied and unchanged since the previous
  * checkpoint) a TRUNCATE checkpoint empties the -wal file, so it does not keep the
  * size it reached under load.
+ *
+ * Before each interval's checkpoints it looks whether the state file, its -wal and its
+ * -shm are still the files it opened (see StateFileIdentity). Once one is not, it
+ * checkpoints no more (the WAL it holds is no longer the one other processes use, and
+ * copying it into the file would mix two histories), removes the old -wal and -shm if
+ * the state file itself is gone from the path (so that the file there now is not read
+ * through them), and closes with closeKeepingFiles.
  */
 export interface WalCheckpoints {
   /** Runs one last checkpoint and closes the connection. */
@@ -86,6 +94,9 @@ export function runWalCheckpoints(path: string, intervalMs: number, onError: (er
   // PASSIVE never calls the busy handler; this bounds RESTART's and TRUNCATE's waits.
   db.run(`PRAGMA busy_timeout = ${restartBusyMs}`);
   const frameBytes = (db.query("PRAGMA page_size").get() as { page_size: number }).page_size + 24;
+  // A read opens the -wal and -shm (making them, if this is the file's only connection).
+  db.query("SELECT count(*) FROM sqlite_master").get();
+  const files = StateFileIdentity.of(path);
   const passive = db.query<CheckpointRow, []>("PRAGMA wal_checkpoint(PASSIVE)");
   const restart = db.query<CheckpointRow, []>("PRAGMA wal_checkpoint(RESTART)");
   const truncate = db.query<CheckpointRow, []>("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -101,6 +112,12 @@ export function runWalCheckpoints(path: string, intervalMs: number, onError: (er
   };
   let failing = false;
   const run = () => {
+    if (files.changed) return;
+    if (files.check()) {
+      clearInterval(timer);
+      files.removeLeftovers();
+      return;
+    }
     try {
       const { log, checkpointed } = passive.get() as CheckpointRow;
       stats.passive++;
@@ -129,7 +146,8 @@ export function runWalCheckpoints(path: string, intervalMs: number, onError: (er
       clearInterval(timer);
       run();
       for (const statement of [passive, restart, truncate]) statement.finalize();
-      db.close();
+      if (files.changed) closeKeepingFiles(db, files);
+      else db.close();
     },
   };
 }
