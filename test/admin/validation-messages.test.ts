@@ -1,8 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createAdminApp } from "../../src/admin/admin-app.ts";
 import { adminOpenApiDocument } from "../../src/admin/admin-openapi.ts";
-import { defaultIndex } from "../support/default-data.ts";
-import { makeTestApp, type TestApp } from "../support/test-app.ts";
+import { adminAppOf, makeTestApp, type TestApp } from "../support/test-app.ts";
 
 /**
  * A body of the wrong shape is 400 invalid_request whose detail names the place and what
@@ -19,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const admin = () => createAdminApp({ store: t.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 1, dataInfo: () => defaultIndex().info });
+const admin = () => adminAppOf(t);
 async function detailOf(method: string, path: string, body: unknown): Promise<string> {
   const response = await admin().handle(
     new Request(`http://admin${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) }),

@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { createAdminApp } from "../../src/admin/admin-app.ts";
-import { defaultIndex } from "../support/default-data.ts";
 import { runCliInProcess } from "../support/in-process-cli.ts";
-import { makeTestApp, type TestApp } from "../support/test-app.ts";
+import { adminAppOf, makeTestApp, type TestApp } from "../support/test-app.ts";
 
 /**
  * An allowed origin with a wildcard (`https://*.example.com`) could never equal the
@@ -19,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.close());
 
-const admin = () => createAdminApp({ store: t.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 1, dataInfo: () => defaultIndex().info });
+const admin = () => adminAppOf(t);
 const send = (method: string, path: string, body: unknown) =>
   admin().handle(new Request(`http://admin${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) }));
 const WILDCARDS = ["https://*.example.com", "*", "https://app.example.*", "http://*:8080", "https://example.com:*"];

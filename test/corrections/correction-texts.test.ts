@@ -2,12 +2,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createAdminApp } from "../../src/admin/admin-app.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { CorrectionError, checkCorrectionFields, checkNote, textFault } from "../../src/corrections/correction-rules.ts";
-import { defaultIndex } from "../support/default-data.ts";
 import { runCliInProcess } from "../support/in-process-cli.ts";
-import { makeTestApp, type TestApp } from "../support/test-app.ts";
+import { adminAppOf, makeTestApp, type TestApp } from "../support/test-app.ts";
 
 /**
  * A correction's texts (as_name, city, privacy.service: 1 to 200 characters; a note: 1 to
@@ -42,7 +40,7 @@ describe("the admin API counts characters", () => {
   afterAll(() => t.close());
 
   const put = async (path: string, body: unknown) => {
-    const admin = createAdminApp({ store: t.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 1, dataInfo: () => defaultIndex().info });
+    const admin = adminAppOf(t);
     const response = await admin.handle(
       new Request(`http://admin/admin/v1/corrections/${path}`, { method: "PUT", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify(body) }),
     );

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";
-import { createAdminApp } from "../../src/admin/admin-app.ts";
 import { adminOpenApiDocument } from "../../src/admin/admin-openapi.ts";
 import { openApiDocument } from "../../src/http/openapi.ts";
-import { defaultIndex } from "../support/default-data.ts";
-import { makeTestApp, type TestApp } from "../support/test-app.ts";
+import { adminAppOf, makeTestApp, type TestApp } from "../support/test-app.ts";
 
 /**
  * Request bodies with a content coding (RFC 9110 §8.4.1): iplookup decodes none, so a
@@ -90,7 +88,7 @@ describe("the public POST routes", () => {
 });
 
 describe("the admin API's bodies", () => {
-  const admin = () => createAdminApp({ store: t.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 1, dataInfo: () => defaultIndex().info });
+  const admin = () => adminAppOf(t);
   const send = (method: string, path: string, body: string | Uint8Array, coding: string) =>
     admin().handle(new Request(`http://admin${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-encoding": coding }, body }));
 

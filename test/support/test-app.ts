@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KeyCache } from "../../src/access/key-cache.ts";
+import { createAdminApp } from "../../src/admin/admin-app.ts";
 import { createApp, type App } from "../../src/http/app.ts";
 import type { RangeIndex } from "../../src/index/range-index.ts";
 import type { Logger } from "../../src/log/logger.ts";
@@ -69,4 +70,9 @@ export async function makeTestApp(
     },
   };
   return testApp;
+}
+
+/** The admin app (CONTRACT §10) over a test app's store, as one worker's server has it. */
+export function adminAppOf(t: TestApp) {
+  return createAdminApp({ store: t.store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 1, dataInfo: () => defaultIndex().info });
 }
