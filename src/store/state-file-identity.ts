@@ -67,13 +67,20 @@ export class StateFileIdentity {
     return this.change;
   }
 
-  /** Looks at the files now: the change found, now or before; null while each is the file opened. */
+  /**
+   * Looks at the files now: the change found, now or before; null while each is the file
+   * opened. Once the state file itself is not the one opened, that alone is told: its old
+   * -wal and -shm are then removed by this process (removeLeftovers), which another
+   * thread's check may find first, and the operator did not remove them.
+   */
   check(): StateFileChangedError | null {
     this.checkedAt = performance.now();
     if (this.change) return this.change;
     const removed: string[] = [];
     const replaced: string[] = [];
-    for (const file of [this.state, ...this.beside]) {
+    const stateNow = idOf(this.state.path);
+    const stateChanged = stateNow !== undefined && !sameFile(stateNow, this.state.id);
+    for (const file of stateChanged ? [this.state] : [this.state, ...this.beside]) {
       const now = idOf(file.path);
       if (now !== undefined && !sameFile(now, file.id)) (now === null ? removed : replaced).push(file.path);
     }

@@ -119,6 +119,19 @@ describe("a SQLite state file changed under an open store", () => {
     await expect(store.generation()).rejects.toThrow(`${replaced} was replaced by another file while in use`);
     await store.close();
   });
+
+  test("the state file replaced, and its old -wal and -shm already removed (by another thread's removeLeftovers): the file alone is told", async () => {
+    const replaced = nextPath();
+    const store = SqliteStore.open(replaced);
+    const otherPath = nextPath();
+    await SqliteStore.open(otherPath).close();
+    renameSync(otherPath, replaced);
+    rmSync(`${replaced}-wal`);
+    rmSync(`${replaced}-shm`);
+    const refused = await store.generation().catch((error: unknown) => error);
+    expect((refused as Error).message).toBe(`${replaced} was replaced by another file while in use`);
+    await store.close();
+  });
 });
 
 describe("StateFileIdentity.removeLeftovers", () => {
