@@ -1,5 +1,6 @@
 import type { Logger } from "../log/logger.ts";
 import { isUnavailable } from "../store/postgres-unavailable.ts";
+import { StateFileChangedError } from "../store/state-file-identity.ts";
 import { StoreUnavailableError, type AttemptResult, type DeliveryState, type DueDelivery, type Store } from "../store/store.ts";
 import { nextAttemptAt } from "./retry-schedule.ts";
 import { ATTEMPT_TIMEOUT_MS, sendMessage, type SendOutcome } from "./send.ts";
@@ -230,6 +231,8 @@ export class Deliverer {
   private warn(error: unknown): void {
     // A state file locked for a moment by a writer: simply the next claim.
     if ((error as { code?: unknown })?.code === "SQLITE_BUSY" || this.stopped) return;
+    // A state file removed or replaced under the server: the server has said so (serving-thread.ts), for good.
+    if (error instanceof StateFileChangedError) return;
     // A database that is away fails every claim: one line a minute says so.
     if (performance.now() - this.lastWarning < 60_000) return;
     this.lastWarning = performance.now();

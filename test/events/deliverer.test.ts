@@ -1,9 +1,11 @@
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, spyOn, test } from "bun:test";
 import { Deliverer, LEASE_MS } from "../../src/events/deliverer.ts";
 import { emitKeyEvent } from "../../src/events/emit.ts";
 import { FIRST_RETRY_MS, RETRY_FOR_MS } from "../../src/events/retry-schedule.ts";
 import { createLogger } from "../../src/log/logger.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { StateFileChangedError } from "../../src/store/state-file-identity.ts";
+import { StoreUnavailableError } from "../../src/store/store.ts";
 import { tempStatePaths } from "../store/temp-state.ts";
 import { StuckReceiver } from "../support/stuck-receiver.ts";
 import { WebhookReceiver } from "../support/webhook-receiver.ts";
@@ -257,5 +259,21 @@ describe("a running deliverer", () => {
     expect(cut).toMatchObject({ state: "pending", attempts: [] });
     const again = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + LEASE_MS, leaseMs: LEASE_MS });
     expect(again.map((d) => [d.webhookId, d.attempt])).toEqual([[silent.id, 1]]);
+  });
+});
+
+describe("a state store it cannot use", () => {
+  test("a state file removed or replaced under the server is not warned of again (the server has said so); another failure is", async () => {
+    for (const [error, warned] of [
+      [new StateFileChangedError("/srv/state.db was replaced by another file while in use"), false],
+      [new StoreUnavailableError("the state store cannot be reached"), true],
+    ] as const) {
+      const { store, deliverer, lines } = await setup();
+      spyOn(store.webhooks, "claimDeliveries").mockImplementation(() => Promise.reject(error));
+      deliverer.start(20);
+      await Bun.sleep(100);
+      await deliverer.stop();
+      expect(lines.some((line) => line.includes("webhook deliveries could not be read or recorded"))).toBe(warned);
+    }
   });
 });
