@@ -136,7 +136,10 @@ export function scrub(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(scrub);
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [name, member] of Object.entries(value)) if (!SECRET_NAMES.has(name)) out[name] = scrub(member);
+    // Defined, not assigned: a member named __proto__ (metadata may hold one) is a member.
+    for (const [name, member] of Object.entries(value)) {
+      if (!SECRET_NAMES.has(name)) Object.defineProperty(out, name, { value: scrub(member), enumerable: true, writable: true, configurable: true });
+    }
     return out;
   }
   return value;

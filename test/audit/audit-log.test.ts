@@ -54,3 +54,9 @@ test("changesBetween: the members whose JSON differs, a creation from null", () 
   expect(changesBetween(null, { name: "k" })).toEqual({ name: { from: null, to: "k" } });
   expect(scrub("a 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef b")).toBe(`a ${REDACTED} b`);
 });
+
+test("scrub keeps a member named __proto__ (metadata may hold one) as a member", () => {
+  const metadata = JSON.parse('{"team":"geo","__proto__":{"owner":"alice"}}');
+  expect(JSON.stringify(scrub(metadata))).toBe('{"team":"geo","__proto__":{"owner":"alice"}}');
+  expect(Object.getPrototypeOf(scrub(metadata))).toBe(Object.prototype);
+});
