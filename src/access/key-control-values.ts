@@ -94,25 +94,32 @@ export function parseOriginList(values: readonly string[], field = "allowed_orig
 /** `metadata`: a JSON object of at most 1 KiB (compact JSON, UTF-8). */
 export function parseMetadata(value: unknown, field = "metadata"): Record<string, unknown> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new ControlValueError(`${field}: must be a JSON object`);
-  const unsafe = unsafePath(value);
-  if (unsafe !== null) throw new ControlValueError(`${field}${unsafe}: a control character or a lone surrogate is not allowed`);
+  const fault = faultAt(value);
+  if (fault?.what === "text") throw new ControlValueError(`${field}${fault.at}: a control character or a lone surrogate is not allowed`);
+  // JSON.parse reads 1e400 as Infinity, which JSON.stringify would keep as null.
+  if (fault?.what === "number") throw new ControlValueError(`${field}${fault.at}: a number too large to keep (it would read null)`);
   const bytes = Buffer.byteLength(JSON.stringify(value), "utf8");
   if (bytes > MAX_METADATA_BYTES) throw new ControlValueError(`${field}: ${bytes} bytes of JSON; at most ${MAX_METADATA_BYTES} are kept`);
   return value as Record<string, unknown>;
 }
 
-/** Where in a JSON value a string (or member name) holds a control character or a lone surrogate (`/team`, `/tags/0`, "" for the value itself), or null. */
-function unsafePath(value: unknown, at = ""): string | null {
-  if (typeof value === "string") return hasUnsafeCharacter(value) ? at : null;
+/**
+ * Where in a JSON value (`/team`, `/tags/0`, "" for the value itself) a string or member
+ * name holds a control character or a lone surrogate (`text`), or a number is not finite
+ * (`number`); null where neither is.
+ */
+function faultAt(value: unknown, at = ""): { at: string; what: "text" | "number" } | null {
+  if (typeof value === "string") return hasUnsafeCharacter(value) ? { at, what: "text" } : null;
+  if (typeof value === "number") return Number.isFinite(value) ? null : { at, what: "number" };
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = unsafePath(value[i], `${at}/${i}`);
+      const found = faultAt(value[i], `${at}/${i}`);
       if (found !== null) return found;
     }
   } else if (value !== null && typeof value === "object") {
     for (const [name, member] of Object.entries(value)) {
-      if (hasUnsafeCharacter(name)) return `${at}/${printable(name)}`;
-      const found = unsafePath(member, `${at}/${name}`);
+      if (hasUnsafeCharacter(name)) return { at: `${at}/${printable(name)}`, what: "text" };
+      const found = faultAt(member, `${at}/${name}`);
       if (found !== null) return found;
     }
   }

@@ -74,6 +74,12 @@ describe("the values of a key's controls", () => {
     for (const bad of [[1], "text", 5, null]) expect(() => parseMetadata(bad)).toThrow(ControlValueError);
   });
 
+  test("metadata: a number JSON cannot keep (1e400 reads as Infinity, written as null) is refused, naming where", () => {
+    expect(() => parseMetadata(JSON.parse('{"limits":{"max":1e400}}'))).toThrow("metadata/limits/max: a number too large to keep (it would read null)");
+    expect(() => parseMetadata({ tags: [1, -Infinity] })).toThrow("metadata/tags/1: a number too large to keep");
+    expect(parseMetadata({ max: 1.7976931348623157e308 })).toEqual({ max: 1.7976931348623157e308 });
+  });
+
   test("grace: durations up to 30 days; 0 for none", () => {
     expect(parseGrace("24h")).toBe(86_400_000);
     expect(parseGrace("1h30m")).toBe(5_400_000);
