@@ -17,6 +17,13 @@ export function keyJson(key: ApiKey) {
     allowed_cidrs: controls?.allowedCidrs ? [...controls.allowedCidrs] : null,
     allowed_origins: controls?.allowedOrigins ? [...controls.allowedOrigins] : null,
     metadata: { ...controls?.metadata },
-    grace_until: key.graceUntil ?? null,
+    grace_until: graceEnd(key),
   };
+}
+
+/** Until when the secret before the last rotation kept (or keeps) working: a revocation ends it too. */
+function graceEnd(key: ApiKey): string | null {
+  const until = key.graceUntil ?? null;
+  if (until === null || key.revokedAt === null) return until;
+  return Date.parse(key.revokedAt) < Date.parse(until) ? key.revokedAt : until;
 }
