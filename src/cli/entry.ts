@@ -11,10 +11,13 @@ const LOG_MAX_MS = 2000;
 /** Runs the command line of this process and sets its exit code. */
 export async function main(defaults: { dataPath: string; selfCommand: string[]; workerEntry?: string }): Promise<void> {
   // A reader that stops reading (`iplookup asn AS16509 | head`) ends the output, as a
-  // closed pipe ends any Unix filter: quietly, not with an unhandled EPIPE.
+  // closed pipe ends any Unix filter: quietly, not with an unhandled EPIPE. Any other
+  // failure to write it (a full disk, a file size limit) is one line and exit 1, not a
+  // stack trace; what the command changed stands, and a secret it printed may be lost.
   process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code !== "EPIPE") throw error;
-    process.exit(process.exitCode ?? 0);
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    process.stderr.write(`iplookup: cannot write the output: ${error.message}; what the command changed stands (a key or token made is listed by 'keys list' or 'admin list': rotate or revoke it if its secret was not shown)\n`);
+    process.exit(1);
   });
   // Standard error is where a server logs: a log that cannot be written (its reader gone,
   // EPIPE; the descriptor closed, EBADF; a full disk) must not stop the server. Each log

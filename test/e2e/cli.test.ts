@@ -263,3 +263,15 @@ test("a reader that stops reading ends the output quietly: exit 0, nothing on st
   expect(piped.stdout.toString()).toStartWith("AS16509 ");
   expect(piped.stderr.toString().trim()).toBe("status 0");
 });
+
+test("output that cannot be written (a full disk): one line and exit 1, not a stack trace; the key made stands", () => {
+  const full = join(dir, "full.db");
+  const main = join(import.meta.dir, "..", "..", "src", "main.ts");
+  const made = Bun.spawnSync(["bash", "-c", `"${process.execPath}" "${main}" keys create --name lost --state "${full}" > /dev/full`], { stdout: "pipe", stderr: "pipe" });
+  expect(made.exitCode).toBe(1);
+  const lines = made.stderr.toString().trimEnd().split("\n");
+  expect(lines).toHaveLength(1);
+  expect(lines[0]).toStartWith("iplookup: cannot write the output: ENOSPC");
+  expect(lines[0]).toContain("'keys list'");
+  expect(cli(["keys", "list", "--json", "--state", full], env).stdout).toContain('"name":"lost"');
+});
