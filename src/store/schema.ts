@@ -183,8 +183,12 @@ export function migrate(db: Database, path: string): void {
  * SQLite file that holds other tables and for a file from a newer iplookup.
  */
 export function schemaVersion(db: Database, path: string): number {
-  const version = db.query<{ user_version: number }, []>("PRAGMA user_version").get()!.user_version;
-  if (version === 0 && db.query("SELECT 1 FROM sqlite_schema LIMIT 1").get() !== null) {
+  // One statement, so one snapshot: read apart, another process's migration committed
+  // between the two would show its tables under version 0.
+  const { version, tables } = db
+    .query<{ version: number; tables: number }, []>("SELECT (SELECT user_version FROM pragma_user_version) AS version, EXISTS (SELECT 1 FROM sqlite_schema) AS tables")
+    .get()!;
+  if (version === 0 && tables !== 0) {
     throw new StoreError(`${path} is a SQLite file but not an iplookup state file`);
   }
   if (version > SCHEMA_VERSION) {
