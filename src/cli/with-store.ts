@@ -4,7 +4,7 @@ import { isFilePath } from "../config/paths.ts";
 import { isMissing } from "../errors/file-access.ts";
 import { readSetting } from "../config/settings.ts";
 import { openStore } from "../store/open-store.ts";
-import { isBusy, isUnwritable, StateFileError, stateFileError } from "../store/sqlite-faults.ts";
+import { busyError, isBusy, isUnwritable, StateFileBusyError, stateFileError } from "../store/sqlite-faults.ts";
 import { removeStateFiles } from "../store/sqlite-store.ts";
 import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
@@ -41,7 +41,8 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
   try {
     store = await openStore(path, { create: options.create });
   } catch (error) {
-    removeCreated(created);
+    // Busy: another process has the file open, maybe the one that created it since.
+    if (!(error instanceof StateFileBusyError || isBusy(error))) removeCreated(created);
     if (isFilePath(path) && isBusy(error)) throw busyError(path, error);
     throw error;
   }
@@ -57,14 +58,6 @@ export async function withStoreAt<T>(path: string, options: WithStoreOptions, wo
     if (isFilePath(path) && isBusy(error)) throw busyError(path, error);
     throw error;
   }
-}
-
-/** SQLite's bare "database is locked", with the file and who holds it. */
-function busyError(path: string, error: unknown): StateFileError {
-  return new StateFileError(
-    `the state file ${path} is busy: another process holds its write lock (a long transaction, a sqlite3 shell) and kept it while this command waited (SQLITE_BUSY); try again when it is done`,
-    { cause: error },
-  );
 }
 
 /**

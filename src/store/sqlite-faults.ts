@@ -122,6 +122,17 @@ export class StateFileError extends Error {
   override readonly name = "StateFileError";
 }
 
+/** A state file another process kept its write lock on for the whole busy timeout. */
+export class StateFileBusyError extends StateFileError {}
+
+/** SQLite's bare "database is locked", with the file and who holds it. */
+export function busyError(path: string, error: unknown): StateFileBusyError {
+  return new StateFileBusyError(
+    `the state file ${path} is busy: another process holds its write lock (a long transaction, a sqlite3 shell) and kept it while this command waited (SQLITE_BUSY); try again when it is done`,
+    { cause: error },
+  );
+}
+
 /**
  * A failure to open, create or write the state file at `path` when a command starts, as
  * the operator reads it: the path, and the reason as the file system gives it

@@ -4,7 +4,7 @@ import { dirname } from "node:path";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { isMissing } from "../errors/file-access.ts";
-import { isUnwritable, stateFileError, unwritableError, WriteFaults, type WriteFault } from "./sqlite-faults.ts";
+import { busyError, isBusy, isUnwritable, stateFileError, unwritableError, WriteFaults, type WriteFault } from "./sqlite-faults.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
 import { migrate, schemaVersion } from "./schema.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
@@ -267,17 +267,23 @@ export class SqliteStore implements Store {
       // Before anything writes: a file that is not ours is refused untouched.
       schemaVersion(db, path);
       stage = "write";
-      db.run("PRAGMA journal_mode = WAL");
+      whileBusy(busyTimeoutMs, () => db.run("PRAGMA journal_mode = WAL"));
       db.run("PRAGMA synchronous = NORMAL");
       db.run("PRAGMA foreign_keys = ON");
       if (options.walAutoCheckpoint === false) db.run("PRAGMA wal_autocheckpoint = 0");
-      migrate(db, path);
+      whileBusy(busyTimeoutMs, () => migrate(db, path));
       if (options.requireWritable) tryWriting(db, busyTimeoutMs);
       // Opened and migrated: from now on a write that finds the lock taken fails at once
       // and the group commit tries it again later (see lockWaitMs).
       if (options.lockWaitMs !== undefined) db.run("PRAGMA busy_timeout = 0");
     } catch (error) {
       db.close();
+      // Busy: another process has the file open (it may have written to it already), so
+      // even a file this process created stays.
+      if (isBusy(error)) {
+        removeCreated(path, { ...created, file: false });
+        throw busyError(path, error);
+      }
       removeCreated(path, created);
       if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${path} is not an iplookup state file (not a SQLite database)`);
       if (isUnwritable(error)) throw stateFileError(path, error, stage);
@@ -796,6 +802,25 @@ function removeCreated(path: string, created: Created): void {
       return;
     }
     if (directory === created.directory) return;
+  }
+}
+
+/**
+ * Runs `step` again while it fails with SQLITE_BUSY, for up to `busyTimeoutMs`. Two
+ * processes that open one new file at once both hold its read lock when they switch it
+ * to WAL (or migrate it); SQLite then fails one at once, without its busy handler, as
+ * waiting could not end. Once the other is done, the step passes (or finds it done).
+ */
+function whileBusy(busyTimeoutMs: number, step: () => void): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      step();
+      return;
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      Bun.sleepSync(2 + Math.floor(Math.random() * 8));
+    }
   }
 }
 

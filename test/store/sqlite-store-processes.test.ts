@@ -76,3 +76,17 @@ test("two processes charging one key at once never overspend its quota", async (
   // The processes really took turns on the file, rather than one running after the other.
   expect(reports[0]!.interleaved + reports[1]!.interleaved).toBeGreaterThan(0);
 });
+
+test("two processes opening one new state file at once both open it, and both keys stay", async () => {
+  for (let round = 0; round < 30; round++) {
+    const path = freshPath();
+    const at = String(Date.now() + 250);
+    const children = [0, 1].map(() => Bun.spawn([process.execPath, join(FIXTURES, "open-at.ts"), path, at], { stdout: "pipe", stderr: "inherit" }));
+    const lines = await Promise.all(children.map(async (child) => (await new Response(child.stdout).text()).trim()));
+    expect(lines.map((line) => line.split(" ")[0])).toEqual(["ok", "ok"]);
+    const db = new Database(path, { readonly: true });
+    const keys = db.query<{ id: string }, []>("SELECT id FROM keys ORDER BY id").all().map((row) => row.id);
+    db.close();
+    expect(keys).toEqual(lines.map((line) => line.split(" ")[1]!).sort());
+  }
+}, 60_000);
