@@ -96,7 +96,7 @@ export const RotateKeyRequest = Type.Object(
 
 export const AuditQuery = Type.Object(
   {
-    from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`" }),
+    from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`, but not before 0001-01-01" }),
     to: Type.Optional({ ...Day, description: "The last day (UTC), included; default: today" }),
     limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$", error: "expected a whole number from 1 to 10000", description: "The most entries answered, newest first: 1 to 10000 (default 1000)" })),
     before: Type.Optional(
@@ -168,7 +168,7 @@ export const PutPlanRequest = Type.Object(
 
 export const UsageQuery = Type.Object(
   {
-    from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`" }),
+    from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`, but not before 0001-01-01" }),
     to: Type.Optional({ ...Day, description: "The last day (UTC), included; default: today" }),
     key: Type.Optional({ ...KeyId, description: "Only this key's use" }),
   },

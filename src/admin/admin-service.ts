@@ -2,7 +2,7 @@ import type { Static } from "@sinclair/typebox";
 import { ApiError } from "../errors/api-error.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
 import { billingPeriod } from "../store/period.ts";
-import { addDays, dayOf, daysBetween, isDayId } from "../store/usage-days.ts";
+import { addDays, dayOf, daysBetween, isDayId, spanStart } from "../store/usage-days.ts";
 import { StoreError, type ApiKey, type IssuedKey, type KeyActivity, type Plan, type Store } from "../store/store.ts";
 import { AuditCursorError, AuditLog, type Actor } from "../audit/audit-log.ts";
 import { keyJson } from "../access/key-json.ts";
@@ -185,7 +185,7 @@ export class AdminService {
       if (value !== undefined && !isDayId(value)) throw new ApiError("invalid_request", `${field}: "${value}" is not a day written YYYY-MM-DD`);
     }
     const to = query.to ?? dayOf(this.deps.now().getTime());
-    const from = query.from ?? addDays(to, 1 - DEFAULT_USAGE_DAYS);
+    const from = query.from ?? spanStart(to, DEFAULT_USAGE_DAYS);
     const span = daysBetween(from, to);
     if (span < 1) throw new ApiError("invalid_request", `from (${from}) is after to (${to})`);
     if (span > MAX_USAGE_DAYS) throw new ApiError("invalid_request", `from ${from} to ${to} is ${span} days; at most ${MAX_USAGE_DAYS} are answered at once`);

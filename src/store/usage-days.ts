@@ -53,16 +53,29 @@ export function dayOf(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** The first day isDayId accepts: the earliest a span of days can start. */
+export const FIRST_DAY = "0001-01-01";
+
 /** Whether `text` is a real calendar day written `YYYY-MM-DD` (years 0001 to 9999). */
 export function isDayId(text: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
   const ms = Date.parse(`${text}T00:00:00Z`);
-  return !Number.isNaN(ms) && dayOf(ms) === text && text >= "0001-01-01";
+  return !Number.isNaN(ms) && dayOf(ms) === text && text >= FIRST_DAY;
 }
 
 /** The day `count` days after `day` (before, for a negative count). */
 export function addDays(day: string, count: number): string {
   return dayOf(Date.parse(`${day}T00:00:00Z`) + count * DAY_MS);
+}
+
+/**
+ * The first day of the `count` days that end on `to` (both included): the default start
+ * of a span given only its end. Never before FIRST_DAY, so the span is shorter near it:
+ * a day before it is one no store or query accepts (PostgreSQL refuses year 0 outright).
+ */
+export function spanStart(to: string, count: number): string {
+  const from = addDays(to, 1 - count);
+  return daysBetween(FIRST_DAY, from) < 1 ? FIRST_DAY : from;
 }
 
 /** Days from `from` to `to`, both included (0 when `to` is before `from`). */

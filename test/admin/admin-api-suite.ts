@@ -392,6 +392,16 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       expect((await adminJson("GET", "/admin/v1/usage?from=2025-01-01&to=2026-02-04")).status).toBe(200);
       expect((await adminJson("GET", "/admin/v1/usage?key=key_aaaaaaaaaaaaaaaa")).status).toBe(404);
     });
+
+    test("only `to`, within 29 days of 0001-01-01: the default span starts on 0001-01-01, the first day accepted as input", async () => {
+      for (const [to, days] of [["0001-01-05", 5], ["0001-01-01", 1], ["0001-01-30", 30]] as const) {
+        const usage = await adminJson<{ from: string; to: string; days: { date: string; units: number }[] }>("GET", `/admin/v1/usage?to=${to}`);
+        expect({ to, status: usage.status, from: usage.body.from, first: usage.body.days[0]?.date, days: usage.body.days.length }).toEqual({ to, status: 200, from: "0001-01-01", first: "0001-01-01", days });
+        const audit = await adminJson<{ entries: unknown[] }>("GET", `/admin/v1/audit?to=${to}`);
+        expect({ to, status: audit.status, entries: audit.body.entries }).toEqual({ to, status: 200, entries: [] });
+      }
+      expect((await adminJson<{ from: string }>("GET", "/admin/v1/usage?to=0001-01-31")).body.from).toBe("0001-01-02");
+    });
   });
 
   describe("key controls, rotation with a grace, read-only tokens and the audit log (CONTRACT §16)", () => {

@@ -1,8 +1,9 @@
 import { Database } from "bun:sqlite";
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { cli } from "../support/server-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-audit-cli-"));
@@ -47,4 +48,18 @@ test("iplookup audit reads a creation as its fields, a plan's null limit as unli
   const printed = cli(["audit"], env).stdout;
   expect(printed).toContain("plan.created  plan:gold  max_batch_size: 5; monthly_units: unlimited; rate_limit: unlimited");
   expect(printed).toContain("plan.updated  plan:gold  monthly_units: unlimited → 100");
+});
+
+describe("iplookup audit --to near 0001-01-01: the default --from is 0001-01-01, the first day accepted", () => {
+  const near = async (state: string) => {
+    const env = { IPLOOKUP_STATE: state };
+    expect(cli(["keys", "create", "--name", "early"], env).code).toBe(0);
+    for (const to of ["0001-01-05", "0001-01-01"]) {
+      expect({ to, ...cli(["audit", "--to", to, "--json"], env) }).toEqual({ to, code: 0, stdout: '{"entries":[],"next":null}\n', stderr: "" });
+      expect({ to, ...cli(["audit", "--to", to], env) }).toEqual({ to, code: 0, stdout: `No changes recorded from 0001-01-01 to ${to}.\n`, stderr: "" });
+    }
+  };
+  test("on a SQLite state file", () => near(join(dir, "early.db")));
+  const states = testStates();
+  test.skipIf(!postgresAvailable)("on PostgreSQL", async () => near(await states.fresh()));
 });

@@ -1,6 +1,6 @@
 import { AuditCursorError, AuditLog, parseAuditCursor } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
-import { addDays, dayOf, daysBetween, isDayId } from "../../store/usage-days.ts";
+import { dayOf, daysBetween, isDayId, spanStart } from "../../store/usage-days.ts";
 import { parseCommandArgs } from "../args.ts";
 import type { Command } from "../command.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
@@ -25,7 +25,8 @@ and what changed. Secrets are never recorded. At most 10,000 changes are printed
 once; when the span holds more, standard error gives the --before that prints the
 next (older) ones.
 
-  --from DAY       the first UTC day, included (default: 29 days before --to)
+  --from DAY       the first UTC day, included (default: 29 days before --to, but
+                   not before 0001-01-01)
   --to DAY         the last UTC day, included (default: today)
   --before CURSOR  the changes older than those printed before: the cursor standard
                    error (or --json's "next") gave, with the same --from and --to
@@ -41,7 +42,7 @@ ${STATE_FLAG_HELP}`,
     const before = typeof flags.before === "string" ? flags.before : null;
     if (before !== null && parseAuditCursor(before) === null) throw new ConfigError(`--before: ${new AuditCursorError(before).message}`);
     const to = typeof flags.to === "string" ? flags.to : dayOf(context.now().getTime());
-    const from = typeof flags.from === "string" ? flags.from : addDays(to, 1 - DEFAULT_DAYS);
+    const from = typeof flags.from === "string" ? flags.from : spanStart(to, DEFAULT_DAYS);
     const span = daysBetween(from, to);
     if (span < 1) throw new ConfigError(`--from ${from} is after --to ${to}`);
     if (span > MAX_DAYS) throw new ConfigError(`--from ${from} --to ${to} is ${span} days; at most ${MAX_DAYS}`);
