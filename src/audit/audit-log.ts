@@ -60,7 +60,7 @@ export class AuditLog {
 
   /** Entries of the UTC days from `from` to `to` (`YYYY-MM-DD`, both included), newest first, at most `limit`. */
   list(from: string, to: string, limit: number): Promise<AuditEntry[]> {
-    return this.store.listAudit(`${from}T00:00:00.000Z`, dayAfter(to), limit);
+    return this.store.listAudit(`${from}T00:00:00.000Z`, endOfDay(to), limit);
   }
 
   /**
@@ -70,13 +70,20 @@ export class AuditLog {
   async page(from: string, to: string, limit: number, before: string | null): Promise<{ entries: AuditEntry[]; next: string | null }> {
     const position = before === null ? null : parseAuditCursor(before);
     if (before !== null && position === null) throw new AuditCursorError(before);
-    const page = await this.store.pageAudit(`${from}T00:00:00.000Z`, dayAfter(to), limit, position);
+    const page = await this.store.pageAudit(`${from}T00:00:00.000Z`, endOfDay(to), limit, position);
     return { entries: page.entries, next: page.next && auditCursor(page.next) };
   }
 }
 
-function dayAfter(day: string): string {
-  return new Date(Date.parse(`${day}T00:00:00.000Z`) + 86_400_000).toISOString();
+/**
+ * The end of a UTC day, as the (excluded) upper bound of its entries' times: 24:00 of the
+ * day, not 00:00 of the next, so that 9999-12-31, the last day a span may name, has an
+ * end written as every time is (the next day's ISO form is `+010000-01-01…`, which sorts
+ * before every stored time in SQLite, and PostgreSQL refuses). As text it sorts after
+ * every time of the day; PostgreSQL reads it as the next midnight.
+ */
+function endOfDay(day: string): string {
+  return `${day}T24:00:00.000Z`;
 }
 
 /** A cursor not made by auditCursor: the caller's mistake, named in its message. */

@@ -402,6 +402,13 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       }
       expect((await adminJson<{ from: string }>("GET", "/admin/v1/usage?to=0001-01-31")).body.from).toBe("0001-01-02");
     });
+
+    test("`to` 9999-12-31, the last day accepted as input: answered", async () => {
+      const usage = await adminJson<{ days: { date: string }[] }>("GET", "/admin/v1/usage?to=9999-12-31");
+      expect({ status: usage.status, last: usage.body.days.at(-1)?.date }).toEqual({ status: 200, last: "9999-12-31" });
+      const audit = await adminJson<{ entries: unknown[] }>("GET", "/admin/v1/audit?to=9999-12-31");
+      expect({ status: audit.status, entries: audit.body.entries }).toEqual({ status: 200, entries: [] });
+    });
   });
 
   describe("key controls, rotation with a grace, read-only tokens and the audit log (CONTRACT §16)", () => {

@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,4 +63,29 @@ describe("iplookup audit --to near 0001-01-01: the default --from is 0001-01-01,
   test("on a SQLite state file", () => near(join(dir, "early.db")));
   const states = testStates();
   test.skipIf(!postgresAvailable)("on PostgreSQL", async () => near(await states.fresh()));
+});
+
+describe("iplookup audit --to 9999-12-31, the last day accepted: its changes shown", () => {
+  const AT = "9999-12-31T23:59:59.999Z";
+  const last = async (state: string, write: (state: string) => Promise<void>) => {
+    const env = { IPLOOKUP_STATE: state };
+    expect(cli(["keys", "create", "--name", "late"], env).code).toBe(0);
+    await write(state);
+    const shown = cli(["audit", "--from", "9999-12-31", "--to", "9999-12-31", "--json"], env);
+    expect({ code: shown.code, stderr: shown.stderr }).toEqual({ code: 0, stderr: "" });
+    expect((JSON.parse(shown.stdout) as { entries: { at: string }[] }).entries.map((entry) => entry.at)).toEqual([AT]);
+  };
+  test("on a SQLite state file", () =>
+    last(join(dir, "late.db"), async (state) => {
+      const db = new Database(state);
+      db.run("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?, 'cli', 'key.updated', 'key_x', '{}')", [AT]);
+      db.close();
+    }));
+  const states = testStates();
+  test.skipIf(!postgresAvailable)("on PostgreSQL", async () =>
+    last(await states.fresh(), async (state) => {
+      const sql = new SQL(state, { max: 1 });
+      await sql`INSERT INTO audit_log (at, actor, action, target, changes) VALUES (${AT}, 'cli', 'key.updated', 'key_x', '{}')`;
+      await sql.close();
+    }));
 });
