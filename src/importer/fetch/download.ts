@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { type FileHandle, open, utimes } from "node:fs/promises";
 import { join } from "node:path";
+import { showingControls } from "../../access/plain-text.ts";
 import { VERSION } from "../../build-info.ts";
 import type { Progress } from "../progress.ts";
 import { writeAll, writeFailed } from "./disk-writes.ts";
@@ -134,7 +135,7 @@ export async function download(request: DownloadRequest, dir: string, options: D
       if (response.status >= 300 && response.status < 400 && response.status !== 304 && location !== null) {
         await response.body?.cancel();
         if (hop >= MAX_REDIRECTS) throw new DownloadError(`more than ${MAX_REDIRECTS} redirects`);
-        url = new URL(location, url);
+        url = redirectTarget(location, url, response.status);
         if (url.protocol !== "http:" && url.protocol !== "https:") throw new DownloadError(`redirected to a ${url.protocol} URL`);
         continue;
       }
@@ -232,6 +233,26 @@ export async function download(request: DownloadRequest, dir: string, options: D
     clearTimeout(deadline);
   }
 }
+
+/**
+ * Where a redirect leads: its Location read against the URL it answered. A Location that
+ * is not a URL is the publisher's fault, told as a DownloadError like any other, so the
+ * failure names the source; the Location is quoted with its secrets hidden and its
+ * control characters written out (it came from the network), and cut short.
+ */
+function redirectTarget(location: string, base: URL, status: number): URL {
+  try {
+    return new URL(location, base);
+  } catch {
+    // Hidden before it is cut: a cut could part a secret from what marks it as one.
+    const hidden = redactSecrets(location);
+    const shown = hidden.length > MAX_LOCATION_SHOWN ? `${hidden.slice(0, MAX_LOCATION_SHOWN)}...` : hidden;
+    throw new DownloadError(`redirected (HTTP ${status}) to "${showingControls(shown)}", which is not a valid URL`);
+  }
+}
+
+/** The most characters of a bad redirect Location a message quotes. */
+const MAX_LOCATION_SHOWN = 200;
 
 /** A duration for messages: `30 s`, `1.5 s`, `30 min`. */
 function seconds(ms: number): string {
