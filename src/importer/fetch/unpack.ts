@@ -92,7 +92,8 @@ async function unpackGzip(file: string, name: string, dir: string, meter: Expans
     },
   });
   if (isTar(first)) return { container: "tar.gz", files: pickDataFiles(await untar(rest, dir), format) };
-  const inner = name.replace(/\.tgz$/i, ".tar").replace(/\.gz$/i, "") || "data";
+  // Named as its archive members are (safeName): `..gz` would otherwise unpack to `..`, the folder itself.
+  const inner = safeName(name.replace(/\.tgz$/i, ".tar").replace(/\.gz$/i, "") || "data");
   const path = join(dir, "1", inner === name ? `${name}.unpacked` : inner);
   mkdirSync(join(dir, "1"), { recursive: true });
   await writeStream(rest, path);

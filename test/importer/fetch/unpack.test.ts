@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { createTarPacker } from "modern-tar";
 import { unpack } from "../../../src/importer/fetch/unpack.ts";
 import { dbipCountryMmdb, geoLite2AsnMmdb, gzip, iptoasnTsv, maxmindTarGz, zip } from "../../support/download-fixtures.ts";
+import { runCliInProcess } from "../../support/in-process-cli.ts";
+import { startPublisher } from "../../support/publisher.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-unpack-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -68,6 +70,30 @@ test("an archive without a data file says what it holds; a name in an archive ne
   expect(result.container).toBe("tar");
   expect(result.files[0]?.path).toBe(join(target, "1", "escaped.csv"));
   expect(existsSync(join(dir, "escaped.csv"))).toBe(false);
+});
+
+test("a gzip file named `..gz`, `...gz` or `.gz` (a publisher's Content-Disposition): unpacked into its folder under a name of its own, as an archive member would be", async () => {
+  const tsv = iptoasnTsv();
+  for (const [name, unpacked] of [["..gz", "file"], ["...gz", "file"], [".gz", "data"], ["..tgz", "..tar"]] as const) {
+    const target = out();
+    const result = await unpack(put("download", gzip(tsv)), name, target);
+    expect({ name, container: result.container, path: result.files[0]?.path }).toEqual({ name, container: "gzip", path: join(target, "1", unpacked) });
+    expect(readFileSync(result.files[0]?.path as string, "utf8")).toBe(tsv);
+  }
+});
+
+test("data import of a gzip download its publisher names `..gz`: imported", async () => {
+  const publisher = startPublisher();
+  try {
+    publisher.publish("/asn", { body: gzip(`${iptoasnTsv()}\n`), filename: "..gz" });
+    // None published beside it.
+    publisher.publish("/asn.sha256", { body: "", status: 404 });
+    const result = await runCliInProcess(join(dir, "no-default.db"), ["data", "import", "--data", join(out(), "data.db"), `${publisher.url}/asn`]);
+    expect(result.stderr).not.toContain("EEXIST");
+    expect(result.code).toBe(0);
+  } finally {
+    publisher.stop();
+  }
 });
 
 test("damaged compressed files are refused with the reason", async () => {
