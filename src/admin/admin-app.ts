@@ -8,7 +8,7 @@ import type { AdminToken, DeliveryState } from "../store/store.ts";
 import { AdminRouteTable, checkAdminGate } from "./admin-gate.ts";
 import { checkAdminBody } from "./admin-input.ts";
 import { adminOpenApiDocument } from "./admin-openapi.ts";
-import { AuditQuery, CreateKeyRequest, PutCorrectionRequest, PutPlanRequest, RotateKeyRequest, SetKeyPlanRequest, UsageQuery } from "./admin-schemas.ts";
+import { AuditQuery, CreateKeyRequest, PutCorrectionRequest, PutPlanRequest, RevokeKeyRequest, RotateKeyRequest, SetKeyPlanRequest, UsageQuery } from "./admin-schemas.ts";
 import { AdminCorrections } from "./admin-corrections.ts";
 import { AuditLog } from "../audit/audit-log.ts";
 import { AdminService, type AdminServiceDeps } from "./admin-service.ts";
@@ -44,8 +44,11 @@ export const ADMIN_MAX_BODY = 64 * 1024;
 
 /** The routes whose requests carry a JSON body (the others' bodies are never read). */
 const BODY_ROUTES = new Set(["POST /admin/v1/keys", "PATCH /admin/v1/keys/:id", "PUT /admin/v1/plans/:name", "PUT /admin/v1/corrections/:cidr", "POST /admin/v1/webhooks"]);
-/** Routes whose JSON body may be left out (then it is `{}`): a rotation's grace. */
-const OPTIONAL_BODY_ROUTES = new Set(["POST /admin/v1/keys/:id/rotate"]);
+/**
+ * Routes whose JSON body may be left out (then it is `{}`): a rotation's grace, and a
+ * revocation's (which takes nothing, but is refused what it does not take, as every body is).
+ */
+const OPTIONAL_BODY_ROUTES = new Set(["POST /admin/v1/keys/:id/rotate", "POST /admin/v1/keys/:id/revoke"]);
 
 /** Whether the request's body is read: always on BODY_ROUTES, on OPTIONAL_BODY_ROUTES when one is sent. */
 function readsBody(request: Request, route: string | undefined): boolean {
@@ -97,7 +100,7 @@ export function createAdminApp(deps: AdminAppDeps) {
     })
     .onParse(({ request }) => {
       const info = infos.get(request);
-      // Only the routes that take a body read one; POST …/revoke ignores its, …/rotate reads one if sent.
+      // Only the routes that take a body read one; …/rotate and …/revoke read one if sent.
       if (!info?.route || !readsBody(request, info.route)) return {};
       const declared = request.headers.get("content-length");
       if (declared !== null && Number(declared) > ADMIN_MAX_BODY) {
@@ -112,7 +115,7 @@ export function createAdminApp(deps: AdminAppDeps) {
     .get("/admin/v1/keys", async () => json({ keys: await service.listKeys() }))
     .post("/admin/v1/keys", async ({ body, request }) => json(await service.createKey(actorOf(request), body), 201), { body: CreateKeyRequest })
     .post("/admin/v1/keys/:id/rotate", async ({ params, body, request }) => json(await service.rotateKey(actorOf(request), params.id, body.grace)), { body: RotateKeyRequest })
-    .post("/admin/v1/keys/:id/revoke", async ({ params, request }) => json(await service.revokeKey(actorOf(request), params.id)))
+    .post("/admin/v1/keys/:id/revoke", async ({ params, request }) => json(await service.revokeKey(actorOf(request), params.id)), { body: RevokeKeyRequest })
     .patch("/admin/v1/keys/:id", async ({ params, body, request }) => json(await service.updateKey(actorOf(request), params.id, body)), { body: SetKeyPlanRequest })
     .get("/admin/v1/plans", async () => json({ plans: await service.listPlans() }))
     .put("/admin/v1/plans/:name", async ({ params, body, request }) => json(await service.putPlan(actorOf(request), params.name, body)), { body: PutPlanRequest })

@@ -14,6 +14,7 @@ import {
   AuditList,
   AuditQuery,
   CreateKeyRequest,
+  RevokeKeyRequest,
   RotateKeyRequest,
   IssuedKey,
   KeyId,
@@ -80,9 +81,10 @@ export function adminOpenApiDocument(version: string) {
       "/admin/v1/keys/{id}/revoke": {
         post: {
           summary: "Revoke a key",
-          description: "Refused by every server within a second. Revoking a revoked key changes nothing and answers it as it is. A request body is ignored.",
+          description: "Refused by every server within a second. Revoking a revoked key changes nothing and answers it as it is. The body may be left out; one that is sent is {}.",
           parameters: [keyIdParameter],
-          responses: { ...ok("The key, revoked_at set", "AdminKey"), ...errorResponses(...writeErrors, "not_found") },
+          requestBody: { required: false, content: json("RevokeKeyRequest") },
+          responses: { ...ok("The key, revoked_at set", "AdminKey"), ...errorResponses(...writeErrors, ...bodyErrors, "not_found") },
         },
       },
       "/admin/v1/keys/{id}": {
@@ -226,6 +228,7 @@ export function adminOpenApiDocument(version: string) {
         CreateKeyRequest: plain(CreateKeyRequest),
         SetKeyPlanRequest: plain(SetKeyPlanRequest),
         RotateKeyRequest: plain(RotateKeyRequest),
+        RevokeKeyRequest: plain(RevokeKeyRequest),
         AuditList: plain(AuditList),
         AdminTokenInfo: plain(AdminTokenInfo),
         AdminPlan: plain(AdminPlan),

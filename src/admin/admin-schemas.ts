@@ -94,6 +94,9 @@ export const RotateKeyRequest = Type.Object(
   { additionalProperties: false },
 );
 
+/** A revocation takes nothing: its body, when one is sent, is `{}`. */
+export const RevokeKeyRequest = Type.Object({}, { additionalProperties: false });
+
 export const AuditQuery = Type.Object(
   {
     from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`, but not before 0001-01-01" }),
