@@ -18,35 +18,35 @@ afterAll(() => {
 });
 const WRONG = "0".repeat(64);
 
-describe("a download with a query (a signed URL, a token)", () => {
+describe("a download with a query (an object's generation, a version)", () => {
   test("its checksum at the path's .sha256 before the query is found and must match, on import and on update", async () => {
     const body = gzip(iptoasnTsv(13335));
     const source = "/signed/ip2asn.tsv.gz";
-    const url = `${publisher.url}${source}?X-Amz-Signature=abc`;
+    const url = `${publisher.url}${source}?generation=1763600000`;
     // The bucket hides what it lacks: 403 at URL.sha256 (as text); the checksum is at the path's.
-    publisher.publish(`${source}?X-Amz-Signature=abc`, { body });
-    publisher.publish(`${source}?X-Amz-Signature=abc.sha256`, { body: "", status: 403 });
-    publisher.publish(`${source}.sha256?X-Amz-Signature=abc`, { body: `${sha256(body)}  ip2asn.tsv.gz\n` });
+    publisher.publish(`${source}?generation=1763600000`, { body });
+    publisher.publish(`${source}?generation=1763600000.sha256`, { body: "", status: 403 });
+    publisher.publish(`${source}.sha256?generation=1763600000`, { body: `${sha256(body)}  ip2asn.tsv.gz\n` });
     const path = join(dir, "signed.db");
     const imported = await cli(["data", "import", "--data", path, url]);
     expect(imported.code).toBe(0);
-    expect(imported.stderr).toContain(`checksum verified: SHA-256 ${sha256(body)} (from ${publisher.url}${source}.sha256?X-Amz-Signature=abc)`);
+    expect(imported.stderr).toContain(`checksum verified: SHA-256 ${sha256(body)} (from ${publisher.url}${source}.sha256?generation=1763600000)`);
 
     const changed = gzip(iptoasnTsv(64500));
-    publisher.publish(`${source}?X-Amz-Signature=abc`, { body: changed });
+    publisher.publish(`${source}?generation=1763600000`, { body: changed });
     const before = readFileSync(path);
     const refused = await cli(["data", "update", "--data", path]);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain(`its SHA-256 is ${sha256(changed)}, but ${publisher.url}${source}.sha256?X-Amz-Signature=abc says ${sha256(body)}: refused`);
+    expect(refused.stderr).toContain(`its SHA-256 is ${sha256(changed)}, but ${publisher.url}${source}.sha256?generation=1763600000 says ${sha256(body)}: refused`);
     expect(readFileSync(path).equals(before)).toBe(true);
 
     // A probe that fails otherwise (500) refuses the update too.
-    publisher.publish(`${source}.sha256?X-Amz-Signature=abc`, { body: "", status: 500 });
+    publisher.publish(`${source}.sha256?generation=1763600000`, { body: "", status: 500 });
     const failed = await cli(["data", "update", "--data", path]);
     expect(failed.code).toBe(1);
-    expect(failed.stderr).toContain(`its checksum could not be looked for at ${publisher.url}${source}.sha256?X-Amz-Signature=abc: HTTP 500 Internal Server Error; refused`);
+    expect(failed.stderr).toContain(`its checksum could not be looked for at ${publisher.url}${source}.sha256?generation=1763600000: HTTP 500 Internal Server Error; refused`);
 
-    publisher.publish(`${source}.sha256?X-Amz-Signature=abc`, { body: `${sha256(changed)}  ip2asn.tsv.gz\n` });
+    publisher.publish(`${source}.sha256?generation=1763600000`, { body: `${sha256(changed)}  ip2asn.tsv.gz\n` });
     const updated = await cli(["data", "update", "--data", path]);
     expect(updated.code).toBe(0);
     expect(updated.stderr).toContain(`checksum verified: SHA-256 ${sha256(changed)}`);

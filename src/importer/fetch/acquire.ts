@@ -7,7 +7,7 @@ import type { SourceFile, SourceSpec } from "../source.ts";
 import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex, shownPlace } from "./checksum.ts";
 import { download, DownloadError, type Downloaded, type DownloadOptions } from "./download.ts";
 import type { ExpansionBudget } from "./expansion.ts";
-import { DownloadAuth, expandTemplate, hasCredentials, isTemplate, isUrl, redactSecrets, secretParamNames, storedUrl, userInfoOf } from "./locations.ts";
+import { DownloadAuth, expandTemplate, hasCredentials, isSignedUrlParam, isTemplate, isUrl, redactSecrets, secretParamNames, storedUrl, userInfoOf } from "./locations.ts";
 import { unpack, UnpackError } from "./unpack.ts";
 
 /**
@@ -105,6 +105,14 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   for (let monthsBack = 0; monthsBack <= (template ? 1 : 0); monthsBack++) {
     url = expandTemplate(request.location, context.now, monthsBack);
     const parsed = new URL(url);
+    // A signed URL's signature was not stored, and one value from IPLOOKUP_DOWNLOAD_AUTH
+    // cannot stand for it (see isSignedUrlParam): only a new signed URL can be fetched.
+    const unsigned = (request.secretParams ?? []).filter((name) => isSignedUrlParam(name) && !parsed.searchParams.has(name));
+    if (unsigned.length > 0) {
+      throw new SourceError(
+        `it was downloaded from a signed URL, whose ${unsigned.join(", ")} iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')`,
+      );
+    }
     const credentials = userInfoOf(parsed) ?? context.auth.for(parsed);
     if (request.credentials && credentials === undefined && !hasCredentials(parsed)) {
       throw new SourceError(

@@ -13,14 +13,23 @@ export function isUrl(text: string): boolean {
 }
 
 /** Query parameters that carry a secret: tokens, licence keys, passwords. */
-const SECRET_PARAM = /^(token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)$/i;
+const SECRET_NAMES = ["token", "access_token", "api_?key", "apikey", "key", "license_key", "licence_key", "password", "passwd", "pass", "secret", "auth"];
+/**
+ * Query parameters of a signed URL that carry its signature or the credential it was
+ * made with: S3 (`X-Amz-…`, and `AWSAccessKeyId` with `Signature` in the older form, as
+ * CloudFront's), Google Cloud Storage (`X-Goog-…`) and Azure's SAS (`sig`). Hidden like
+ * a token, but not put back by `data update` (see isSignedUrlParam).
+ */
+const SIGNED_NAMES = ["x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential", "awsaccesskeyid", "signature", "sig"];
+const SECRET_PARAM = new RegExp(`^(?:${[...SECRET_NAMES, ...SIGNED_NAMES].join("|")})$`, "i");
+const SIGNED_PARAM = new RegExp(`^(?:${SIGNED_NAMES.join("|")})$`, "i");
 /**
  * The same in text: the value runs to the next `&`, `#` or white space, or the end, as
  * redactUrl's `?password=` does. A query value may hold `/`, `:`, `@`, `)` and more
  * unescaped, so where text holds a URL with its secret, a `)` or `:` right after the URL
  * is hidden with it: too much hidden is harmless, too little is not.
  */
-const SECRET_PARAM_IN_TEXT = /([?&](?:token|access_token|api_?key|apikey|key|license_key|licence_key|password|passwd|pass|secret|auth)=)([^&#\s]*)/gi;
+const SECRET_PARAM_IN_TEXT = new RegExp(`([?&](?:${[...SECRET_NAMES, ...SIGNED_NAMES].join("|")})=)([^&#\\s]*)`, "gi");
 /**
  * A value hidden already, with the punctuation that followed it in a message
  * (`(…?token=***): HTTP 404`, from displayLocation), or the `.sha256` a checksum's place
@@ -52,6 +61,16 @@ export function hasCredentials(url: URL): boolean {
   if (url.username !== "" || url.password !== "") return true;
   for (const name of url.searchParams.keys()) if (SECRET_PARAM.test(name)) return true;
   return false;
+}
+
+/**
+ * Whether a secret query parameter is a signed URL's: made for one URL and for a while
+ * (S3 and Google's for at most 7 days), and, with S3's and Google's, several that go
+ * together, so one value from IPLOOKUP_DOWNLOAD_AUTH cannot stand for it as it stands
+ * for a token.
+ */
+export function isSignedUrlParam(name: string): boolean {
+  return SIGNED_PARAM.test(name);
 }
 
 /** The names of a URL's query parameters that carry secrets (`token`, `license_key`, …). */

@@ -77,7 +77,7 @@ describe("where a published checksum is looked for", () => {
 
   test("403 at the first place (a bucket that hides what it lacks), a wrong checksum at the second: refused", async () => {
     const url = published("?X-Amz-Signature=abc", { appended: { status: 403 }, path: { body: WRONG } });
-    await expect(fetchIt(url)).rejects.toThrow(`but ${publisher.url}/c${n}/ip2asn.tsv.gz.sha256?X-Amz-Signature=abc says ${WRONG}: refused`);
+    await expect(fetchIt(url)).rejects.toThrow(`but ${publisher.url}/c${n}/ip2asn.tsv.gz.sha256?X-Amz-Signature=*** says ${WRONG}: refused`);
   });
 
   test("404 or 403 at every place: none published, said so; --require-checksum refuses", async () => {
