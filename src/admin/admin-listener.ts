@@ -35,13 +35,13 @@ export interface AdminListenerOptions {
 export interface AdminListener {
   readonly url: URL;
   /**
-   * Listens with a renewed certificate: a new socket joins the port (SO_REUSEPORT) before
-   * the old one stops accepting and finishes its requests in flight. Unlike the public
-   * port's (which keeps answering for a second, see serving-thread.ts), it closes its
-   * idle keep-alive connections at once, so that every new connection from then on gets
-   * the renewed certificate: a browser resends a request that meets a reused connection
-   * closed before any answer, and the admin port's clients are the console and scripts
-   * that open a connection a command.
+   * Listens with a renewed certificate: a new socket joins the port (SO_REUSEPORT), and
+   * RETIRE_MS later the old one stops accepting and finishes its requests in flight.
+   * Unlike the public port's (which keeps answering for a second, see serving-thread.ts),
+   * it then closes its idle keep-alive connections at once, so that every new connection
+   * from then on gets the renewed certificate: a browser resends a request that meets a
+   * reused connection closed before any answer, and the admin port's clients are the
+   * console and scripts that open a connection a command.
    */
   relisten(tls: TlsPair): void;
   /** Finishes the admin requests in flight, then closes the listener's store connection. */
@@ -52,6 +52,16 @@ export interface AdminListener {
 const ADMIN_LOCK_WAIT_MS = 2000;
 
 const ADMIN_FLAGS = { port: "--admin-port", host: "--admin-host" } as const;
+
+/**
+ * How long a listener replaced by a renewed certificate keeps accepting. Closing a
+ * listening socket resets the connections still in its accept queue (unless the kernel
+ * migrates them, net.ipv4.tcp_migrate_req), and Bun resets those it accepted whose TLS
+ * handshake has not begun; a reload blocks this thread for a while (reading and checking
+ * the pair, the public listener's relisten), during which the old socket's queue fills.
+ * A few turns of the event loop take those connections in and read their ClientHello.
+ */
+const RETIRE_MS = 50;
 
 /**
  * The admin listener (`serve --admin-host --admin-port`): the admin app on a socket of
@@ -129,15 +139,29 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
     await store.close();
     throw bindError(error, options.host, options.port, ADMIN_FLAGS);
   }
+  /** Listeners replaced by a renewed certificate that still accept, until their timer stops them. */
+  const retiring = new Map<ReturnType<typeof listen>, ReturnType<typeof setTimeout>>();
   let retired: Promise<void>[] = [];
   return {
     url: server.url,
     relisten(tls) {
       const old = server;
       server = listen(port, tls);
-      retired.push(old.stop());
+      retiring.set(
+        old,
+        setTimeout(() => {
+          retiring.delete(old);
+          retired.push(old.stop());
+        }, RETIRE_MS),
+      );
     },
     async stop() {
+      // A stop does not wait for a retiring listener's turn: it stops with the current one.
+      for (const [old, timer] of retiring) {
+        clearTimeout(timer);
+        retired.push(old.stop());
+      }
+      retiring.clear();
       await Promise.all([server.stop(), ...retired]);
       retired = [];
       await store.close();

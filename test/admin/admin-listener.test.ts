@@ -1,5 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startAdminListener } from "../../src/admin/admin-listener.ts";
@@ -73,6 +73,53 @@ test("with TLS the admin listener serves HTTPS; a renewed certificate is taken w
     await listener.stop();
   }
 });
+
+/**
+ * A client in a process of its own: opens `count` TLS connections to `port` (their TCP
+ * handshakes done by the kernel and their ClientHello sent, whether or not the listener
+ * has accepted them), then writes `ready`, then sends a request on each and prints the
+ * status line it got, or the error.
+ */
+const QUEUED_CLIENT = `
+import tls from "node:tls";
+import { writeFileSync } from "node:fs";
+const [port, count, ready] = process.argv.slice(-3);
+const results = Array.from({ length: Number(count) }, () => new Promise((resolve) => {
+  const socket = tls.connect({ host: "127.0.0.1", port: Number(port), rejectUnauthorized: false });
+  socket.setTimeout(10000, () => socket.destroy(new Error("timed out")));
+  socket.on("secureConnect", () => socket.write("GET /console HTTP/1.1\\r\\nHost: admin\\r\\nConnection: close\\r\\n\\r\\n"));
+  let answer = "";
+  socket.on("data", (data) => (answer += data));
+  socket.on("end", () => resolve(answer.split("\\r\\n")[0]));
+  socket.on("error", (error) => resolve("error " + (error.code ?? error.message)));
+}));
+await Bun.sleep(300);
+writeFileSync(ready, "");
+console.log(JSON.stringify(await Promise.all(results)));
+`;
+
+test("connections waiting in the admin listener's accept queue when the certificate is renewed are answered, not reset", async () => {
+  const state = join(dir, "queued.db");
+  SqliteStore.open(state).close();
+  const listener = await startAdminListener({ host: "127.0.0.1", port: 0, statePath: state, logger: createLogger("silent", () => {}), now: () => new Date(), version: "t", workers: 1, dataInfo: () => defaultIndex().info, tls: certificate("queued-first") });
+  const renewed = certificate("queued-second");
+  const ready = join(dir, "queued.ready");
+  try {
+    const client = Bun.spawn([process.execPath, "-e", QUEUED_CLIENT, listener.url.port, "8", ready], { stdout: "pipe", stderr: "inherit" });
+    // This thread's event loop does not run until the relisten: the listener accepts
+    // nothing, so the client's connections wait in its socket's accept queue, as they do
+    // when a reload keeps the thread busy under a stream of new connections.
+    const deadline = Date.now() + 10_000;
+    while (!existsSync(ready) && Date.now() < deadline) Bun.sleepSync(5);
+    expect(existsSync(ready)).toBe(true);
+    listener.relisten(renewed);
+    const statuses = JSON.parse(await new Response(client.stdout).text()) as string[];
+    expect(await client.exited).toBe(0);
+    expect(statuses).toEqual(Array.from({ length: 8 }, () => "HTTP/1.1 200 OK"));
+  } finally {
+    await listener.stop();
+  }
+}, 30_000);
 
 test("serve --tls-cert --tls-key: the admin listener speaks HTTPS too, and SIGHUP renews its certificate", async () => {
   const { startServerProcess } = await import("../support/server-process.ts");
