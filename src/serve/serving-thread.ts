@@ -151,6 +151,8 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     // Only the bind's failures are told as the port's (EACCES there: a port below 1024).
     throw bindError(error, config.host, setup.port);
   }
+  /** Listeners replaced by a new certificate, answering with `Connection: close` until their timer stops them. */
+  const retiring = new Map<Listener, ReturnType<typeof setTimeout>>();
   /** Listeners replaced by a new certificate, finishing their connections. */
   const draining = new Set<Promise<void>>();
   const finish = (listener: Listener["server"]) => {
@@ -170,12 +172,23 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
       // The old listener tells its clients to reconnect, then stops: closing its idle
       // keep-alive connections at once would fail a request a client sends on one just then.
       previous.retiring = true;
-      const retired = Bun.sleep(RETIRE_MS).then(() => finish(previous.server));
-      draining.add(retired);
-      void retired.finally(() => draining.delete(retired));
+      retiring.set(
+        previous,
+        setTimeout(() => {
+          retiring.delete(previous);
+          void finish(previous.server);
+        }, RETIRE_MS),
+      );
     },
     async stop() {
       changes.stop();
+      // Told to stop, a retiring listener stops at once like the current one: its clients
+      // would be told to reconnect to a server that is going away.
+      for (const [listener, timer] of retiring) {
+        clearTimeout(timer);
+        void finish(listener.server);
+      }
+      retiring.clear();
       await Promise.all([finish(current.server), ...draining]);
       await store.close();
     },
