@@ -38,15 +38,40 @@ export function configPathFrom(flags: Readonly<Record<string, unknown>>, env: Re
  * command would not read is refused rather than ignored.
  */
 export function readConfigFile(path: string, settings: readonly SettingName[], name = "--config"): ConfigFile {
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = readFileSync(path, "utf8");
+    bytes = readFileSync(path);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code === "EISDIR" ? "a folder, not a file" : (error as Error).message;
     throw new ConfigError(`${name}: cannot read ${path}: ${why}`);
   }
-  return parseConfigText(text, path, settings);
+  return parseConfigText(decodeUtf8(bytes, path), path, settings);
+}
+
+/**
+ * A TOML file is UTF-8: bytes that are not are refused with their line, never replaced
+ * (a path with U+FFFD in it names another file). A BOM stays, as the parser reads it.
+ */
+function decodeUtf8(bytes: Uint8Array, path: string): string {
+  const decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    // A byte 0x0A is a line feed and never part of a longer UTF-8 sequence, so the
+    // lines can be decoded one by one.
+    let start = 0;
+    for (let line = 1; ; line++) {
+      const end = bytes.indexOf(0x0a, start);
+      try {
+        decoder.decode(bytes.subarray(start, end < 0 ? bytes.length : end));
+      } catch {
+        throw new ConfigError(`${path}:${line}: not valid TOML: bytes that are not UTF-8 (a TOML file is UTF-8 text)`);
+      }
+      if (end < 0) throw new ConfigError(`${path}: not valid TOML: bytes that are not UTF-8 (a TOML file is UTF-8 text)`);
+      start = end + 1;
+    }
+  }
 }
 
 /** Parses the text of a configuration file found at `path` (named in messages). */

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfigText } from "../../src/config/config-file.ts";
@@ -149,6 +149,15 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
     expect(errorOf(() => readServeConfig({ config: join(dir, "missing.toml") }, {}))).toBe(`--config: cannot read ${join(dir, "missing.toml")}: no such file`);
     expect(errorOf(() => readServeConfig({}, { IPLOOKUP_CONFIG: dir }))).toBe(`IPLOOKUP_CONFIG: cannot read ${dir}: a folder, not a file`);
     expect(errorOf(() => readServeConfig({ config: " " }, {}))).toBe("--config: must not be empty");
+  });
+
+  test("a file that is not UTF-8 is not valid TOML, named with the line of the bad bytes; none is replaced", () => {
+    const path = join(dir, "latin1.toml");
+    writeFileSync(path, Buffer.concat([Buffer.from('port = 8080\n# caf\xc3\xa9\nstate = "/tmp/st', "latin1"), Buffer.from([0xff]), Buffer.from('ate.db"\n')]));
+    expect(errorOf(() => readServeConfig({ config: path }, {}))).toBe(`${path}:3: not valid TOML: bytes that are not UTF-8 (a TOML file is UTF-8 text)`);
+    const result = cli(["config", "check", "--config", path]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${path}:3: not valid TOML`);
   });
 
   test("a bad value in the file is refused even where a flag or variable overrides it: the file is valid or not", () => {
