@@ -87,9 +87,10 @@ export function parseConfigText(text: string, path: string, settings: readonly S
   }
   // A file written on Windows ends its lines with CR LF.
   const lines = text.split(/\r?\n/);
+  const keyLines = topLevelKeyLines(text, Object.keys(parsed).length);
   const values = new Map<string, { text: string; line: number }>();
   for (const [key, value] of Object.entries(parsed)) {
-    const line = lineOf(lines, key);
+    const line = keyLines.get(key) ?? 0;
     const at = `${path}:${line}`;
     const setting = known.get(key);
     if (!setting) {
@@ -140,14 +141,31 @@ function isPlainObject(value: unknown): boolean {
 }
 
 /**
- * The line a top-level key is written on: the first line that assigns it (TOML forbids a
- * key twice, so it is the one). Keys may be bare or quoted; 0 when not found.
+ * The line each top-level key is written on, as the parser reads the file: its first
+ * lines are parsed one more at a time, and a key first held by a prefix is on the line
+ * after the last prefix that parsed before it (a list or a multi-line string goes on for
+ * lines; a prefix cut inside one fails). Matching the text instead took a line inside a
+ * multi-line string for a key, and missed a quoted key written with escapes
+ * (`"\u0070ort"`). Files are short, and the search stops at 5,000 lines or once `count`
+ * keys are found; a key not found is on line 0.
  */
-function lineOf(lines: readonly string[], key: string): number {
-  const escaped = key.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
-  const pattern = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${escaped}|"${escaped}"|'${escaped}')\\s*[=.\\]]`);
-  const index = lines.findIndex((line) => pattern.test(line));
-  return index + 1;
+function topLevelKeyLines(text: string, count: number): Map<string, number> {
+  const ends: number[] = [];
+  for (let at = text.indexOf("\n"); at >= 0; at = text.indexOf("\n", at + 1)) ends.push(at);
+  ends.push(text.length);
+  const lines = new Map<string, number>();
+  let lastParsed = 0;
+  for (let line = 1; line <= Math.min(ends.length, 5000) && lines.size < count; line++) {
+    let prefix: Record<string, unknown>;
+    try {
+      prefix = Bun.TOML.parse(`${text.slice(0, ends[line - 1])}\n`) as Record<string, unknown>;
+    } catch {
+      continue;
+    }
+    for (const key of Object.keys(prefix)) if (!lines.has(key)) lines.set(key, lastParsed + 1);
+    lastParsed = line;
+  }
+  return lines;
 }
 
 /**

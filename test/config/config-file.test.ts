@@ -132,6 +132,23 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
     }
   });
 
+  test("a key's line is the one the parser reads it on: never a line inside a multi-line string, and a quoted key written with escapes", () => {
+    const quoted = configFile('"\\u0070ort" = 8080\n');
+    expect(readServeConfig({ config: quoted }, {}).port).toBe(8080);
+    expect(parseConfigText('"\\u0070ort" = 8080\n', quoted, ["port"]).values.get("port")).toEqual({ text: "8080", line: 1 });
+    expect(errorOf(() => readServeConfig({ config: configFile('\n"\\u0070ort" = 8080.0\n') }, {}))).toContain(":2: port: 8080.0 is written as a decimal number");
+    const inString = 'state = """\nport = 1.5\n"""\nport = 9000\n';
+    expect(readServeConfig({ config: configFile(inString) }, {}).port).toBe(9000);
+    expect(parseConfigText(inString, "/etc/x.toml", ["port", "state"]).values.get("port")).toEqual({ text: "9000", line: 4 });
+    // A whole number in the string above a decimal one is not taken for the key's.
+    const decimal = configFile('state = """\nport = 8080\n"""\nport = 9000.0\n');
+    expect(errorOf(() => readServeConfig({ config: decimal }, {}))).toContain(`${decimal}:4: port: 9000.0 is written as a decimal number`);
+    // A list over several lines is on the line it starts on.
+    expect(parseConfigText('port = 1\n\ntrust-proxy = [\n  "10.0.0.1",\n]\nworkers = 2\n', "/etc/x.toml", ["port", "trustProxy", "workers"]).values).toEqual(
+      new Map([["port", { text: "1", line: 1 }], ["trust-proxy", { text: "10.0.0.1", line: 3 }], ["workers", { text: "2", line: 6 }]]),
+    );
+  });
+
   test("a file written on Windows (CR LF) reads as the same file: a comment after a number, a tab before it", () => {
     for (const text of ["port = 8080 # the API\r\nworkers = 2\r\n", "port = 8080\t# the API\r\n", "\r\nport = 8_080 #\r\n"]) {
       const config = readServeConfig({ config: configFile(text) }, {});
