@@ -1,4 +1,5 @@
 import type { Cidr } from "../address/cidr.ts";
+import { parseAddress } from "../address/parse.ts";
 import type { LogLevel } from "../log/logger.ts";
 import { ConfigError } from "./config-error.ts";
 import { configPathFrom, readConfigFile, type ConfigFile } from "./config-file.ts";
@@ -109,10 +110,23 @@ function checkListenersApart(config: ServeConfig, sources: Readonly<Record<strin
   );
 }
 
+/**
+ * Whether two hosts to listen on take in a common address, so that one port cannot be
+ * both's: compared as addresses, not as text (`::1` and `0:0:0:0:0:0:0:1` are one, and
+ * `::ffff:127.0.0.1` is 127.0.0.1, as the kernel binds it). `::` takes in every address,
+ * `0.0.0.0` every IPv4 one; `localhost` is either loopback address, whichever it
+ * resolves to; another host name overlaps only itself.
+ */
 function addressesOverlap(a: string, b: string): boolean {
-  if (a === b || a === "::" || b === "::") return true;
-  const ipv4 = (host: string) => /^[0-9.]+$/.test(host);
-  return (a === "0.0.0.0" && ipv4(b)) || (b === "0.0.0.0" && ipv4(a));
+  const covers = (wide: string, narrow: string) => wide === narrow || wide === "::" || (wide === "0.0.0.0" && parseAddress(narrow)?.version === 4);
+  return listenAddresses(a).some((x) => listenAddresses(b).some((y) => covers(x, y) || covers(y, x)));
+}
+
+/** The addresses a host to listen on may bind, as canonical text (a host name other than localhost as itself, in lower case). */
+function listenAddresses(host: string): string[] {
+  const lower = host.toLowerCase();
+  if (lower === "localhost") return ["127.0.0.1", "::1"];
+  return [parseAddress(host)?.text ?? lower];
 }
 
 /** One of the pair alone is refused, naming the file line it came from, as `config check` names the lines of what serve refuses. */

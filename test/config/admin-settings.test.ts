@@ -33,3 +33,33 @@ test("--port and --admin-port on one port of one address are refused before anyt
   expect(refusal({ host: "0.0.0.0", port: "9000", "admin-port": "9000", "admin-host": "::1" })).toBe("");
   expect(refusal({ port: "8081", "admin-port": "off" })).toBe("");
 });
+
+test("--host and --admin-host are compared as addresses: one address written two ways, IPv4-mapped, or localhost for a loopback, on one port, is refused", () => {
+  const refused = (host: string, adminHost: string) => {
+    try {
+      readServeConfig({ host, port: "9000", "admin-host": adminHost, "admin-port": "9000" }, {});
+      return false;
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      expect((error as Error).message).toStartWith("--port and --admin-port name the same port, 9000, on ");
+      return true;
+    }
+  };
+  for (const [host, adminHost] of [
+    ["::1", "0:0:0:0:0:0:0:1"],
+    ["::1", "0000::0001"],
+    ["0:0:0:0:0:0:0:0", "127.0.0.1"],
+    ["0.0.0.0", "::ffff:127.0.0.1"],
+    ["::ffff:127.0.0.1", "127.0.0.1"],
+    ["127.0.0.1", "localhost"],
+    ["LocalHost", "::1"],
+    ["0.0.0.0", "localhost"],
+  ]) {
+    expect([host, adminHost, refused(host!, adminHost!)]).toEqual([host, adminHost, true]);
+    expect([adminHost, host, refused(adminHost!, host!)]).toEqual([adminHost, host, true]);
+  }
+  // Apart: two loopback addresses, an IPv6 address and IPv4's any, another host name.
+  for (const [host, adminHost] of [["127.0.0.1", "127.0.0.2"], ["::ffff:127.0.0.1", "::1"], ["0.0.0.0", "0:0:0:0:0:0:0:1"], ["127.0.0.1", "example.internal"]]) {
+    expect([host, adminHost, refused(host!, adminHost!)]).toEqual([host, adminHost, false]);
+  }
+});
