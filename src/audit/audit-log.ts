@@ -34,7 +34,8 @@ const SECRET_TEXT = /\b(?:ipla?_|whsec_)[A-Za-z0-9_+/=-]{8,}|\b[0-9a-f]{64}\b/g;
  * change that fails, a 503 included, leaves no entry, and no change is left without
  * one). An entry never keeps a secret: members named like one are dropped and text that
  * looks like one (a key, token or webhook secret, a SHA-256 hash) is replaced by
- * "[redacted]", whatever the caller passed.
+ * "[redacted]" wherever it is (actor, action, target, values, member names), whatever
+ * the caller passed.
  */
 export class AuditLog {
   constructor(
@@ -46,9 +47,10 @@ export class AuditLog {
   entry(record: AuditRecord): AuditEntry {
     return {
       at: this.now().toISOString(),
-      actor: record.actor,
-      action: record.action,
-      target: record.target,
+      actor: scrubText(record.actor),
+      action: scrubText(record.action),
+      // A target may be text a caller chose (a plan's name is its URL's last segment).
+      target: scrubText(record.target),
       changes: scrub(record.changes ?? {}) as Record<string, unknown>,
     };
   }
@@ -137,16 +139,37 @@ export function everyMember(after: Readonly<Record<string, unknown>>): Record<st
   return Object.fromEntries(Object.entries(after).map(([name, to]) => [name, { from: null, to: to ?? null }]));
 }
 
-/** A copy of a JSON value without anything that looks like a secret (see AuditLog). */
+/** Text with everything that looks like a secret replaced by REDACTED. */
+function scrubText(text: string): string {
+  return text.replace(SECRET_TEXT, REDACTED);
+}
+
+/**
+ * A copy of a JSON value without anything that looks like a secret (see AuditLog), in
+ * member names as in values: metadata is an object of the caller's, whose names are as
+ * free as its values. Members whose names are redacted alike are all kept: the names
+ * left as they were keep theirs, and each redacted name that would repeat one taken
+ * gets " (2)", " (3)", … in the order of the object, so no member silently replaces
+ * another and no name is given twice.
+ */
 export function scrub(value: unknown): unknown {
-  if (typeof value === "string") return value.replace(SECRET_TEXT, REDACTED);
+  if (typeof value === "string") return scrubText(value);
   if (Array.isArray(value)) return value.map(scrub);
   if (typeof value === "object" && value !== null) {
+    const members = Object.entries(value).filter(([name]) => !SECRET_NAMES.has(name));
+    const cleanNames = members.map(([name]) => scrubText(name));
+    const taken = new Set(members.map(([name]) => name).filter((name, at) => cleanNames[at] === name));
     const out: Record<string, unknown> = {};
-    // Defined, not assigned: a member named __proto__ (metadata may hold one) is a member.
-    for (const [name, member] of Object.entries(value)) {
-      if (!SECRET_NAMES.has(name)) Object.defineProperty(out, name, { value: scrub(member), enumerable: true, writable: true, configurable: true });
-    }
+    members.forEach(([name, member], at) => {
+      let clean = cleanNames[at] as string;
+      if (clean !== name) {
+        const base = clean;
+        for (let count = 2; taken.has(clean); count++) clean = `${base} (${count})`;
+        taken.add(clean);
+      }
+      // Defined, not assigned: a member named __proto__ (metadata may hold one) is a member.
+      Object.defineProperty(out, clean, { value: scrub(member), enumerable: true, writable: true, configurable: true });
+    });
     return out;
   }
   return value;

@@ -60,3 +60,38 @@ test("scrub keeps a member named __proto__ (metadata may hold one) as a member",
   expect(JSON.stringify(scrub(metadata))).toBe('{"team":"geo","__proto__":{"owner":"alice"}}');
   expect(Object.getPrototypeOf(scrub(metadata))).toBe(Object.prototype);
 });
+
+test("member names that look like a secret are redacted, and two redacted alike are both kept under distinct names", () => {
+  const live = "ipl_abcdefghijklmnopqrstuvwx";
+  const other = "ipla_0123456789abcdefghijkl";
+  const metadata = { [live]: "x", team: "geo", [other]: "y", "[redacted]": "z", [`note ${live}`]: { [other]: 1 } };
+  expect(scrub(metadata)).toEqual({
+    // A name left as it was keeps it; redacted ones take the next free " (N)", in order.
+    [REDACTED]: "z",
+    [`${REDACTED} (2)`]: "x",
+    team: "geo",
+    [`${REDACTED} (3)`]: "y",
+    [`note ${REDACTED}`]: { [REDACTED]: 1 },
+  });
+  expect(Object.keys(scrub(metadata) as object)).toEqual([`${REDACTED} (2)`, "team", `${REDACTED} (3)`, REDACTED, `note ${REDACTED}`]);
+  // Redacting twice changes nothing more.
+  expect(scrub(scrub(metadata))).toEqual(scrub(metadata));
+});
+
+test("an entry's target, actor and action are redacted too, whatever the caller passed", () => {
+  const live = "ipl_abcdefghijklmnopqrstuvwx";
+  const entry = new AuditLog(SqliteStore.open(":memory:"), () => new Date("2026-11-15T12:00:00Z")).entry({
+    actor: `adm_1 ${live}`,
+    action: `plan.updated ${live}`,
+    target: `plan:${live}`,
+    changes: { metadata: { from: null, to: { [live]: "x" } } },
+  });
+  expect(entry).toEqual({
+    at: "2026-11-15T12:00:00.000Z",
+    actor: `adm_1 ${REDACTED}`,
+    action: `plan.updated ${REDACTED}`,
+    target: `plan:${REDACTED}`,
+    changes: { metadata: { from: null, to: { [REDACTED]: "x" } } },
+  });
+  expect(JSON.stringify(entry)).not.toContain(live);
+});

@@ -1,0 +1,61 @@
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createAdminApp } from "../../src/admin/admin-app.ts";
+import { REDACTED } from "../../src/audit/audit-log.ts";
+import { SqliteStore } from "../../src/store/sqlite-store.ts";
+import { defaultIndex } from "../support/default-data.ts";
+import { runCliInProcess } from "../support/in-process-cli.ts";
+
+/**
+ * A secret given where free text goes (a metadata member's name, a plan's name) never
+ * reaches the audit log, whichever way the change comes: the admin API (and the console,
+ * which uses it) or the command line. A read-only token reads the log, so the log must
+ * not hold what the token could not otherwise see.
+ */
+const dir = mkdtempSync(join(tmpdir(), "iplookup-audit-redaction-"));
+const store = SqliteStore.open(":memory:");
+afterAll(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+const index = defaultIndex();
+const app = createAdminApp({ store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 3, dataInfo: () => index.info });
+const writer = await store.createAdminToken("ops");
+const reader = await store.createReadOnlyAdminToken("auditor");
+
+async function call(bearer: string, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  const response = await app.handle(
+    new Request(`http://admin${path}`, { method, headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) }),
+  );
+  return { status: response.status, text: await response.text() };
+}
+
+test("through the admin API: a secret as a metadata member's name or as a plan's name is redacted in the log a read-only token reads", async () => {
+  const victim = await store.createKey("victim", "free");
+  const subject = await store.createKey("subject", "free");
+  expect((await call(writer.secret, "PATCH", `/admin/v1/keys/${subject.key.id}`, { metadata: { [victim.secret]: "x", [writer.secret]: "y" } })).status).toBe(200);
+  expect((await call(writer.secret, "PUT", `/admin/v1/plans/${victim.secret}`, { max_batch_size: 1, monthly_units: null, rate_limit: null })).status).toBe(200);
+  const read = await call(reader.secret, "GET", "/admin/v1/audit");
+  expect(read.status).toBe(200);
+  for (const secret of [victim.secret, writer.secret]) expect(read.text).not.toContain(secret);
+  const entries = (JSON.parse(read.text) as { entries: { action: string; target: string; changes: Record<string, { to: unknown }> }[] }).entries;
+  expect(entries.find((entry) => entry.action === "key.updated")?.changes.metadata?.to).toEqual({ [REDACTED]: "x", [`${REDACTED} (2)`]: "y" });
+  expect(entries.find((entry) => entry.action === "plan.created")?.target).toBe(`plan:${REDACTED}`);
+});
+
+test("through the command line: the same", async () => {
+  const state = join(dir, "state.db");
+  const run = (...args: string[]) => runCliInProcess(join(dir, "no-data.db"), [...args, "--state", state]);
+  const created = await run("keys", "create", "--name", "k", "--json");
+  expect(created.code).toBe(0);
+  const { id, key: secret } = JSON.parse(created.stdout) as { id: string; key: string };
+  expect((await run("keys", "update", id, "--metadata", JSON.stringify({ [secret]: 1 }))).code).toBe(0);
+  expect((await run("plans", "set", secret, "--max-batch", "1", "--monthly-units", "unlimited", "--rate-limit", "unlimited")).code).toBe(0);
+  const audit = await run("audit", "--json");
+  expect(audit.code).toBe(0);
+  expect(audit.stdout).not.toContain(secret);
+  expect(audit.stdout).toContain(`"target":"plan:${REDACTED}"`);
+  expect(audit.stdout).toContain(`{"${REDACTED}":1}`);
+});
