@@ -8,7 +8,7 @@ import type { AdminToken, DeliveryState } from "../store/store.ts";
 import { AdminRouteTable, checkAdminGate } from "./admin-gate.ts";
 import { checkAdminBody } from "./admin-input.ts";
 import { adminOpenApiDocument } from "./admin-openapi.ts";
-import { AuditQuery, CreateKeyRequest, PutCorrectionRequest, PutPlanRequest, RevokeKeyRequest, RotateKeyRequest, SetKeyPlanRequest, UsageQuery } from "./admin-schemas.ts";
+import { AuditQuery, CreateKeyRequest, NoQuery, PutCorrectionRequest, PutPlanRequest, RevokeKeyRequest, RotateKeyRequest, SetKeyPlanRequest, UsageQuery } from "./admin-schemas.ts";
 import { AdminCorrections } from "./admin-corrections.ts";
 import { AuditLog } from "../audit/audit-log.ts";
 import { AdminService, type AdminServiceDeps } from "./admin-service.ts";
@@ -112,30 +112,30 @@ export function createAdminApp(deps: AdminAppDeps) {
       });
     })
     .onError(({ error, code }) => errorResponse(error, code, logger))
-    .get("/admin/v1/keys", async () => json({ keys: await service.listKeys() }))
+    .get("/admin/v1/keys", async () => json({ keys: await service.listKeys() }), { query: NoQuery })
     .post("/admin/v1/keys", async ({ body, request }) => json(await service.createKey(actorOf(request), body), 201), { body: CreateKeyRequest })
     .post("/admin/v1/keys/:id/rotate", async ({ params, body, request }) => json(await service.rotateKey(actorOf(request), params.id, body.grace)), { body: RotateKeyRequest })
     .post("/admin/v1/keys/:id/revoke", async ({ params, request }) => json(await service.revokeKey(actorOf(request), params.id)), { body: RevokeKeyRequest })
     .patch("/admin/v1/keys/:id", async ({ params, body, request }) => json(await service.updateKey(actorOf(request), params.id, body)), { body: SetKeyPlanRequest })
-    .get("/admin/v1/plans", async () => json({ plans: await service.listPlans() }))
+    .get("/admin/v1/plans", async () => json({ plans: await service.listPlans() }), { query: NoQuery })
     .put("/admin/v1/plans/:name", async ({ params, body, request }) => json(await service.putPlan(actorOf(request), params.name, body)), { body: PutPlanRequest })
     .get("/admin/v1/usage", async ({ query }) => json(await service.usage(query)), { query: UsageQuery })
     .get("/admin/v1/audit", async ({ query }) => json(await service.auditLog(query)), { query: AuditQuery })
     .get("/admin/v1/token", ({ request }) => {
       const token = infos.get(request)!.token!;
       return json({ id: token.id, name: token.name, read_only: token.readOnly === true });
-    })
-    .get("/admin/v1/status", () => json(service.status()))
-    .get("/admin/v1/corrections", async () => json({ corrections: await corrections.list() }))
+    }, { query: NoQuery })
+    .get("/admin/v1/status", () => json(service.status()), { query: NoQuery })
+    .get("/admin/v1/corrections", async () => json({ corrections: await corrections.list() }), { query: NoQuery })
     .put("/admin/v1/corrections/:cidr", async ({ params, body, request }) => json(await corrections.put(actorOf(request), params.cidr, body)), { body: PutCorrectionRequest })
     .delete("/admin/v1/corrections/:cidr", async ({ params, request }) => json(await corrections.remove(actorOf(request), params.cidr)))
     .get("/admin/v1/asn/:asn", ({ params }) => asnAnswer(() => asns!.answer(asns!.check(params.asn))))
     .get("/admin/v1/asn", ({ request }) => asnAnswer(() => asns!.search(asns!.checkQuery(queryValues(request.url, "q")))), { query: AsnSearchQuery })
-    .get("/admin/v1/webhooks", async () => json({ webhooks: await webhooks.list() }))
+    .get("/admin/v1/webhooks", async () => json({ webhooks: await webhooks.list() }), { query: NoQuery })
     .post("/admin/v1/webhooks", async ({ body, request }) => json(await webhooks.create(actorOf(request), body.url, body.events), 201), { body: CreateWebhookRequest })
     .delete("/admin/v1/webhooks/:id", async ({ params, request }) => (await webhooks.remove(actorOf(request), params.id), new Response(null, { status: 204, headers: { "cache-control": "no-store" } })))
     .post("/admin/v1/webhooks/:id/test", async ({ params }) => json(await webhooks.test(params.id)))
-    .get("/admin/v1/webhooks/:id/deliveries", async ({ params }) => json({ deliveries: await webhooks.deliveries(params.id) }))
+    .get("/admin/v1/webhooks/:id/deliveries", async ({ params }) => json({ deliveries: await webhooks.deliveries(params.id) }), { query: NoQuery })
     .get("/admin/openapi.json", () => new Response((openApi ??= JSON.stringify(adminOpenApiDocument(deps.version))), { headers: { "content-type": "application/json" } }))
     .get("/console", () => asset("page"))
     .get("/console/console.js", () => asset("script"))

@@ -169,6 +169,13 @@ export const PutPlanRequest = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The query of a GET route that takes none: any member is refused (400, naming it), as
+ * the routes with a query refuse the members they do not know, so a misspelt filter
+ * (`?key=` where none is read) is told, not silently ignored.
+ */
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
 export const UsageQuery = Type.Object(
   {
     from: Type.Optional({ ...Day, description: "The first day (UTC), included; default: 29 days before `to`, but not before 0001-01-01" }),
