@@ -15,7 +15,11 @@ export const ANSWER_BODY_MS = 1000;
 export interface SendOutcome {
   /** The HTTP status, or null when there was no answer. */
   readonly status: number | null;
-  /** The first KEPT_RESPONSE_BYTES of the answer's body that came within ANSWER_BODY_MS, as text (invalid UTF-8 replaced). */
+  /**
+   * The first KEPT_RESPONSE_BYTES of the answer's body that came within ANSWER_BODY_MS, as
+   * text: at most that many bytes as UTF-8, cut before a character the limit would split
+   * (invalid UTF-8 the receiver sent is replaced).
+   */
   readonly response: string | null;
   /** Why there was no answer; null when there was one. */
   readonly error: string | null;
@@ -76,10 +80,15 @@ async function firstBytes(answer: Response, limit: number, waitMs: number): Prom
   let length = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, waitMs, null)));
+  let whole = false;
   try {
     while (length < limit) {
       const chunk = await Promise.race([reader.read(), late]);
-      if (chunk === null || chunk.done) break;
+      if (chunk === null) break;
+      if (chunk.done) {
+        whole = true;
+        break;
+      }
       parts.push(chunk.value);
       length += chunk.value.byteLength;
     }
@@ -97,7 +106,23 @@ async function firstBytes(answer: Response, limit: number, waitMs: number): Prom
     at += take;
     if (at === bytes.byteLength) break;
   }
-  return new TextDecoder("utf-8", { fatal: false }).decode(bytes);
+  return new TextDecoder("utf-8", { fatal: false }).decode(whole ? bytes : bytes.subarray(0, wholeCharacters(bytes)));
+}
+
+/**
+ * How many of `bytes`, the start of a longer text, end at a character's end: all of them
+ * but an incomplete UTF-8 sequence at the end, which the cut made (decoded, it would be a
+ * U+FFFD the receiver never sent). Bytes that are no UTF-8 at all are left as they are.
+ */
+export function wholeCharacters(bytes: Uint8Array): number {
+  // The last sequence starts at most 3 bytes before the end (4 bytes at most, RFC 3629).
+  for (let start = bytes.length - 1; start >= Math.max(0, bytes.length - 4); start--) {
+    const byte = bytes[start] as number;
+    if ((byte & 0xc0) === 0x80) continue; // a continuation byte: the start is further back
+    const needs = byte < 0xc0 || byte >= 0xf8 ? 1 : byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : 2;
+    return bytes.length - start < needs ? start : bytes.length;
+  }
+  return bytes.length;
 }
 
 /**
