@@ -1,5 +1,5 @@
 import type { DeliveryRecord, Webhook } from "../store/store.ts";
-import type { AttemptReport } from "./deliverer.ts";
+import type { TestAttempt } from "./webhooks.ts";
 
 /**
  * Webhooks, their deliveries and a test's outcome as the admin API and `iplookup webhooks
@@ -23,7 +23,7 @@ export function deliveryJson(delivery: DeliveryRecord) {
 }
 
 /** A test event: the attempt made at once, or null when another server took it first. */
-export function testResultJson(eventId: string, attempt: AttemptReport | null) {
+export function testResultJson(eventId: string, attempt: TestAttempt | null) {
   return {
     event_id: eventId,
     attempt: attempt && {

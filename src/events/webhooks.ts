@@ -1,5 +1,5 @@
 import { AuditLog, changesBetween, type Actor } from "../audit/audit-log.ts";
-import type { DeliveryRecord, IssuedWebhook, Store, Webhook } from "../store/store.ts";
+import type { DeliveryRecord, DeliveryState, IssuedWebhook, Store, Webhook } from "../store/store.ts";
 import { DuplicateWebhookError } from "../store/webhook-ids.ts";
 import type { AttemptReport, Deliverer } from "./deliverer.ts";
 import { eventBody, EVENT_TYPES, isEventType, newEventId, TEST_EVENT_TYPE } from "./event-types.ts";
@@ -80,7 +80,7 @@ export class Webhooks {
    * any event (so a failure is retried and logged), then attempted at once. Answers the
    * attempt, or null when another server claimed it first.
    */
-  async test(id: string, deliverer: Deliverer): Promise<{ eventId: string; attempt: AttemptReport | null }> {
+  async test(id: string, deliverer: Deliverer): Promise<{ eventId: string; attempt: TestAttempt | null }> {
     const webhook = await this.get(id);
     const at = this.now();
     const eventId = newEventId();
@@ -89,7 +89,33 @@ export class Webhooks {
     const [attempt] = await deliverer.deliverDue(eventId);
     return { eventId, attempt: attempt ?? null };
   }
+
+  /**
+   * The first attempt of a test event that another server claimed before test() could
+   * (a running server's deliverer), once that server has recorded it, with the state it
+   * left the delivery in; null when none is recorded within `waitMs`. For a caller that
+   * must know the outcome (the command line's exit code), not only that it is under way.
+   */
+  async firstAttempt(id: string, eventId: string, waitMs: number, pollMs = 200): Promise<TestAttempt | null> {
+    const until = performance.now() + waitMs;
+    for (;;) {
+      const delivery = (await this.store.webhooks.listDeliveries(id, LISTED_DELIVERIES)).find((record) => record.eventId === eventId);
+      const first = delivery?.attempts[0];
+      if (delivery && first) {
+        const delivered = first.status !== null && first.status >= 200 && first.status < 300;
+        // A later state (a retry since) is not this attempt's: only delivered, or not.
+        const state: DeliveryState = delivered ? "delivered" : delivery.attempts.length === 1 && delivery.state === "failed" ? "failed" : "pending";
+        return { ...first, state };
+      }
+      // The delivery is gone (its webhook removed meanwhile), or the time is up.
+      if (!delivery || performance.now() >= until) return null;
+      await Bun.sleep(pollMs);
+    }
+  }
 }
+
+/** What a test event's attempt came to, as test() and firstAttempt() answer it. */
+export type TestAttempt = Pick<AttemptReport, "attempt" | "status" | "durationMs" | "response" | "error" | "state">;
 
 /** The event types asked for, each known, without repeats, in the order of EVENT_TYPES. */
 export function checkEvents(events: readonly string[]): string[] {

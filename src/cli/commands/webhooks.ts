@@ -3,6 +3,7 @@ import { CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { Deliverer } from "../../events/deliverer.ts";
 import { EVENT_TYPES } from "../../events/event-types.ts";
+import { ATTEMPT_TIMEOUT_MS } from "../../events/send.ts";
 import { deliveryJson, testResultJson, webhookJson } from "../../events/webhook-json.ts";
 import { WebhookRefusal, Webhooks } from "../../events/webhooks.ts";
 import type { DeliveryRecord, Store } from "../../store/store.ts";
@@ -98,6 +99,12 @@ ${STATE_FLAG_HELP}`,
   },
 };
 
+/**
+ * How long `webhooks test` waits for the attempt of a server that took its event first:
+ * an attempt's longest (ATTEMPT_TIMEOUT_MS) and a few seconds for that server to record it.
+ */
+const TEST_WAIT_MS = ATTEMPT_TIMEOUT_MS + 5000;
+
 const test: Command = {
   name: "test",
   summary: "send a test event to a webhook now and show the answer",
@@ -105,21 +112,26 @@ const test: Command = {
 
 Sends a test event (type webhook.test) to the webhook at once, signed like every
 delivery, and shows the receiver's answer (status and the first 256 bytes of its body).
-A failed test is retried like any delivery. Exits 1 when the receiver did not answer 2xx.
+A failed test is retried like any delivery. Exits 0 when the receiver answered 2xx, and 1
+when it did not (another status, or no answer). When a running server takes the test
+event first, waits for that server's attempt (up to ${TEST_WAIT_MS / 1000} s) and shows it; none by
+then exits 1.
 
   --json           print {"event_id","attempt":{...}}
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
-    const { eventId, attempt } = await withWebhooks(flags, context, false, (webhooks, store) =>
-      webhooks.test(id, new Deliverer({ store, now: () => context.now().getTime() })),
-    );
+    const { eventId, attempt } = await withWebhooks(flags, context, false, async (webhooks, store) => {
+      const sent = await webhooks.test(id, new Deliverer({ store, now: () => context.now().getTime() }));
+      // A running server's deliverer claimed it first: its outcome decides the exit code too.
+      return sent.attempt ? sent : { eventId: sent.eventId, attempt: await webhooks.firstAttempt(id, sent.eventId, TEST_WAIT_MS) };
+    });
     const ok = attempt?.state === "delivered";
     if (flags.json) {
       context.io.out(JSON.stringify(testResultJson(eventId, attempt)));
     } else if (!attempt) {
-      context.io.out(`Test event ${eventId} is queued; a running server is sending it (see '${howToRun(context, `webhooks deliveries ${id}`)}').`);
+      context.io.out(`Test event ${eventId} is queued; a running server is sending it and has not recorded an answer yet (see '${howToRun(context, `webhooks deliveries ${id}`)}').`);
     } else {
       // The receiver's answer and errors are shown with control and bidirectional
       // characters written out (`\u001b`, `\u202e`), as the tables show them: a
@@ -129,7 +141,7 @@ ${STATE_FLAG_HELP}`,
       if (attempt.response) context.io.out(`Answer (first 256 bytes): ${showingControls(attempt.response)}`);
       if (!ok) context.io.out(`It will be tried again with backoff; see '${howToRun(context, `webhooks deliveries ${id}`)}'.`);
     }
-    return ok || !attempt ? EXIT_OK : EXIT_FAILED;
+    return ok ? EXIT_OK : EXIT_FAILED;
   },
 };
 
