@@ -75,6 +75,8 @@ export class Deliverer {
   /** The claim under way; another is wanted once it ends (a slot came free meanwhile). */
   private claiming: Promise<void> | undefined;
   private claimAgain = false;
+  /** A refill() waits for the next turn of the event loop. */
+  private refillQueued = false;
   /** When the store's failure was last logged (performance.now()): once a minute is enough. */
   private lastWarning = -Infinity;
 
@@ -169,6 +171,22 @@ export class Deliverer {
     this.fill();
   }
 
+  /**
+   * fill() once the attempts ending in this turn of the event loop have all ended: one
+   * claim for the slots they free, not one claim each, and after the thread has turned.
+   * The deliverer shares its thread with serving: attempts that end together (a fan-out
+   * to fast receivers) would otherwise chain a claim transaction per attempt in one
+   * stretch of promise callbacks, and the thread answered no request until it ended.
+   */
+  private refill(): void {
+    if (this.refillQueued) return;
+    this.refillQueued = true;
+    setImmediate(() => {
+      this.refillQueued = false;
+      this.fill();
+    });
+  }
+
   /** Claims due deliveries for the free slots and starts their attempts; one claim at a time. */
   private fill(): void {
     if (this.stopped) return;
@@ -221,7 +239,7 @@ export class Deliverer {
         const left = this.inFlight.get(delivery.webhookId)! - 1;
         if (left > 0) this.inFlight.set(delivery.webhookId, left);
         else this.inFlight.delete(delivery.webhookId);
-        this.fill();
+        this.refill();
       });
     this.attempts.add(attempt);
     return held;
