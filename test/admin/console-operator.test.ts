@@ -624,3 +624,27 @@ describe("the console, as an operator uses it", () => {
     await close();
   });
 });
+
+describe("the console keeps each change deliberate, seen and in its place", () => {
+  const authorized = (method: string, path: string, body?: unknown) =>
+    fetch(`${admin}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const planOf = async (name: string) => ((await (await authorized("GET", "/admin/v1/plans")).json()) as { plans: { name: string }[] }).plans.find((plan) => plan.name === name);
+
+  test("Add plan with a name a plan has refuses it beside the row, naming the plan whose row edits it; that plan's limits stay", async () => {
+    const { page, errors, close } = await signedIn(token);
+    const before = await planOf("free");
+    const row = "#plans tr[data-plan='']";
+    await page.fill(`${row} input[aria-label="New plan's name"]`, "free");
+    await page.fill(`${row} input[aria-label='Max batch of the new plan']`, "1");
+    await page.fill(`${row} input[aria-label='Units a month of the new plan']`, "1");
+    await page.fill(`${row} input[aria-label='Requests a second of the new plan']`, "1");
+    await page.click(`${row} button`);
+    const note = page.locator(`${row} + tr.note-row.note-error`);
+    await note.waitFor();
+    expect(await note.textContent()).toBe("A plan named free exists already: to change its limits, edit its row (free) above. Give the new plan another name; nothing was saved");
+    expect(await page.locator(`${row} input[aria-label="New plan's name"]`).getAttribute("aria-invalid")).toBe("true");
+    expect(await planOf("free")).toEqual(before);
+    expect(errors).toEqual([]);
+    await close();
+  });
+});

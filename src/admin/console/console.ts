@@ -510,6 +510,10 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
       const planName = plan?.name ?? nameInput.value.trim();
       if (planName === "") throw new FieldError("Give the new plan a name; nothing was saved", nameInput);
       const body = { max_batch_size: batch.read(), monthly_units: units.read(), rate_limit: rate.read() };
+      // PUT creates or replaces: a name that is taken would overwrite that plan's limits
+      // from the row meant for new ones. The plans are read again first (another operator
+      // may have added it since the page drew them).
+      if (!plan) await refuseExistingPlan(planName, nameInput);
       const saved = await api<Plan>("PUT", `/admin/v1/plans/${encodeURIComponent(planName)}`, body);
       savedPlanRow = place;
       await refresh();
@@ -526,6 +530,22 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
     save.click();
   });
   return row;
+}
+
+/**
+ * Refuses a new plan's name that a plan has already, as the store compares names: exactly,
+ * letter case included (`Free` is another plan than `free`). A plan added elsewhere since
+ * the page drew the plans is drawn first, so that the row the message names is there.
+ */
+async function refuseExistingPlan(name: string, nameInput: HTMLInputElement): Promise<void> {
+  const listed = (await api<{ plans: Plan[] }>("GET", "/admin/v1/plans")).plans;
+  if (!listed.some((existing) => existing.name === name)) return;
+  if (!plans.some((existing) => existing.name === name)) {
+    plans = listed;
+    renderPlans();
+  }
+  const input = document.querySelector<HTMLInputElement>('#plans tr[data-plan=""] input[aria-label="New plan\'s name"]') ?? nameInput;
+  throw new FieldError(`A plan named ${name} exists already: to change its limits, edit its row (${name}) above. Give the new plan another name; nothing was saved`, input);
 }
 
 /** The plan row (its data-place) whose edits were just saved, so drawing the plans again shows what was saved there. */
