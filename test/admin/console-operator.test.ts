@@ -629,6 +629,7 @@ describe("the console keeps each change deliberate, seen and in its place", () =
   const authorized = (method: string, path: string, body?: unknown) =>
     fetch(`${admin}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
   const planOf = async (name: string) => ((await (await authorized("GET", "/admin/v1/plans")).json()) as { plans: { name: string }[] }).plans.find((plan) => plan.name === name);
+  const activeLabel = (page: Page) => page.evaluate("document.activeElement?.getAttribute('aria-label') ?? document.activeElement?.tagName ?? ''") as Promise<string>;
 
   test("Add plan with a name a plan has refuses it beside the row, naming the plan whose row edits it; that plan's limits stay", async () => {
     const { page, errors, close } = await signedIn(token);
@@ -644,6 +645,24 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     expect(await note.textContent()).toBe("A plan named free exists already: to change its limits, edit its row (free) above. Give the new plan another name; nothing was saved");
     expect(await page.locator(`${row} input[aria-label="New plan's name"]`).getAttribute("aria-invalid")).toBe("true");
     expect(await planOf("free")).toEqual(before);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("focus goes back to the same control of the row drawn anew: a plan saved with Enter, a key revoked", async () => {
+    const { page, errors, close } = await signedIn(token);
+    const units = page.locator("#plans tr[data-plan='free'] input[aria-label='Units a month of free']");
+    await units.press("Enter");
+    await page.locator("#plans tr[data-plan='free'] + tr.note-row", { hasText: "Plan free saved" }).waitFor();
+    expect(await activeLabel(page)).toBe("Units a month of free");
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-06" });
+    const id = (await row.getAttribute("data-key-id"))!;
+    page.once("dialog", (dialog) => void dialog.accept());
+    await row.locator("button", { hasText: "Revoke" }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row`, { hasText: "is revoked" }).waitFor();
+    // A revoked key's row has no control left: the row itself holds focus, not <body>.
+    expect(await page.evaluate("document.activeElement?.dataset.keyId ?? document.activeElement?.tagName")).toBe(id);
     expect(errors).toEqual([]);
     await close();
   });

@@ -158,15 +158,63 @@ class FieldError extends Error {
   }
 }
 
-/** Runs an action, saying what went wrong (a refusal's detail) beside `place` instead of throwing. */
+/**
+ * Runs an action, saying what went wrong (a refusal's detail) beside `place` instead of
+ * throwing. Focus that the action's redraw took away (the control pressed is replaced by
+ * its row drawn anew, and the browser puts focus on <body>) goes back to the same control
+ * of the same row (see focusAgain), so that a keyboard user goes on from where they were.
+ */
 async function attempt(action: () => Promise<void>, place = "top"): Promise<void> {
   for (const marked of document.querySelectorAll("[aria-invalid=true]")) marked.removeAttribute("aria-invalid");
+  const focused = focusPath();
   try {
     await action();
   } catch (error) {
     if (error instanceof ApiFailure && error.problem.status === 401) return;
     if (error instanceof FieldError) error.field.setAttribute("aria-invalid", "true");
     say(error instanceof ApiFailure ? `${error.problem.detail} (${error.problem.code})` : error instanceof Error ? error.message : String(error), true, place);
+  } finally {
+    focusAgain(focused);
+  }
+}
+
+/** Where focus is: the row (its data-place) and the control in it, as found again in the row drawn anew. */
+interface FocusPath {
+  readonly place: string;
+  /** The control's aria-label, else its text (a button's); null when it has neither. */
+  readonly name: string | null;
+  /** Its index among the row's controls. */
+  readonly index: number;
+}
+const CONTROLS = "button, select, input, textarea";
+
+function focusPath(): FocusPath | null {
+  const focused = document.activeElement;
+  if (!(focused instanceof HTMLElement) || !focused.matches(CONTROLS)) return null;
+  const row = focused.closest<HTMLElement>("tr[data-place]");
+  if (!row) return null;
+  return { place: row.dataset.place!, name: focused.getAttribute("aria-label") ?? focused.textContent, index: [...row.querySelectorAll(CONTROLS)].indexOf(focused) };
+}
+
+/**
+ * Focus back on the row's control after a redraw, when the action left it nowhere (on
+ * <body>, or on the control taken out of the page): the control of the same name, else
+ * the one in the same place, else the row's first control still usable, else the row
+ * itself (a revoked key's row has none).
+ */
+function focusAgain(path: FocusPath | null): void {
+  if (path === null) return;
+  const now = document.activeElement;
+  if (now !== null && now !== document.body && now.isConnected) return;
+  const row = document.querySelector<HTMLElement>(`tr[data-place="${CSS.escape(path.place)}"]`);
+  if (!row) return;
+  const controls = [...row.querySelectorAll<HTMLElement>(CONTROLS)].filter((control) => !(control as HTMLButtonElement).disabled);
+  const target =
+    controls.find((control) => path.name !== null && (control.getAttribute("aria-label") ?? control.textContent) === path.name) ?? controls[path.index] ?? controls[0];
+  if (target) target.focus({ preventScroll: true });
+  else {
+    row.tabIndex = -1;
+    row.focus({ preventScroll: true });
   }
 }
 
