@@ -324,6 +324,7 @@ describe("the console, as an operator uses it", () => {
     await page.fill("#plans tr[data-plan=''] input[aria-label=\"New plan's name\"]", "gold");
     // Another action draws the plans again.
     const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-01" });
+    page.once("dialog", (dialog) => void dialog.accept());
     await row.locator("select.key-plan").selectOption("standard");
     await page.locator("#keys tr.note-row", { hasText: "is now on plan standard" }).waitFor();
     expect(await standardBatch.inputValue()).toBe("2222");
@@ -351,6 +352,7 @@ describe("the console, as an operator uses it", () => {
     const id = (await row.getAttribute("data-key-id"))!;
     // Revoked behind the page's back: the change is refused.
     await fetch(`${admin}/admin/v1/keys/${id}/revoke`, { method: "POST", headers: { authorization: `Bearer ${token}` } });
+    page.once("dialog", (dialog) => void dialog.accept());
     await row.locator("select.key-plan").selectOption("unlimited");
     await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row.note-error`).waitFor();
     expect(await row.locator("select.key-plan").inputValue()).toBe("free");
@@ -361,6 +363,7 @@ describe("the console, as an operator uses it", () => {
     const { page, close } = await signedIn(token);
     const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-03" });
     await page.route("**/admin/v1/keys/**", (route) => route.abort("connectionrefused"));
+    page.once("dialog", (dialog) => void dialog.accept());
     await row.locator("select.key-plan").selectOption("unlimited");
     const note = page.locator("#keys tr[data-key-id] + tr.note-row.note-error");
     await note.waitFor();
@@ -395,6 +398,7 @@ describe("the console, as an operator uses it", () => {
   test("a right-to-left override in a key's name stays inside the name", async () => {
     const { page, close } = await signedIn(token);
     const row = page.locator("#keys tr[data-key-id]", { hasText: "acme" });
+    page.once("dialog", (dialog) => void dialog.accept());
     await row.locator("select.key-plan").selectOption("standard");
     const note = page.locator("#keys tr.note-row", { hasText: "is now on plan standard" });
     await note.waitFor();
@@ -663,6 +667,34 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row`, { hasText: "is revoked" }).waitFor();
     // A revoked key's row has no control left: the row itself holds focus, not <body>.
     expect(await page.evaluate("document.activeElement?.dataset.keyId ?? document.activeElement?.tagName")).toBe(id);
+    expect(errors).toEqual([]);
+    await close();
+  });
+
+  test("an arrow key on a key's plan asks first, naming the key and both plans; cancelled, the key and its row stay on the plan", async () => {
+    const { page, errors, close } = await signedIn(token);
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-05" });
+    const id = (await row.getAttribute("data-key-id"))!;
+    const select = row.locator("select.key-plan");
+    const asked: string[] = [];
+    page.once("dialog", (dialog) => {
+      asked.push(dialog.message());
+      void dialog.dismiss();
+    });
+    await select.focus();
+    await page.keyboard.press("ArrowDown");
+    for (let tries = 0; tries < 100 && asked.length === 0; tries++) await Bun.sleep(20);
+    expect(asked[0]).toStartWith("Move \u2068customer-05\u2069 (" + id + ") from plan free to plan ");
+    expect(await select.inputValue()).toBe("free");
+    const listed = (await (await authorized("GET", "/admin/v1/keys")).json()) as { keys: { id: string; plan: string }[] };
+    expect(listed.keys.find((key) => key.id === id)?.plan).toBe("free");
+    expect(await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row`).count()).toBe(0);
+
+    // Confirmed: moved, and focus is on the row's plan again after the keys are drawn anew.
+    page.once("dialog", (dialog) => void dialog.accept());
+    await select.selectOption("standard");
+    await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row`, { hasText: "is now on plan standard" }).waitFor();
+    expect(await activeLabel(page)).toBe("Plan of customer-05");
     expect(errors).toEqual([]);
     await close();
   });

@@ -116,7 +116,8 @@ describe("the console", () => {
     await page.locator("#usage-summary", { hasText: "4 units" }).waitFor();
     await page.screenshot({ path: join(SCREENSHOTS, "console.png"), fullPage: true });
 
-    // Another plan: every thread applies it within a second.
+    // Another plan, after confirming: every thread applies it within a second.
+    page.once("dialog", (dialog) => void dialog.accept());
     await page.locator("#keys tbody tr[data-key-id]", { hasText: "browser-made" }).locator(".key-plan").selectOption("unlimited");
     // The message is beside the key's row, where the change was made, not in a banner.
     await page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row`, { hasText: "is now on plan unlimited" }).waitFor();

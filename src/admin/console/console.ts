@@ -370,10 +370,18 @@ function renderKeys(): void {
     const plan = make("select", undefined, { "aria-label": `Plan of ${key.name}`, class: "key-plan" });
     planOptions(plan, key.plan);
     plan.disabled = key.revoked_at !== null;
+    // A plan change is asked for first, as a revocation is: in Chromium an arrow key on
+    // the closed select changes its value (and fires change) at once, so that a key could
+    // move to another plan by a stray key press while tabbing through the table.
     plan.addEventListener("change", () =>
       attempt(async () => {
+        const chosen = plan.value;
+        if (!confirm(`Move ${isolate(key.name)} (${key.id}) from plan ${key.plan} to plan ${chosen}? Its limits change within a second; its secret stays.`)) {
+          plan.value = key.plan;
+          return;
+        }
         try {
-          const moved = await api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, { plan: plan.value });
+          const moved = await api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, { plan: chosen });
           await refresh();
           say(["Key ", named(moved.name), ` is now on plan ${moved.plan}; its secret is unchanged.`], false, `key:${key.id}`);
         } catch (error) {
