@@ -698,4 +698,30 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     expect(errors).toEqual([]);
     await close();
   });
+
+  test("a webhook added or removed and a correction set or removed show in the audit log at once", async () => {
+    const { page, errors, close } = await signedIn(token);
+    await page.locator("#audit-entries tbody tr[data-action]").first().waitFor();
+    const entry = (action: string, target: string) => page.locator(`#audit-entries tbody tr[data-action='${action}']`, { hasText: target }).first();
+    await page.fill("#webhook-url", "http://127.0.0.1:9/audited");
+    await page.locator("#webhook-events input[value='key.created']").check();
+    await page.click("#add-webhook-form button[type=submit]");
+    const webhook = page.locator("#webhooks tr[data-webhook-id]", { hasText: "/audited" });
+    await webhook.waitFor();
+    const id = (await webhook.getAttribute("data-webhook-id"))!;
+    await entry("webhook.created", id).waitFor();
+    page.once("dialog", (dialog) => void dialog.accept());
+    await webhook.locator("button", { hasText: "Remove" }).click();
+    await entry("webhook.removed", id).waitFor();
+
+    await page.fill("#correction-cidr", "192.0.2.0/24");
+    await page.fill("#correction-country", "NL");
+    await page.click("#correction-form button[type=submit]");
+    await entry("correction.created", "192.0.2.0/24").waitFor();
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.locator("#corrections tr[data-cidr='192.0.2.0/24'] button", { hasText: "Remove" }).click();
+    await entry("correction.removed", "192.0.2.0/24").waitFor();
+    expect(errors).toEqual([]);
+    await close();
+  });
 });

@@ -41,7 +41,7 @@ let plans: Plan[] = [];
 let chart: uPlot | null = null;
 let corrections: { load(): Promise<void> } | null = null;
 /** The Webhooks page (webhooks.ts), given what it needs from here. */
-const kit: ConsoleKit = { api, make, say, attempt: (action, place) => attempt(action, place), placeNote: () => placeNote(), formatTime, ago };
+const kit: ConsoleKit = { api, make, say, attempt: (action, place) => attempt(action, place), placeNote: () => placeNote(), formatTime, ago, loadAudit };
 const webhooks = startWebhooks(kit);
 
 async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
@@ -749,7 +749,7 @@ function renderTopKeys(usage: Usage): void {
 // ---- wiring ---------------------------------------------------------------------------
 
 function start(): void {
-  corrections = correctionsSection({ api, attempt, say });
+  corrections = correctionsSection({ api, attempt, say, loadAudit });
   element("sign-in-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = element<HTMLInputElement>("token-input");

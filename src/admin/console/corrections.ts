@@ -20,6 +20,8 @@ export interface CorrectionsDeps {
   /** Runs an action, showing a refusal's detail beside `place` instead of throwing. */
   attempt(action: () => Promise<void>, place: string): Promise<void>;
   say(text: string, isError: boolean, place: string): void;
+  /** Reads the audit log again: a change made here is listed there at once, as a key's or a plan's is. */
+  loadAudit(): Promise<void>;
 }
 
 /** Where the section's messages are shown: under its form, above the list (data-place of #correction-form). */
@@ -144,7 +146,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
           if (!confirm(`Remove the correction of ${correction.cidr}? Lookups answer what the data says there again.`)) return;
           await deps.api("DELETE", pathOf(correction.cidr));
           if (editing?.cidr === correction.cidr) stopEditing();
-          await load();
+          await Promise.all([load(), deps.loadAudit()]);
           // Said where its row was: under the row before it, or above the list when it was the first.
           const before = corrections[index - 1];
           deps.say(`The correction of ${correction.cidr} is removed; every server answers the data there within a second.`, false, before ? `correction:${before.cidr}` : PLACE);
@@ -219,7 +221,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       }
       const saved = await deps.api<CorrectionJson>("PUT", pathOf(cidr), sent);
       stopEditing();
-      await load();
+      await Promise.all([load(), deps.loadAudit()]);
       deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`, false, PLACE);
     }, PLACE);
   });

@@ -15,6 +15,8 @@ export interface ConsoleKit {
   say(text: string, isError: boolean, place: string): void;
   attempt(action: () => Promise<void>, place: string): Promise<void>;
   placeNote(): void;
+  /** Reads the audit log again: a change made here is listed there at once, as a key's or a plan's is. */
+  loadAudit(): Promise<void>;
   formatTime(iso: string | null): string;
   ago(iso: string): string;
 }
@@ -51,7 +53,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
       byId("webhook-secret-panel").hidden = false;
       secretOf = issued.id;
       selected = issued.id;
-      await refresh();
+      await Promise.all([refresh(), kit.loadAudit()]);
       kit.say(`Webhook added for ${issued.events.join(", ")}; copy its signing secret above now, then send a test event.`, false, `webhook:${issued.id}`);
     }, "webhook-add");
   });
@@ -119,7 +121,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
         // Its signing secret, if still shown, signs nothing any more.
         if (secretOf === webhook.id) forget();
         if (selected === webhook.id) selected = null;
-        await refresh();
+        await Promise.all([refresh(), kit.loadAudit()]);
         kit.say(`Webhook ${webhook.id} removed.`, false, "webhook-list");
       }, place),
     );
