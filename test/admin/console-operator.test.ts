@@ -724,4 +724,29 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     expect(errors).toEqual([]);
     await close();
   });
+
+  test("signing out forgets what was typed: a correction being edited, a webhook's URL, a new key's name, an AS looked up", async () => {
+    await authorized("PUT", "/admin/v1/corrections/203.0.113.0_24", { country_code: "FR", note: "left open" });
+    const { page, errors, close } = await signedIn(token);
+    await page.locator("#corrections tr[data-cidr='203.0.113.0/24'] button", { hasText: "Edit" }).click();
+    await page.locator("#correction-editing").waitFor({ state: "visible" });
+    await page.fill("#correction-city", "Lyon");
+    await page.fill("#webhook-url", "http://127.0.0.1:9/typed-before-sign-out");
+    await page.locator("#webhook-events input[value='key.revoked']").check();
+    await page.fill("#new-key-name", "typed-before-sign-out");
+    await page.fill("#asn-input", "AS64500");
+    await page.click("#sign-out");
+    await page.fill("#token-input", token);
+    await page.click("#sign-in-form button[type=submit]");
+    await page.locator("#corrections tr[data-cidr]").first().waitFor();
+    expect(await page.locator("#correction-editing").isHidden()).toBe(true);
+    expect(await page.locator("#correction-cancel").isHidden()).toBe(true);
+    const values = await page.evaluate(`[...document.querySelectorAll("#signed-in input:not([type=date]), #signed-in textarea")].filter((field) => field.type === "checkbox" ? field.checked : field.value !== "").map((field) => field.id || field.getAttribute("aria-label"))`);
+    // The plans' limits are the only fields filled: drawn anew from the plans.
+    expect((values as string[]).filter((name) => !/ of /.test(name ?? ""))).toEqual([]);
+    expect(await page.locator("#correction-cidr").getAttribute("readonly")).toBeNull();
+    expect(await page.locator("#correction-form button[type=submit]").textContent()).toBe("Set correction");
+    expect(errors).toEqual([]);
+    await close();
+  });
 });

@@ -134,6 +134,14 @@ function setLoading(on: boolean): void {
   }
 }
 
+/** The span back to the last 30 days, as a page just opened has it (a sign-out: the span chosen was the session's). */
+export function resetAuditSpan(): void {
+  byId<HTMLInputElement>("audit-from").value = "";
+  byId<HTMLInputElement>("audit-to").value = "";
+  defaultSpan = { from: "", to: "" };
+  followToday();
+}
+
 /** Takes every entry off the page, back to the newest page (a refused span, a sign-out); a page still to come is dropped. */
 export function forgetAudit(): void {
   latestRequest++;

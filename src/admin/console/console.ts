@@ -10,7 +10,7 @@
  */
 import uPlot from "uplot";
 import { correctionsSection } from "./corrections.ts";
-import { forgetAudit, initAuditPage, loadAudit } from "./audit-page.ts";
+import { forgetAudit, initAuditPage, loadAudit, resetAuditSpan } from "./audit-page.ts";
 import type { ConsoleHooks } from "./console-hooks.ts";
 import { askGrace, closeEditor, decorateKeyRow, initKeyControls } from "./key-controls-panel.ts";
 import { applyTokenAccess } from "./token-access.ts";
@@ -39,7 +39,7 @@ let token: string | null = null;
 let keys: Key[] = [];
 let plans: Plan[] = [];
 let chart: uPlot | null = null;
-let corrections: { load(): Promise<void> } | null = null;
+let corrections: { load(): Promise<void>; forget(): void } | null = null;
 /** The Webhooks page (webhooks.ts), given what it needs from here. */
 const kit: ConsoleKit = { api, make, say, attempt: (action, place) => attempt(action, place), placeNote: () => placeNote(), formatTime, ago, loadAudit };
 const webhooks = startWebhooks(kit);
@@ -243,16 +243,24 @@ function showSignIn(reason?: string): void {
 /**
  * Forgets what the page showed of a session, whether it ends by signing out or by
  * signing in with another token (`#token=…` in a tab already signed in): the secrets
- * still on the page (a key's or a webhook's, shown once), the open editor, the messages,
- * and what was read with the token (keys, plans, use, corrections, webhooks and their
+ * still on the page (a key's or a webhook's, shown once), the open editors, the messages,
+ * what was read with the token (keys, plans, use, corrections, webhooks and their
  * deliveries, the audit log, the data set), which the next token may not be allowed to
- * see and would otherwise stay in the page until it is drawn again.
+ * see and would otherwise stay in the page until it is drawn again, and what was typed
+ * into the page's forms (a correction being edited, a webhook's URL, a new key's name,
+ * an AS looked up, the audit log's span), which is the session's too.
  */
 function forgetSession(): void {
   note = null;
   dismissSecret(false);
   webhooks.forget();
   closeEditor(false);
+  corrections?.forget();
+  // Back to the values the page was loaded with (the key editor's too: its fields are
+  // filled when it opens, and keep what was typed until then).
+  for (const form of ["create-key-form", "key-editor-form", "add-webhook-form", "asn-form", "audit-form"]) element<HTMLFormElement>(form).reset();
+  element("new-key-plan").replaceChildren();
+  resetAuditSpan();
   for (const old of document.querySelectorAll(".note")) old.remove();
   element("message").hidden = true;
   keys = [];

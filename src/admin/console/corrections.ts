@@ -58,7 +58,7 @@ function fieldsText(correction: CorrectionJson): string {
 }
 
 /** Sets the section up (the signal choices, the form); resolves nothing until load(). */
-export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<void> } {
+export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<void>; forget(): void } {
   const signals = element("correction-signals");
   signals.replaceChildren(
     ...SIGNALS.map((signal) => {
@@ -226,7 +226,13 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
     }, PLACE);
   });
 
-  return { load };
+  /** Forgets the session's part of the section (a sign-out): the form emptied, a correction being edited closed, the list taken away. */
+  const forget = () => {
+    stopEditing();
+    listed = [];
+  };
+
+  return { load, forget };
 }
 
 /** The fields (and privacy members) a correction names that a new body for its block would not. */
