@@ -749,4 +749,31 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     expect(errors).toEqual([]);
     await close();
   });
+
+  test("390 px: a webhook's long URL in its secret's title, a long key name in the editor and the top keys, a correction's long fields: the page does not scroll sideways", async () => {
+    const longName = "y".repeat(120);
+    const made = (await (await authorized("POST", "/admin/v1/keys", { name: longName })).json()) as { key: string };
+    const used = await fetch(`${setup!.server.url}/v1/lookup`, { method: "POST", headers: { authorization: `Bearer ${made.key}`, "content-type": "application/json" }, body: '{"ip":"1.1.1.1"}' });
+    expect(used.status).toBe(200);
+    await authorized("PUT", "/admin/v1/corrections/198.18.0.0_15", { as_name: "N".repeat(150), privacy: { service: "S".repeat(150) }, note: "W".repeat(300) });
+    const { page, errors, close } = await signedIn(token, PHONE);
+    await page.locator("#top-keys tbody tr", { hasText: longName }).waitFor();
+    // The top key's Units stay on the screen beside its wrapped name.
+    const units = (await page.locator("#top-keys tbody tr", { hasText: longName }).locator("td").nth(2).boundingBox())!;
+    expect(units.x + units.width).toBeLessThanOrEqual(PHONE.width);
+    await page.locator("#top-keys").screenshot({ path: join(SCREENSHOTS, "console-operator-top-keys-390.png") });
+
+    await page.fill("#webhook-url", `http://127.0.0.1:9/${"z".repeat(300)}`);
+    await page.locator("#webhook-events input[value='key.created']").check();
+    await page.click("#add-webhook-form button[type=submit]");
+    await page.locator("#webhook-secret-panel").waitFor({ state: "visible" });
+    await page.locator("#corrections tr[data-cidr='198.18.0.0/15'] button", { hasText: "Edit" }).click();
+    await page.locator("#correction-editing").waitFor({ state: "visible" });
+    await page.locator(`#keys tr[data-key-id]`, { hasText: longName }).locator("button", { hasText: "Edit" }).click();
+    await page.locator("#key-editor").waitFor({ state: "visible" });
+    expect(await pageOverflow(page)).toBe(0);
+    for (const section of ["webhooks-card", "corrections-section", "key-editor"]) await page.locator(`#${section}`).screenshot({ path: join(SCREENSHOTS, `console-operator-long-text-${section}-390.png`) });
+    expect(errors).toEqual([]);
+    await close();
+  });
 });

@@ -742,7 +742,7 @@ function renderChart(usage: Usage): void {
 function renderTopKeys(usage: Usage): void {
   const rows = usage.keys.slice(0, TOP_KEYS).map((key) => {
     const row = make("tr");
-    const name = make("td", key.name, { title: key.id });
+    const name = make("td", key.name, { class: "key-name", title: key.id });
     row.append(name, make("td", numbers.format(key.requests), { class: "num" }), make("td", numbers.format(key.units), { class: "num" }));
     return row;
   });
