@@ -776,4 +776,27 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     expect(errors).toEqual([]);
     await close();
   });
+
+  test("every field has a name a screen reader says; a key's metadata that is no object is refused in plain words, and the row's earlier message goes", async () => {
+    const { page, errors, close } = await signedIn(token);
+    const unnamed = await page.evaluate(`[...document.querySelectorAll("input, select, textarea")].filter((field) => field.labels.length === 0 && !field.getAttribute("aria-label") && !field.getAttribute("aria-labelledby")).map((field) => field.id || field.outerHTML)`);
+    expect(unnamed).toEqual([]);
+
+    const row = page.locator("#keys tr[data-key-id]", { hasText: "customer-07" });
+    const id = (await row.getAttribute("data-key-id"))!;
+    await row.locator("button", { hasText: "Edit" }).click();
+    await page.fill("#key-editor-metadata", '{"tier": "c"}');
+    await page.click("#key-editor-save");
+    const saved = page.locator(`#keys tr[data-key-id="${id}"] + tr.note-row`, { hasText: "saved" });
+    await saved.waitFor();
+    await row.locator("button", { hasText: "Edit" }).click();
+    await page.fill("#key-editor-metadata", "[1,2]");
+    await page.click("#key-editor-save");
+    await page.locator("#key-editor-error").waitFor({ state: "visible" });
+    expect(await page.locator("#key-editor-error").textContent()).toBe('Metadata must be a JSON object of named values, not a list: write an object such as {"team": "maps"}, or leave it empty');
+    expect(await saved.count()).toBe(0);
+    await page.click("#key-editor-cancel");
+    expect(errors).toEqual([]);
+    await close();
+  });
 });

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { dataSetTime, firstShownDay, isStale, LEAST_DAYS_SHOWN, STALE_AFTER_DAYS, WHOLE_STEPS } from "../../src/admin/console/rules.ts";
+import { correctionAsn, dataSetTime, firstShownDay, isStale, keyMetadata, LEAST_DAYS_SHOWN, STALE_AFTER_DAYS, WHOLE_STEPS } from "../../src/admin/console/rules.ts";
 
 const DAY = 86_400_000;
 
@@ -36,4 +36,18 @@ test("a data set's age is its newest source of network data's; a list of signals
   expect(dataSetTime(sources, "2026-11-25T09:00:00.000Z")).toBe(june);
   expect(dataSetTime([{ built_at: "2026-11-25T00:00:00.000Z", signal: "tor" }], "2026-11-20T00:00:00.000Z")).toBe("2026-11-20T00:00:00.000Z");
   expect(dataSetTime([], "2026-11-20T00:00:00.000Z")).toBe("2026-11-20T00:00:00.000Z");
+});
+
+test("a correction's AS number may be typed with AS or as before it; other text is sent as typed", () => {
+  expect([correctionAsn("13335"), correctionAsn("AS13335"), correctionAsn("as64500"), correctionAsn(" As0 ")]).toEqual([13335, 13335, 64500, 0]);
+  expect([correctionAsn("AS-1"), correctionAsn("ASN13335"), correctionAsn("cloud")]).toEqual(["AS-1", "ASN13335", "cloud"]);
+});
+
+test("a key's metadata is a JSON object or nothing: a list, null, a string or a number is refused in plain words", () => {
+  expect(keyMetadata("  ")).toBeNull();
+  expect(keyMetadata('{"team": "maps"}')).toEqual({ team: "maps" });
+  for (const [typed, what] of [["[1,2]", "a list"], ["null", "null"], ['"maps"', "a string"], ["7", "a number"], ["true", "true or false"]] as const) {
+    expect(() => keyMetadata(typed)).toThrow(`Metadata must be a JSON object of named values, not ${what}: write an object such as {"team": "maps"}, or leave it empty`);
+  }
+  expect(() => keyMetadata("{team: maps}")).toThrow("Metadata is not JSON");
 });

@@ -18,6 +18,8 @@ export interface ConsoleHooks {
    * `key:ID`, a form its own name), or at the top of the page when there is none.
    */
   say(text: Message, isError?: boolean, place?: string): void;
+  /** Takes away the message beside `place`, if one is shown there (a success a later refusal makes out of date). */
+  unsay(place: string): void;
   /** Shows a secret once (after a creation or a rotation), under its key's row once the keys are drawn again. */
   showSecret(issued: { readonly id: string; readonly key: string; readonly name: string; readonly plan: string }, title: string): void;
   /** Brings the secret just shown into view, its Copy button focused. */

@@ -114,6 +114,12 @@ function say(text: Message, isError = false, place = "top"): void {
   placeNote(true);
 }
 
+function unsay(place: string): void {
+  if (note?.place !== place) return;
+  note = null;
+  placeNote();
+}
+
 /** Shows the latest message beside its place (again, after a table was drawn anew). */
 function placeNote(scroll = false): void {
   labelCells();
@@ -795,7 +801,7 @@ function start(): void {
   });
   window.addEventListener("resize", () => chart?.setSize({ width: chartWidth(element("usage-chart")), height: 240 }));
   // The key controls' editor and the audit log (key-controls-panel.ts, audit-page.ts).
-  const hooks: ConsoleHooks = { api, refresh, attempt, say, showSecret, focusSecret, planNames: () => plans.map((plan) => plan.name) };
+  const hooks: ConsoleHooks = { api, refresh, attempt, say, unsay, showSecret, focusSecret, planNames: () => plans.map((plan) => plan.name) };
   initKeyControls(hooks);
   initAuditPage(hooks);
 

@@ -14,6 +14,7 @@ import type { CorrectionJson } from "../../corrections/correction-json.ts";
 // The admin API's own reading of a block (it imports nothing of Bun or node, so it runs in the browser).
 import { parseCorrectionBlock } from "../../corrections/correction-rules.ts";
 import { byId as element, labelCells, make } from "./dom.ts";
+import { correctionAsn } from "./rules.ts";
 
 export interface CorrectionsDeps {
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
@@ -185,7 +186,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
     const country = value("correction-country");
     if (country !== undefined) named.country_code = country === null ? null : country.toUpperCase();
     const asn = value("correction-asn");
-    if (asn !== undefined) named.asn = asn !== null && /^\d+$/.test(asn) ? Number(asn) : asn;
+    if (asn !== undefined) named.asn = asn === null ? null : correctionAsn(asn);
     const asName = value("correction-as-name");
     if (asName !== undefined) named.as_name = asName;
     const city = value("correction-city");

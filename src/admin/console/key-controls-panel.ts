@@ -7,6 +7,7 @@
 import type { Key } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
 import { isolate, named } from "./dom.ts";
+import { keyMetadata } from "./rules.ts";
 
 let hooks: ConsoleHooks | null = null;
 /** The key being edited, or null while creating one. */
@@ -149,15 +150,7 @@ function body(): Record<string, unknown> {
       .map((item) => item.trim())
       .filter((item) => item !== "");
   const expires = byId<HTMLInputElement>("key-editor-expires").value.trim();
-  const metadataText = byId<HTMLTextAreaElement>("key-editor-metadata").value.trim();
-  let metadata: unknown = null;
-  if (metadataText !== "") {
-    try {
-      metadata = JSON.parse(metadataText);
-    } catch {
-      throw new Error("Metadata is not JSON: write an object such as {\"team\": \"maps\"}, or leave it empty");
-    }
-  }
+  const metadata = keyMetadata(byId<HTMLTextAreaElement>("key-editor-metadata").value);
   const fields: Record<string, unknown> = {
     plan: byId<HTMLSelectElement>("key-editor-plan").value,
     // The field is read as UTC, as the page says.
@@ -205,6 +198,9 @@ async function save(): Promise<void> {
     }
   } catch (error) {
     if ((error as { problem?: { status: number } }).problem?.status === 401) return;
+    // The refusal is said in the editor; a message beside the key's row from an earlier
+    // save would say the opposite of it.
+    if (editing) api.unsay(`key:${editing.id}`);
     showError(describeError(error));
   }
 }

@@ -40,3 +40,35 @@ export function firstShownDay(units: readonly number[]): number {
 
 /** The y axis's steps: whole units only (1, 2, 5, 10, 20, 50, …). */
 export const WHOLE_STEPS: readonly number[] = Array.from({ length: 13 }, (_, power) => [1, 2, 5].map((step) => step * 10 ** power)).flat();
+
+/**
+ * A correction's AS number as typed: `13335`, `AS13335` or `as13335` (as the AS lookup box
+ * takes it) is the number; other text is sent as it is, for the admin API to refuse in
+ * its own words.
+ */
+export function correctionAsn(text: string): number | string {
+  const number = /^(?:as)?(\d+)$/i.exec(text.trim());
+  return number ? Number(number[1]) : text;
+}
+
+/**
+ * A key's metadata as typed: empty is none (null); anything else must be a JSON object,
+ * said plainly here rather than in the admin API's schema wording ("should be one of:
+ * 'object', 'null'"). Throws an Error whose message says what to write instead.
+ */
+export function keyMetadata(text: string): Record<string, unknown> | null {
+  const trimmed = text.trim();
+  if (trimmed === "") return null;
+  const example = 'an object such as {"team": "maps"}, or leave it empty';
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(trimmed);
+  } catch {
+    throw new Error(`Metadata is not JSON: write ${example}`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+    const what = Array.isArray(parsed) ? "a list" : parsed === null ? "null" : typeof parsed === "string" ? "a string" : typeof parsed === "number" ? "a number" : "true or false";
+    throw new Error(`Metadata must be a JSON object of named values, not ${what}: write ${example}`);
+  }
+  return parsed as Record<string, unknown>;
+}
