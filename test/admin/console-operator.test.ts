@@ -799,4 +799,15 @@ describe("the console keeps each change deliberate, seen and in its place", () =
     expect(errors).toEqual([]);
     await close();
   });
+
+  test("an answer that is not JSON (a proxy's HTML 502) is named with its status, not a parser's complaint", async () => {
+    const { page, close } = await signedIn(token);
+    await page.route("**/admin/v1/plans/free", (route) => route.fulfill({ status: 502, contentType: "text/html", body: "<html><body>502 Bad Gateway</body></html>" }));
+    await page.locator("#plans tr[data-plan='free'] button", { hasText: "Save" }).click();
+    const note = page.locator("#plans tr[data-plan='free'] + tr.note-row.note-error");
+    await note.waitFor();
+    expect(await note.textContent()).toContain("did not answer PUT /admin/v1/plans/free properly (HTTP 502");
+    expect(await note.textContent()).not.toContain("Unexpected token");
+    await close();
+  });
 });

@@ -59,7 +59,20 @@ async function api<T>(method: string, path: string, body?: unknown): Promise<T> 
     });
   }
   const text = await response.text();
-  const data: unknown = text === "" ? null : JSON.parse(text);
+  let data: unknown = null;
+  try {
+    data = text === "" ? null : JSON.parse(text);
+  } catch {
+    // Not JSON: an answer of something in between (a reverse proxy's HTML page for a 502),
+    // not of iplookup, whose every answer and refusal is JSON.
+    const failure = new ApiFailure({
+      status: response.status,
+      code: "bad_answer",
+      detail: `The admin API did not answer ${method} ${path.split("?")[0]} properly (HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}, not JSON): something between this page and iplookup, such as a proxy, may have answered instead. Try again; what this page shows may be out of date`,
+    });
+    if (response.status === 401) showSignIn(`The admin token was refused (HTTP 401): sign in with an active one.`);
+    throw failure;
+  }
   if (!response.ok) {
     const problem = (data ?? { status: response.status, code: "error", detail: response.statusText }) as Problem;
     if (response.status === 401) showSignIn(`The admin token was refused (${problem.code}): sign in with an active one.`);
