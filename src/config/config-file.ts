@@ -90,7 +90,7 @@ export function parseConfigText(text: string, path: string, settings: readonly S
   const keyLines = topLevelKeyLines(text, Object.keys(parsed).length);
   const values = new Map<string, { text: string; line: number }>();
   for (const [key, value] of Object.entries(parsed)) {
-    const line = keyLines.get(key) ?? 0;
+    const line = keyLines.get(key) ?? lineByText(lines, key);
     const at = `${path}:${line}`;
     const setting = known.get(key);
     if (!setting) {
@@ -101,7 +101,9 @@ export function parseConfigText(text: string, path: string, settings: readonly S
       const lists = settings.filter((name) => SETTINGS[name].list).map((name) => SETTINGS[name].flag);
       throw new ConfigError(`${at}: ${key}: an array, but ${key} takes one value${lists.length > 0 ? ` (only ${lists.join(", ")} takes a list)` : ""}`);
     }
-    if (typeof value === "number" && Number.isSafeInteger(value) && !isIntegerLiteral(valueOnLine(lines[line - 1] ?? ""))) {
+    // Judged only on a line found: without one there is no text to judge, and the parser
+    // has read a whole number either way.
+    if (typeof value === "number" && Number.isSafeInteger(value) && line > 0 && !isIntegerLiteral(valueOnLine(lines[line - 1] ?? ""))) {
       throw new ConfigError(`${at}: ${key}: ${valueOnLine(lines[line - 1] ?? "") || value} is written as a decimal number (with a point or an exponent); write the whole number, ${value}`);
     }
     const text = valueText(value, `${at}: ${key}`);
@@ -119,6 +121,17 @@ function valueText(value: unknown, name: string): string {
   if (Array.isArray(value) && value.every((item) => typeof item === "string")) return value.join(",");
   const shown = typeof value === "number" ? String(value) : Array.isArray(value) ? "an array of other than strings" : isPlainObject(value) ? "a table" : JSON.stringify(value);
   throw new ConfigError(`${name}: ${shown} is not a value for this setting (a string, a whole number, or an array of strings)`);
+}
+
+/**
+ * The first line that looks like it assigns a top-level key, for a key the parser's
+ * search (topLevelKeyLines) did not reach: past its 5,000 lines. Keys may be bare or
+ * quoted; 0 when not found.
+ */
+function lineByText(lines: readonly string[], key: string): number {
+  const escaped = key.replace(/[.*+?^${}()|[\]\\-]/g, "\\$&");
+  const pattern = new RegExp(`^\\s*(?:\\[\\[?\\s*)?(?:${escaped}|"${escaped}"|'${escaped}')\\s*[=.\\]]`);
+  return lines.findIndex((line) => pattern.test(line)) + 1;
 }
 
 /** The text after the `=` of a `key = value` line, without a comment. */

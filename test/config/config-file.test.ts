@@ -149,6 +149,14 @@ describe("a bad file is a ConfigError naming the file and the line at fault", ()
     );
   });
 
+  test("a key past the parser's search of the first 5,000 lines is found by its text, and a whole number there is taken", () => {
+    const comments = "# a comment\n".repeat(5000);
+    expect(parseConfigText(`${comments}port = 42410\n`, "/etc/x.toml", ["port"]).values.get("port")).toEqual({ text: "42410", line: 5001 });
+    expect(errorOf(() => parseConfigText(`${comments}port = 42410\nworkers = 2.0\n`, "/etc/x.toml", ["port", "workers"]))).toContain("/etc/x.toml:5002: workers: 2.0 is written as a decimal number");
+    // A key found on no line at all is not judged a decimal for want of its text.
+    expect(parseConfigText(`${"# c\n".repeat(5000)}"\\u0070ort" = 8080\n`, "/etc/x.toml", ["port"]).values.get("port")).toEqual({ text: "8080", line: 0 });
+  });
+
   test("a file written on Windows (CR LF) reads as the same file: a comment after a number, a tab before it", () => {
     for (const text of ["port = 8080 # the API\r\nworkers = 2\r\n", "port = 8080\t# the API\r\n", "\r\nport = 8_080 #\r\n"]) {
       const config = readServeConfig({ config: configFile(text) }, {});
