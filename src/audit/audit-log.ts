@@ -45,14 +45,7 @@ export class AuditLog {
 
   /** The entry of one change, at the log's clock's time, without any secret: what a store writes with the change. */
   entry(record: AuditRecord): AuditEntry {
-    return {
-      at: this.now().toISOString(),
-      actor: scrubText(record.actor),
-      action: scrubText(record.action),
-      // A target may be text a caller chose (a plan's name is its URL's last segment).
-      target: scrubText(record.target),
-      changes: scrub(record.changes ?? {}) as Record<string, unknown>,
-    };
+    return scrubEntry({ at: this.now().toISOString(), actor: record.actor, action: record.action, target: record.target, changes: record.changes ?? {} });
   }
 
   /** What a store writes with a change (see Audit in store.ts): the change's entry, and the events that announce it. */
@@ -137,6 +130,24 @@ export function changesBetween(before: Readonly<Record<string, unknown>> | null,
  */
 export function everyMember(after: Readonly<Record<string, unknown>>): Record<string, { from: null; to: unknown }> {
   return Object.fromEntries(Object.entries(after).map(([name, to]) => [name, { from: null, to: to ?? null }]));
+}
+
+/**
+ * An entry without anything that looks like a secret (see AuditLog): what the log writes,
+ * and what a store keeps of an entry it imports (`state copy`, `backup`), since an entry
+ * written before the log scrubbed member names, target, actor and action may still hold
+ * one. Scrubbing a scrubbed entry changes nothing: REDACTED looks like no secret, and a
+ * name made unique by " (2)" is left as it is.
+ */
+export function scrubEntry(entry: AuditEntry): AuditEntry {
+  return {
+    at: entry.at,
+    actor: scrubText(entry.actor),
+    action: scrubText(entry.action),
+    // A target may be text a caller chose (a plan's name is its URL's last segment).
+    target: scrubText(entry.target),
+    changes: scrub(entry.changes) as Record<string, unknown>,
+  };
 }
 
 /** Text with everything that looks like a secret replaced by REDACTED. */

@@ -19,6 +19,7 @@ import { writeChangeRecord } from "./postgres-records.ts";
 import { toGeneration, type GenerationRow } from "./generation-row.ts";
 import type { UsageCrossing } from "./sqlite-webhooks.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
+import { scrubEntry } from "../audit/audit-log.ts";
 import {
   StoreError,
   StoreTimeoutError,
@@ -966,7 +967,8 @@ export class PostgresStore implements Store {
               WITH ORDINALITY AS t(id, name, secret_hash, created_at, revoked_at, read_only, n)
             ORDER BY n`;
         }
-        for (const entries of chunks(snapshot.audit ?? [])) {
+        // Scrubbed on the way in: an entry from before the log scrubbed all of it may hold a secret.
+        for (const entries of chunks((snapshot.audit ?? []).map(scrubEntry))) {
           await tx`INSERT INTO audit_log (at, actor, action, target, changes)
             SELECT at::timestamptz, actor, action, target, changes
             FROM unnest(${tx.array(entries.map((a) => a.at), "TEXT")}, ${tx.array(entries.map((a) => a.actor), "TEXT")}, ${tx.array(entries.map((a) => a.action), "TEXT")},

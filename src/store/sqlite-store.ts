@@ -19,6 +19,7 @@ import { writeChangeRecord } from "./sqlite-records.ts";
 import { toGeneration, type GenerationRow } from "./generation-row.ts";
 import { closeKeepingFiles, guardedConnection, StateFileIdentity } from "./state-file-identity.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
+import { scrubEntry } from "../audit/audit-log.ts";
 import {
   StateNotFoundError,
   StoreError,
@@ -668,7 +669,8 @@ export class SqliteStore implements Store {
         for (const t of snapshot.adminTokens ?? []) token.run(t.id, t.name, t.secretHash, t.createdAt, t.revokedAt, t.readOnly ? 1 : 0);
         corrections.insertCorrections(this.db, snapshot.corrections ?? []);
         const entry = this.db.query("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, ?2, ?3, ?4, ?5)");
-        for (const a of snapshot.audit ?? []) entry.run(a.at, a.actor, a.action, a.target, JSON.stringify(a.changes));
+        // Scrubbed on the way in: an entry from before the log scrubbed all of it may hold a secret.
+        for (const a of (snapshot.audit ?? []).map(scrubEntry)) entry.run(a.at, a.actor, a.action, a.target, JSON.stringify(a.changes));
       })
       .immediate();
   }

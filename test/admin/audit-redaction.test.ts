@@ -1,4 +1,5 @@
 import { afterAll, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,6 +8,7 @@ import { REDACTED } from "../../src/audit/audit-log.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { defaultIndex } from "../support/default-data.ts";
 import { runCliInProcess } from "../support/in-process-cli.ts";
+import { postgresAvailable, testStates } from "../support/postgres.ts";
 
 /**
  * A secret given where free text goes (a metadata member's name, a plan's name) never
@@ -21,6 +23,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 const index = defaultIndex();
+const states = testStates();
 const app = createAdminApp({ store, now: () => new Date(), version: "t", workers: 1, uptimeSeconds: () => 3, dataInfo: () => index.info });
 const writer = await store.createAdminToken("ops");
 const reader = await store.createReadOnlyAdminToken("auditor");
@@ -59,3 +62,40 @@ test("through the command line: the same", async () => {
   expect(audit.stdout).toContain(`"target":"plan:${REDACTED}"`);
   expect(audit.stdout).toContain(`{"${REDACTED}":1}`);
 });
+
+/**
+ * An entry written before the log scrubbed member names, target, actor and action (put
+ * into the state file as it was then) is scrubbed when `state copy` carries it into
+ * another state, SQLite or PostgreSQL: the copy does not keep the secret.
+ */
+for (const kind of ["SQLite", "PostgreSQL"] as const) {
+  test.skipIf(kind === "PostgreSQL" && !postgresAvailable)(`state copy to ${kind}: an old entry's secret in a member name, the target, the actor and the action is redacted in the copy`, async () => {
+    const source = join(dir, `old-${kind}.db`);
+    const run = (...args: string[]) => runCliInProcess(join(dir, "no-data.db"), args);
+    const created = await run("keys", "create", "--name", "k", "--json", "--state", source);
+    expect(created.code).toBe(0);
+    const { id, key: secret } = JSON.parse(created.stdout) as { id: string; key: string };
+    const raw = new Database(source);
+    raw.run("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, ?2, ?3, ?4, ?5)", [
+      new Date().toISOString(),
+      `cli ${secret}`,
+      `key.updated ${secret}`,
+      `${id} ${secret}`,
+      JSON.stringify({ metadata: { from: null, to: { [secret]: "x", team: "maps" } } }),
+    ]);
+    raw.close();
+    const destination = kind === "SQLite" ? join(dir, "copy.db") : await states.fresh();
+    expect((await run("state", "copy", "--from", source, "--to", destination)).code).toBe(0);
+    const audit = await run("audit", "--json", "--state", destination);
+    expect(audit.code).toBe(0);
+    expect(audit.stdout).not.toContain(secret);
+    const old = (JSON.parse(audit.stdout) as { entries: { at: string; actor: string; action: string; target: string; changes: unknown }[] }).entries.find((entry) => entry.action !== "key.created");
+    expect(old).toEqual({
+      at: expect.any(String),
+      actor: `cli ${REDACTED}`,
+      action: `key.updated ${REDACTED}`,
+      target: `${id} ${REDACTED}`,
+      changes: { metadata: { from: null, to: { [REDACTED]: "x", team: "maps" } } },
+    });
+  }, 30_000);
+}
