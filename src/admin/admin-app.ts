@@ -20,7 +20,7 @@ import type { CorrectionTable } from "../corrections/correction-table.ts";
 import { AsnSearchQuery } from "../http/schemas.ts";
 import { Deliverer } from "../events/deliverer.ts";
 import { AdminWebhooks } from "./admin-webhooks.ts";
-import { CreateWebhookRequest } from "./webhook-schemas.ts";
+import { CreateWebhookRequest, TestWebhookRequest } from "./webhook-schemas.ts";
 
 export interface AdminAppDeps extends AdminServiceDeps {
   /** Where unhandled errors are logged (default: errors to stderr). */
@@ -46,9 +46,10 @@ export const ADMIN_MAX_BODY = 64 * 1024;
 const BODY_ROUTES = new Set(["POST /admin/v1/keys", "PATCH /admin/v1/keys/:id", "PUT /admin/v1/plans/:name", "PUT /admin/v1/corrections/:cidr", "POST /admin/v1/webhooks"]);
 /**
  * Routes whose JSON body may be left out (then it is `{}`): a rotation's grace, and a
- * revocation's (which takes nothing, but is refused what it does not take, as every body is).
+ * revocation's and a webhook's test event's (which take nothing, but are refused what
+ * they do not take, as every body is).
  */
-const OPTIONAL_BODY_ROUTES = new Set(["POST /admin/v1/keys/:id/rotate", "POST /admin/v1/keys/:id/revoke"]);
+const OPTIONAL_BODY_ROUTES = new Set(["POST /admin/v1/keys/:id/rotate", "POST /admin/v1/keys/:id/revoke", "POST /admin/v1/webhooks/:id/test"]);
 
 /** Whether the request's body is read: always on BODY_ROUTES, on OPTIONAL_BODY_ROUTES when one is sent. */
 function readsBody(request: Request, route: string | undefined): boolean {
@@ -100,7 +101,7 @@ export function createAdminApp(deps: AdminAppDeps) {
     })
     .onParse(({ request }) => {
       const info = infos.get(request);
-      // Only the routes that take a body read one; …/rotate and …/revoke read one if sent.
+      // Only the routes that take a body read one; …/rotate, …/revoke and …/test read one if sent.
       if (!info?.route || !readsBody(request, info.route)) return {};
       const declared = request.headers.get("content-length");
       if (declared !== null && Number(declared) > ADMIN_MAX_BODY) {
@@ -134,7 +135,7 @@ export function createAdminApp(deps: AdminAppDeps) {
     .get("/admin/v1/webhooks", async () => json({ webhooks: await webhooks.list() }), { query: NoQuery })
     .post("/admin/v1/webhooks", async ({ body, request }) => json(await webhooks.create(actorOf(request), body.url, body.events), 201), { body: CreateWebhookRequest })
     .delete("/admin/v1/webhooks/:id", async ({ params, request }) => (await webhooks.remove(actorOf(request), params.id), new Response(null, { status: 204, headers: { "cache-control": "no-store" } })))
-    .post("/admin/v1/webhooks/:id/test", async ({ params }) => json(await webhooks.test(params.id)))
+    .post("/admin/v1/webhooks/:id/test", async ({ params }) => json(await webhooks.test(params.id)), { body: TestWebhookRequest })
     .get("/admin/v1/webhooks/:id/deliveries", async ({ params }) => json({ deliveries: await webhooks.deliveries(params.id) }), { query: NoQuery })
     .get("/admin/openapi.json", () => new Response((openApi ??= JSON.stringify(adminOpenApiDocument(deps.version))), { headers: { "content-type": "application/json" } }))
     .get("/console", () => asset("page"))

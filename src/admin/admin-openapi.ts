@@ -23,7 +23,7 @@ import {
   SetKeyPlanRequest,
   UsageQuery,
 } from "./admin-schemas.ts";
-import { AdminDeliveryList, AdminWebhook, AdminWebhookList, CreateWebhookRequest, IssuedWebhook, WebhookId, WebhookTestResult } from "./webhook-schemas.ts";
+import { AdminDeliveryList, AdminWebhook, AdminWebhookList, CreateWebhookRequest, IssuedWebhook, TestWebhookRequest, WebhookId, WebhookTestResult } from "./webhook-schemas.ts";
 
 import { AsnResultSchema, AsnSummarySchema } from "../http/schemas.ts";
 
@@ -188,9 +188,10 @@ export function adminOpenApiDocument(version: string) {
       "/admin/v1/webhooks/{id}/test": {
         post: {
           summary: "Send a test event (webhook.test) to this webhook now",
-          description: "The delivery is attempted at once and its outcome answered; a failure is retried like any delivery. A request body is ignored.",
+          description: "The delivery is attempted at once and its outcome answered; a failure is retried like any delivery. The body may be left out; one that is sent is {}.",
           parameters: [webhookIdParameter],
-          responses: { ...ok("The event and the attempt made", "WebhookTestResult"), ...errorResponses(...tokenErrors, "not_found") },
+          requestBody: { required: false, content: json("TestWebhookRequest") },
+          responses: { ...ok("The event and the attempt made", "WebhookTestResult"), ...errorResponses(...tokenErrors, ...bodyErrors, "not_found") },
         },
       },
       "/admin/v1/webhooks/{id}/deliveries": {
@@ -246,6 +247,7 @@ export function adminOpenApiDocument(version: string) {
         AdminWebhookList: plain(AdminWebhookList),
         IssuedWebhook: plain(IssuedWebhook),
         CreateWebhookRequest: plain(CreateWebhookRequest),
+        TestWebhookRequest: plain(TestWebhookRequest),
         AdminDeliveryList: plain(AdminDeliveryList),
         WebhookTestResult: plain(WebhookTestResult),
         Problem: ProblemSchema,

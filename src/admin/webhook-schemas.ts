@@ -68,6 +68,9 @@ export const AdminDelivery = Type.Object(
 
 export const AdminDeliveryList = Type.Object({ deliveries: Type.Array(AdminDelivery, { description: "The latest 50, newest first" }) }, { additionalProperties: false });
 
+/** A test event takes nothing: its body, when one is sent, is `{}`. */
+export const TestWebhookRequest = Type.Object({}, { additionalProperties: false });
+
 export const WebhookTestResult = Type.Object(
   {
     event_id: Type.String(),
