@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type Browser, type Page } from "playwright-core";
+import { type Browser, type Locator, type Page } from "playwright-core";
 import { join } from "node:path";
 import { openContext, SCREENSHOTS } from "../support/chromium.ts";
 import { AuditLog } from "../../src/audit/audit-log.ts";
@@ -406,6 +406,75 @@ describe("the console, as an operator uses it", () => {
     expect(await note.locator("bdi").textContent()).toBe(RTL_NAME);
     expect(await note.textContent()).toBe(`Key ${RTL_NAME} is now on plan standard; its secret is unchanged.`);
     await close();
+  });
+
+  test("a right-to-left override in a metadata value, a correction's note or AS name stays inside it: the audit log's lines and the corrections' fields read in order", async () => {
+    // An override with no closing character: unisolated, it turns around the rest of its line.
+    const EVIL = "\u202Eevil";
+    const call = async (method: string, path: string, body?: unknown) => {
+      const response = await fetch(`${admin}${path}`, { method, headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      expect({ path, status: response.status }).toEqual({ path, status: 200 });
+      return response.json() as Promise<Record<string, unknown>>;
+    };
+    const { keys } = (await call("GET", "/admin/v1/keys")) as { keys: { id: string; name: string }[] };
+    const id = keys.find((key) => key.name === "customer-39")!.id;
+    await call("PATCH", `/admin/v1/keys/${id}`, { metadata: { note: EVIL } });
+    await call("PATCH", `/admin/v1/keys/${id}`, { metadata: null });
+    await call("PUT", "/admin/v1/corrections/100.64.0.0_24", { as_name: EVIL, city: "Berlin", note: EVIL });
+    await call("PUT", "/admin/v1/corrections/100.64.0.0_24", { as_name: EVIL, city: "Berlin", note: "fixed" });
+    const { page, close } = await signedIn(token);
+    /**
+     * The left edges of two pieces of a line's text on the screen, in CSS pixels, found in
+     * its text nodes whatever elements hold them: the second is right of the first when
+     * the line reads in order.
+     */
+    const edges = (line: Locator, first: string, second: string) =>
+      // The page's DOM is not in this file's types: `any` for what runs in the browser.
+      line.evaluate(
+        (element: any, pieces: string[]) => {
+          const page = globalThis as any;
+          const walker = page.document.createTreeWalker(element, page.NodeFilter.SHOW_TEXT);
+          const nodes: any[] = [];
+          for (let node = walker.nextNode(); node; node = walker.nextNode()) nodes.push(node);
+          const text = nodes.map((node) => node.data as string).join("");
+          return pieces.map((piece) => {
+            let at = text.indexOf(piece);
+            if (at < 0) throw new Error(`${piece} is not in ${text}`);
+            for (const node of nodes) {
+              if (at < node.data.length) {
+                const range = page.document.createRange();
+                range.setStart(node, at);
+                range.setEnd(node, at + 1);
+                return range.getBoundingClientRect().left as number;
+              }
+              at -= node.data.length;
+            }
+            return Number.NaN;
+          });
+        },
+        [first, second],
+      ) as Promise<[number, number]>;
+    const inOrder = async (line: Locator, first: string, second: string) => {
+      const [left, right] = await edges(line, first, second);
+      expect({ text: await line.textContent(), first, second, inOrder: right > left }).toEqual({ text: await line.textContent(), first, second, inOrder: true });
+    };
+    const entry = (action: string, target: string) => page.locator(`#audit-entries tbody tr[data-action='${action}']`, { hasText: target }).first();
+    // "metadata: {"note":"‮evil"} → none": the arrow, then none.
+    const metadata = entry("key.updated", id).locator(".audit-changes div", { hasText: "→ none" });
+    await metadata.waitFor();
+    expect(await metadata.textContent()).toBe(`metadata: {"note":"${EVIL}"} → none`);
+    await inOrder(metadata, "→", "none");
+    // "note: ‮evil → fixed".
+    const note = entry("correction.updated", "correction:100.64.0.0/24").locator(".audit-changes div", { hasText: "fixed" });
+    expect(await note.textContent()).toBe(`note: ${EVIL} → fixed`);
+    await inOrder(note, "→", "fixed");
+    // The corrections' list: "as_name ‮evil · city Berlin".
+    const fields = page.locator("#corrections tr[data-cidr='100.64.0.0/24'] td").nth(1);
+    expect(await fields.textContent()).toBe(`as_name ${EVIL} · city Berlin`);
+    await inOrder(fields, "city", "Berlin");
+    await page.locator("#audit").screenshot({ path: join(SCREENSHOTS, "console-operator-audit-rtl.png") });
+    await close();
+    await call("DELETE", "/admin/v1/corrections/100.64.0.0_24");
   });
 
   test("the key editor: Escape closes it and focus goes back to the row it was opened from", async () => {

@@ -6,7 +6,7 @@
  * Its markup is the page's #asn-lookup section; every text is set as text.
  */
 import type { AsnResult, AsnSummary } from "../../asn/asn-json.ts";
-import { byId, make } from "./dom.ts";
+import { byId, make, named } from "./dom.ts";
 
 /** A search's answer: GET /v1/asn?q= and /admin/v1/asn?q=. */
 interface AsnSearch {
@@ -60,7 +60,9 @@ export function startAsnLookup(deps: AsnLookupDeps): void {
 /** An AS: a heading, its facts, and its prefixes in two scrolling lists. */
 function describe(result: AsnResult): Node[] {
   if (!result.found) return [make("p", `AS${result.asn} is not in the loaded data.`, { class: "muted", id: "asn-not-found" })];
-  const heading = make("h3", `AS${result.asn} ${result.name ?? "(no name)"}`, { id: "asn-heading" });
+  const heading = make("h3", `AS${result.asn} `, { id: "asn-heading" });
+  // The name may be an operator's (a correction's as_name): isolated, as every such text beside others is.
+  heading.append(result.name === null ? "(no name)" : named(result.name));
   const facts = make("p", "", { id: "asn-facts" });
   const country = result.country_code === null ? "no country" : `${result.country} (${result.country_code})`;
   const hosting = result.hosting === null ? "" : result.hosting ? " · hosting provider" : " · not a hosting provider";

@@ -7,7 +7,7 @@
  */
 import type { AuditEntry } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
-import { labelCells } from "./dom.ts";
+import { jsonParts, labelCells, named } from "./dom.ts";
 
 const DAY_MS = 86_400_000;
 /** The entries a page shows (the admin API's default). */
@@ -157,7 +157,11 @@ function render(entries: readonly AuditEntry[]): void {
   const rows = entries.map((entry) => {
     const row = make("tr", undefined, { "data-action": entry.action });
     const changes = make("td", undefined, { class: "audit-changes" });
-    for (const line of describeChanges(entry)) changes.append(make("div", line));
+    for (const parts of describeChanges(entry)) {
+      const line = make("div");
+      line.append(...parts);
+      changes.append(line);
+    }
     row.append(
       make("td", `${entry.at.slice(0, 10)} ${entry.at.slice(11, 19)}`, { class: "mono nowrap", title: entry.at }),
       make("td", entry.actor, { class: "mono" }),
@@ -195,21 +199,31 @@ function render(entries: readonly AuditEntry[]): void {
 /** A plan's limits, where none means "unlimited". */
 const PLAN_LIMITS = new Set(["monthly_units", "rate_limit"]);
 
-/** `plan: free → standard`, one line a field; a creation's fields as `name: value`. */
-function describeChanges(entry: AuditEntry): string[] {
+/**
+ * `plan: free → standard`, one line a field; a creation's fields as `name: value`. Each
+ * value is isolated (see shown): a right-to-left override in one (U+202E with no closing
+ * character) would otherwise turn around the rest of its line, `→` and the other value.
+ */
+function describeChanges(entry: AuditEntry): (string | Node)[][] {
   const created = entry.action.endsWith(".created");
   return Object.entries(entry.changes).map(([field, change]) => {
     const none = entry.action.startsWith("plan.") && PLAN_LIMITS.has(field) ? "unlimited" : "none";
     const { from, to } = (change ?? {}) as { from?: unknown; to?: unknown };
-    if (from === undefined && to === undefined) return `${field}: ${text(change, none)}`;
-    if (created && from === null) return `${field}: ${text(to, none)}`;
-    return `${field}: ${text(from, none)} → ${text(to, none)}`;
+    if (from === undefined && to === undefined) return [`${field}: `, ...shown(change, none)];
+    if (created && from === null) return [`${field}: `, ...shown(to, none)];
+    return [`${field}: `, ...shown(from, none), " → ", ...shown(to, none)];
   });
 }
 
-function text(value: unknown, none = "none"): string {
-  if (value === null || value === undefined) return none;
-  if (typeof value === "string") return value;
-  if (Array.isArray(value)) return value.map((item) => text(item)).join(", ") || none;
-  return JSON.stringify(value);
+/**
+ * A value as its line shows it: `none` for none, a list's items joined by ", ", an object
+ * as its JSON; every text in it (a name, a note, a metadata member's name or value) in a
+ * <bdi> of its own, which keeps a bidirectional override inside it. Numbers and the
+ * words of the page are plain text.
+ */
+function shown(value: unknown, none = "none"): (string | Node)[] {
+  if (value === null || value === undefined) return [none];
+  if (typeof value === "string") return [named(value)];
+  if (Array.isArray(value)) return value.length === 0 ? [none] : value.flatMap((item, at) => [...(at === 0 ? [] : [", "]), ...shown(item)]);
+  return jsonParts(value, named);
 }

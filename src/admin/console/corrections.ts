@@ -13,14 +13,14 @@
 import type { CorrectionJson } from "../../corrections/correction-json.ts";
 // The admin API's own reading of a block (it imports nothing of Bun or node, so it runs in the browser).
 import { parseCorrectionBlock } from "../../corrections/correction-rules.ts";
-import { byId as element, labelCells, make } from "./dom.ts";
+import { byId as element, isolate, labelCells, make, named, type Message } from "./dom.ts";
 import { correctionAsn } from "./rules.ts";
 
 export interface CorrectionsDeps {
   api<T>(method: string, path: string, body?: unknown): Promise<T>;
   /** Runs an action, showing a refusal's detail beside `place` instead of throwing. */
   attempt(action: () => Promise<void>, place: string): Promise<void>;
-  say(text: string, isError: boolean, place: string): void;
+  say(text: Message, isError: boolean, place: string): void;
   /** Reads the audit log again: a change made here is listed there at once, as a key's or a plan's is. */
   loadAudit(): Promise<void>;
 }
@@ -48,14 +48,26 @@ function blockOf(cidr: string): string | null {
   }
 }
 
-/** `country_code DE · asn 64500 · privacy.hosting true`: what a correction names. */
-function fieldsText(correction: CorrectionJson): string {
-  const parts: string[] = [];
+/**
+ * `country_code DE · asn 64500 · privacy.hosting true`: what a correction names, each
+ * text the operator typed (an AS name, a city, a service) given to `typed`: `named` for
+ * the page, `isolate` for a dialog. Isolated, a right-to-left override in one (U+202E
+ * with no closing character) stays inside it instead of turning around the fields after
+ * it and the sentence the list is said in.
+ */
+function fieldParts<T>(correction: CorrectionJson, typed: (text: string) => T): (string | T)[] {
+  const parts: (string | T)[][] = [];
+  const value = (given: unknown) => (given === null ? "null" : typeof given === "string" ? typed(given) : String(given));
   for (const field of ["country_code", "asn", "as_name", "city"] as const) {
-    if (correction[field] !== undefined) parts.push(`${field} ${correction[field] === null ? "null" : String(correction[field])}`);
+    if (correction[field] !== undefined) parts.push([`${field} `, value(correction[field])]);
   }
-  for (const [member, value] of Object.entries(correction.privacy ?? {})) parts.push(`privacy.${member} ${value === null ? "null" : String(value)}`);
-  return parts.join(" · ");
+  for (const [member, given] of Object.entries(correction.privacy ?? {})) parts.push([`privacy.${member} `, value(given)]);
+  return parts.flatMap((part, at) => (at === 0 ? part : [" · ", ...part]));
+}
+
+/** The fields of fieldParts as plain text, for a dialog (see isolate). */
+function fieldsText(correction: CorrectionJson): string {
+  return fieldParts(correction, isolate).join("");
 }
 
 /** Sets the section up (the signal choices, the form); resolves nothing until load(). */
@@ -157,7 +169,9 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       editButton.addEventListener("click", () => edit(correction));
       const actions = make("td", undefined, { class: "actions" });
       actions.append(remove, editButton);
-      row.append(make("td", correction.cidr, { class: "mono" }), make("td", fieldsText(correction)), make("td", correction.note ?? ""), make("td", correction.updated_at.slice(0, 10)), actions);
+      const fieldsCell = make("td");
+      fieldsCell.append(...fieldParts(correction, named));
+      row.append(make("td", correction.cidr, { class: "mono" }), fieldsCell, make("td", correction.note ?? ""), make("td", correction.updated_at.slice(0, 10)), actions);
       return row;
     });
     if (rows.length === 0) {
@@ -223,7 +237,7 @@ export function correctionsSection(deps: CorrectionsDeps): { load(): Promise<voi
       const saved = await deps.api<CorrectionJson>("PUT", pathOf(cidr), sent);
       stopEditing();
       await Promise.all([load(), deps.loadAudit()]);
-      deps.say(`${saved.cidr} is corrected (${fieldsText(saved)}); every server answers it within a second.`, false, PLACE);
+      deps.say([`${saved.cidr} is corrected (`, ...fieldParts(saved, named), "); every server answers it within a second."], false, PLACE);
     }, PLACE);
   });
 

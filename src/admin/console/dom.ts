@@ -30,6 +30,21 @@ export function named(text: string): HTMLElement {
   return make("bdi", text);
 }
 
+/**
+ * A JSON value written as JSON.stringify writes it, each string in it (a member's name, a
+ * value) given to `typed` without its quotes: `named` for the page, `isolate` for a
+ * tooltip. An override in a metadata value then stays inside that value instead of
+ * turning around the rest of the object and of the line it is shown on.
+ */
+export function jsonParts<T>(value: unknown, typed: (text: string) => T): (string | T)[] {
+  const quoted = (text: string): (string | T)[] => ['"', typed(JSON.stringify(text).slice(1, -1)), '"'];
+  const each = <E>(items: readonly E[], part: (item: E) => (string | T)[]) => items.flatMap((item, at) => (at === 0 ? part(item) : [",", ...part(item)]));
+  if (typeof value === "string") return quoted(value);
+  if (Array.isArray(value)) return ["[", ...each(value, (item) => jsonParts(item, typed)), "]"];
+  if (typeof value === "object" && value !== null) return ["{", ...each(Object.entries(value), ([name, member]) => [...quoted(name), ":", ...jsonParts(member, typed)]), "}"];
+  return [JSON.stringify(value) ?? "null"];
+}
+
 /** A message: text, or text with parts such as `named` ones. */
 export type Message = string | readonly (string | Node)[];
 

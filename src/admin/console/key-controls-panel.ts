@@ -6,7 +6,7 @@
  */
 import type { Key } from "./api-types.ts";
 import { byId, describeError, make, type ConsoleHooks } from "./console-hooks.ts";
-import { isolate, named } from "./dom.ts";
+import { isolate, jsonParts, named } from "./dom.ts";
 import { keyMetadata } from "./rules.ts";
 
 let hooks: ConsoleHooks | null = null;
@@ -83,8 +83,10 @@ function details(key: Key): string {
   const lines: string[] = [];
   if (key.expires_at) lines.push(`expires ${key.expires_at}`);
   if (key.allowed_cidrs) lines.push(`addresses: ${key.allowed_cidrs.join(", ")}`);
-  if (key.allowed_origins) lines.push(`origins: ${key.allowed_origins.join(", ")}`);
-  if (key.metadata && Object.keys(key.metadata).length > 0) lines.push(`metadata: ${JSON.stringify(key.metadata)}`);
+  // The operator's text, isolated (see isolate): an override in an origin or a metadata
+  // value cannot turn around the rest of its line of the tooltip.
+  if (key.allowed_origins) lines.push(`origins: ${key.allowed_origins.map(isolate).join(", ")}`);
+  if (key.metadata && Object.keys(key.metadata).length > 0) lines.push(`metadata: ${jsonParts(key.metadata, isolate).join("")}`);
   return lines.join("\n");
 }
 

@@ -6,6 +6,7 @@
  * read_only_token), so this only spares the operator a refusal.
  */
 import { byId, make, type ConsoleHooks } from "./console-hooks.ts";
+import { named } from "./dom.ts";
 
 /**
  * The parts of the page where something can be changed, and their controls that change
@@ -45,11 +46,9 @@ function setReadOnly(readOnly: boolean, name: string): void {
     disabled.clear();
     return;
   }
-  const note = make("p", `Signed in with a read-only token (${name}): you can look, not change. Changes need a token made without --read-only.`, {
-    id: "read-only-note",
-    class: "message read-only-note",
-    role: "status",
-  });
+  const note = make("p", undefined, { id: "read-only-note", class: "message read-only-note", role: "status" });
+  // The token's name is the operator's text: isolated, an override in it stays inside it.
+  note.append("Signed in with a read-only token (", named(name), "): you can look, not change. Changes need a token made without --read-only.");
   byId("signed-in").prepend(note);
   disableWrites();
   // The tables are drawn again after every load: disable what they draw, too.

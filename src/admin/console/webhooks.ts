@@ -6,6 +6,7 @@
  */
 import { EVENT_SUMMARIES, EVENT_TYPES } from "../../events/event-names.ts";
 import type { Delivery, IssuedWebhook, Webhook, WebhookTestResult } from "./api-types.ts";
+import { isolate, named } from "./dom.ts";
 
 /** What the page uses of console.ts. */
 export interface ConsoleKit {
@@ -47,7 +48,8 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
       const issued = await kit.api<IssuedWebhook>("POST", "/admin/v1/webhooks", { url: url.value.trim(), events });
       url.value = "";
       for (const box of choices.querySelectorAll<HTMLInputElement>("input[name=event]")) box.checked = false;
-      byId("webhook-secret-title").textContent = `Webhook ${issued.id} (${issued.url})`;
+      // The URL is the operator's text (it may hold a bidirectional override): isolated, it cannot turn the title around.
+      byId("webhook-secret-title").replaceChildren(`Webhook ${issued.id} (`, named(issued.url), ")");
       byId("webhook-secret-value").textContent = issued.secret;
       byId("webhook-copy-secret").textContent = "Copy";
       byId("webhook-secret-panel").hidden = false;
@@ -116,7 +118,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
     const remove = make("button", "Remove", { type: "button", class: "danger write" });
     remove.addEventListener("click", () =>
       kit.attempt(async () => {
-        if (!confirm(`Remove the webhook to ${webhook.url}? Nothing more is sent to it, pending deliveries included.`)) return;
+        if (!confirm(`Remove the webhook to ${isolate(webhook.url)}? Nothing more is sent to it, pending deliveries included.`)) return;
         await kit.api("DELETE", `/admin/v1/webhooks/${encodeURIComponent(webhook.id)}`);
         // Its signing secret, if still shown, signs nothing any more.
         if (secretOf === webhook.id) forget();
@@ -167,7 +169,7 @@ export function startWebhooks(kit: ConsoleKit): { refresh(): Promise<void>; forg
       body.replaceChildren();
     } else {
       const deliveries = (await kit.api<{ deliveries: Delivery[] }>("GET", `/admin/v1/webhooks/${encodeURIComponent(selected)}/deliveries`)).deliveries;
-      title.textContent = `Recent deliveries to ${webhooks.find((webhook) => webhook.id === selected)?.url ?? selected}`;
+      title.replaceChildren("Recent deliveries to ", named(webhooks.find((webhook) => webhook.id === selected)?.url ?? selected));
       const rows = deliveries.map(deliveryRow);
       if (rows.length === 0) {
         const empty = make("tr");
