@@ -59,7 +59,7 @@ export function adminOpenApiDocument(version: string) {
       "/admin/v1/keys": {
         get: {
           summary: "Every key, revoked ones included, oldest first, with its units this period and its last use",
-          responses: { ...ok("The keys", "AdminKeyList"), ...errorResponses(...tokenErrors) },
+          responses: { ...ok("The keys", "AdminKeyList"), ...errorResponses(...tokenErrors, "invalid_request") },
         },
         post: {
           summary: "Create a key",
@@ -98,7 +98,7 @@ export function adminOpenApiDocument(version: string) {
         },
       },
       "/admin/v1/plans": {
-        get: { summary: "Every plan, by name", responses: { ...ok("The plans", "AdminPlanList"), ...errorResponses(...tokenErrors) } },
+        get: { summary: "Every plan, by name", responses: { ...ok("The plans", "AdminPlanList"), ...errorResponses(...tokenErrors, "invalid_request") } },
       },
       "/admin/v1/plans/{name}": {
         put: {
@@ -125,16 +125,16 @@ export function adminOpenApiDocument(version: string) {
         },
       },
       "/admin/v1/token": {
-        get: { summary: "The admin token of this request: its id, name and whether it is read-only", responses: { ...ok("The token (never its secret)", "AdminTokenInfo"), ...errorResponses(...tokenErrors) } },
+        get: { summary: "The admin token of this request: its id, name and whether it is read-only", responses: { ...ok("The token (never its secret)", "AdminTokenInfo"), ...errorResponses(...tokenErrors, "invalid_request") } },
       },
       "/admin/v1/status": {
-        get: { summary: "The server and its data set", responses: { ...ok("Version, uptime, workers, data set", "AdminStatus"), ...errorResponses(...tokenErrors) } },
+        get: { summary: "The server and its data set", responses: { ...ok("Version, uptime, workers, data set", "AdminStatus"), ...errorResponses(...tokenErrors, "invalid_request") } },
       },
       "/admin/v1/corrections": {
         get: {
           summary: "Every local correction",
           description: "Corrections override what the data says about a block, for every lookup in it (CONTRACT §15).",
-          responses: { ...ok("The corrections", "AdminCorrectionList"), ...errorResponses(...tokenErrors) },
+          responses: { ...ok("The corrections", "AdminCorrectionList"), ...errorResponses(...tokenErrors, "invalid_request") },
         },
       },
       "/admin/v1/corrections/{cidr}": {
@@ -144,13 +144,13 @@ export function adminOpenApiDocument(version: string) {
             "Every lookup of an address in the block answers the fields named instead of the data's, on every server sharing the state within a second. Where blocks nest, each field (and each privacy signal) comes from the most specific block naming it; `country` and `continent` follow `country_code`; a lookup's `network` never crosses a correction's edge. Setting a block again replaces its correction whole. A block with host bits set (192.0.2.1_24), a country code that is no country, control characters, or a body naming no field: 400 invalid_request, nothing written.",
           parameters: [cidrParameter],
           requestBody: { required: true, content: json("PutCorrectionRequest") },
-          responses: { ...ok("The correction", "AdminCorrection"), ...errorResponses(...tokenErrors, ...bodyErrors) },
+          responses: { ...ok("The correction", "AdminCorrection"), ...errorResponses(...writeErrors, ...bodyErrors) },
         },
         delete: {
           summary: "Remove a block's local correction",
           description: "Lookups answer what the data says again, on every server within a second. A block without a correction: 404 not_found.",
           parameters: [cidrParameter],
-          responses: { ...ok("The correction removed", "AdminCorrection"), ...errorResponses(...tokenErrors, "invalid_request", "not_found") },
+          responses: { ...ok("The correction removed", "AdminCorrection"), ...errorResponses(...writeErrors, "invalid_request", "not_found") },
         },
       },
       "/admin/v1/asn/{asn}": {
@@ -169,20 +169,20 @@ export function adminOpenApiDocument(version: string) {
         },
       },
       "/admin/v1/webhooks": {
-        get: { summary: "Every webhook, oldest first (never its secret)", responses: { ...ok("The webhooks", "AdminWebhookList"), ...errorResponses(...tokenErrors) } },
+        get: { summary: "Every webhook, oldest first (never its secret)", responses: { ...ok("The webhooks", "AdminWebhookList"), ...errorResponses(...tokenErrors, "invalid_request") } },
         post: {
           summary: "Register a webhook",
           description:
             "Events: usage.threshold, key.created, key.rotated, key.revoked, key.expiring, data.updated, data.update_failed. Deliveries are POSTed as JSON and signed as Standard Webhooks does (webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of id.timestamp.body>), retried with exponential backoff for 24 hours. Redirects are not followed. The answer holds the signing secret, shown only this once.",
           requestBody: { required: true, content: json("CreateWebhookRequest") },
-          responses: { ...ok("The new webhook, with its secret", "IssuedWebhook", "201"), ...errorResponses(...tokenErrors, ...bodyErrors) },
+          responses: { ...ok("The new webhook, with its secret", "IssuedWebhook", "201"), ...errorResponses(...writeErrors, ...bodyErrors) },
         },
       },
       "/admin/v1/webhooks/{id}": {
         delete: {
           summary: "Remove a webhook, with its pending deliveries",
           parameters: [webhookIdParameter],
-          responses: { "204": { description: "Removed", headers: requestId }, ...errorResponses(...tokenErrors, "not_found") },
+          responses: { "204": { description: "Removed", headers: requestId }, ...errorResponses(...writeErrors, "not_found") },
         },
       },
       "/admin/v1/webhooks/{id}/test": {
@@ -191,7 +191,7 @@ export function adminOpenApiDocument(version: string) {
           description: "The delivery is attempted at once and its outcome answered; a failure is retried like any delivery. The body may be left out; one that is sent is {}.",
           parameters: [webhookIdParameter],
           requestBody: { required: false, content: json("TestWebhookRequest") },
-          responses: { ...ok("The event and the attempt made", "WebhookTestResult"), ...errorResponses(...tokenErrors, ...bodyErrors, "not_found") },
+          responses: { ...ok("The event and the attempt made", "WebhookTestResult"), ...errorResponses(...writeErrors, ...bodyErrors, "not_found") },
         },
       },
       "/admin/v1/webhooks/{id}/deliveries": {
@@ -199,7 +199,7 @@ export function adminOpenApiDocument(version: string) {
           summary: "The webhook's latest 50 deliveries, newest first, with every attempt",
           description: "Each attempt: time, HTTP status (null without an answer), duration, the first 256 bytes of the answer's body, or the error.",
           parameters: [webhookIdParameter],
-          responses: { ...ok("The deliveries", "AdminDeliveryList"), ...errorResponses(...tokenErrors, "not_found") },
+          responses: { ...ok("The deliveries", "AdminDeliveryList"), ...errorResponses(...tokenErrors, "invalid_request", "not_found") },
         },
       },
       "/admin/openapi.json": {

@@ -140,6 +140,22 @@ describe("the public document", () => {
 });
 
 describe("the admin document", () => {
+  const problemCodes = (operation: Operation, status: string) =>
+    ((operation.responses[status]?.content?.["application/problem+json"]?.schema as { allOf: { properties?: { code?: { enum: string[] } } }[] } | undefined)?.allOf[1]?.properties?.code?.enum ?? []);
+
+  test("every change documents 403 read_only_token, and every read that refuses query members documents 400 invalid_request", () => {
+    for (const { path, method, operation } of operations(documents.admin as never)) {
+      if (method === "get") {
+        // The document itself takes no token and no query; /admin/v1/asn/{asn} answers as
+        // the public /v1/asn/{asn} does, query members and all.
+        const refusesQuery = path.startsWith("/admin/v1/") && path !== "/admin/v1/asn/{asn}";
+        expect({ path, method, invalidRequest: problemCodes(operation, "400").includes("invalid_request") }).toEqual({ path, method, invalidRequest: refusesQuery });
+      } else {
+        expect({ path, method, readOnly: problemCodes(operation, "403") }).toEqual({ path, method, readOnly: ["read_only_token"] });
+      }
+    }
+  });
+
   test("what the admin app answers matches the document's schemas", async () => {
     const testApp = await makeTestApp();
     try {
