@@ -176,33 +176,34 @@ function body(): Record<string, unknown> {
 
 async function save(): Promise<void> {
   if (!hooks) return;
-  const api = hooks;
+  // Narrowed once: TypeScript forgets a module variable's narrowing across the awaits below.
+  const page = hooks;
   try {
     const fields = body();
     // The message is said beside the key's row, where the editor was opened from or
     // where the new key is listed, once the keys are drawn again.
     if (editing) {
       const key = editing;
-      const saved = await api.api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, fields);
+      const saved = await page.api<Key>("PATCH", `/admin/v1/keys/${encodeURIComponent(key.id)}`, fields);
       closeEditor(false);
-      await api.refresh();
-      api.say(["Key ", named(saved.name), ` saved: plan ${saved.plan}${controlsSummary(saved).length ? `, ${controlsSummary(saved).join(", ")}` : ", no controls"}.`], false, `key:${saved.id}`);
+      await page.refresh();
+      page.say(["Key ", named(saved.name), ` saved: plan ${saved.plan}${controlsSummary(saved).length ? `, ${controlsSummary(saved).join(", ")}` : ", no controls"}.`], false, `key:${saved.id}`);
       backTo(saved.id);
     } else {
       const name = byId<HTMLInputElement>("key-editor-name").value;
-      const created = await api.api<{ id: string; key: string; name: string; plan: string }>("POST", "/admin/v1/keys", { name, ...fields });
+      const created = await page.api<{ id: string; key: string; name: string; plan: string }>("POST", "/admin/v1/keys", { name, ...fields });
       closeEditor(false);
       byId<HTMLInputElement>("new-key-name").value = "";
-      api.showSecret(created, "Created key");
-      await api.refresh();
-      api.say(["Key ", named(created.name), ` created on plan ${created.plan}; copy its secret below now.`], false, `key:${created.id}`);
-      api.focusSecret();
+      page.showSecret(created, "Created key");
+      await page.refresh();
+      page.say(["Key ", named(created.name), ` created on plan ${created.plan}; copy its secret below now.`], false, `key:${created.id}`);
+      page.focusSecret();
     }
   } catch (error) {
     if ((error as { problem?: { status: number } }).problem?.status === 401) return;
     // The refusal is said in the editor; a message beside the key's row from an earlier
     // save would say the opposite of it.
-    if (editing) api.unsay(`key:${editing.id}`);
+    if (editing) page.unsay(`key:${editing.id}`);
     showError(describeError(error));
   }
 }
