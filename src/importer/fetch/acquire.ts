@@ -7,7 +7,7 @@ import type { SourceFile, SourceSpec } from "../source.ts";
 import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex, shownPlace } from "./checksum.ts";
 import { download, DownloadError, type Downloaded, type DownloadOptions } from "./download.ts";
 import type { ExpansionBudget } from "./expansion.ts";
-import { DownloadAuth, expandTemplate, hasCredentials, isSignedUrlParam, isTemplate, isUrl, redactSecrets, secretParamNames, storedUrl, userInfoOf } from "./locations.ts";
+import { DownloadAuth, expandTemplate, hasCredentials, isSasSignature, isSignedUrlParam, isTemplate, isUrl, redactSecrets, restoredValue, secretParamNames, storedUrl, userInfoOf, type Credentials } from "./locations.ts";
 import { unpack, UnpackError } from "./unpack.ts";
 
 /**
@@ -101,6 +101,8 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   const template = isTemplate(request.location);
   let outcome: Downloaded | undefined;
   let url = "";
+  // What goes as Basic authentication, to the download and to its checksum's places.
+  let basic: Credentials | undefined;
   // A URL naming the month may not exist yet early in a month: then last month's is used.
   for (let monthsBack = 0; monthsBack <= (template ? 1 : 0); monthsBack++) {
     url = expandTemplate(request.location, context.now, monthsBack);
@@ -114,22 +116,29 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
       );
     }
     const credentials = userInfoOf(parsed) ?? context.auth.for(parsed);
+    const missing = (request.secretParams ?? []).filter((name) => !parsed.searchParams.has(name));
     if (request.credentials && credentials === undefined && !hasCredentials(parsed)) {
       throw new SourceError(
-        `it was downloaded with credentials, which iplookup does not keep: set IPLOOKUP_DOWNLOAD_AUTH to USER:PASSWORD (or ${parsed.hostname}=USER:PASSWORD)`,
+        missing.some(isSasSignature)
+          ? `it was downloaded from an Azure SAS URL, whose sig iplookup does not keep: set IPLOOKUP_DOWNLOAD_AUTH to ${parsed.hostname}=SIG: (the sig value, as in the URL)`
+          : `it was downloaded with credentials, which iplookup does not keep: set IPLOOKUP_DOWNLOAD_AUTH to USER:PASSWORD (or ${parsed.hostname}=USER:PASSWORD)`,
       );
     }
+    basic = credentials;
     // A token that was in the query goes back there: the password, or the user name when
-    // there is none (IPinfo: IPLOOKUP_DOWNLOAD_AUTH=ipinfo.io=TOKEN:).
-    if (credentials !== undefined) {
-      for (const name of request.secretParams ?? []) {
-        if (!parsed.searchParams.has(name)) parsed.searchParams.set(name, credentials.password || credentials.user);
-      }
+    // there is none (IPinfo: IPLOOKUP_DOWNLOAD_AUTH=ipinfo.io=TOKEN:); a SAS's sig too.
+    if (credentials !== undefined && missing.length > 0) {
+      for (const name of missing) parsed.searchParams.set(name, restoredValue(name, credentials));
       url = parsed.href;
+      // A SAS authorizes the request by its query alone; an Authorization header beside
+      // it is one more credential for Azure Storage to check, of a scheme (Basic) it does
+      // not take, and may get the request refused: the entry that stood for the sig is
+      // not sent as Basic authentication too.
+      if (missing.some(isSasSignature)) basic = undefined;
     }
     const same = previous?.fetched.url === storedUrl(url);
     const result = await download(
-      { url, credentials, etag: same ? previous?.fetched.etag : undefined, lastModified: same ? previous?.fetched.lastModified : undefined },
+      { url, credentials: basic, etag: same ? previous?.fetched.etag : undefined, lastModified: same ? previous?.fetched.lastModified : undefined },
       folder,
       { ...context.timeouts, progress: context.progress, label: displayLocation(url), missingOk: template && monthsBack === 0 ? [404, 410] : undefined },
     );
@@ -144,7 +153,7 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     context.progress?.line(`${displayLocation(url)}: HTTP ${result.status}; trying the month before`);
   }
   const downloaded = outcome as Downloaded;
-  const credentials = userInfoOf(new URL(url)) ?? context.auth.for(new URL(url));
+  const credentials = basic;
   context.progress?.line(`downloaded ${displayLocation(url)} (${(downloaded.size / 2 ** 20).toFixed(1)} MiB, SHA-256 ${downloaded.sha256.slice(0, 12)}…)`);
   const changed = previous === undefined || previous.fetched.sha256 !== downloaded.sha256;
   const given = await expectedChecksum(request.sha256, downloaded.name, folder, context, credentials);
@@ -162,7 +171,7 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     size: downloaded.size,
     sha256: downloaded.sha256,
   };
-  const usedCredentials = hasCredentials(new URL(request.location)) || request.credentials === true || credentials !== undefined;
+  const usedCredentials = hasCredentials(new URL(request.location)) || request.credentials === true || (userInfoOf(new URL(url)) ?? context.auth.for(new URL(url))) !== undefined;
   const secretParams = [...new Set([...(request.secretParams ?? []), ...secretParamNames(new URL(request.location))])];
   const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, { ...request, secretParams }, fetched, usedCredentials, context);
   return { changed, acquired };

@@ -12,15 +12,20 @@ export function isUrl(text: string): boolean {
   return /^https?:\/\//i.test(text);
 }
 
-/** Query parameters that carry a secret: tokens, licence keys, passwords. */
-const SECRET_NAMES = ["token", "access_token", "api_?key", "apikey", "key", "license_key", "licence_key", "password", "passwd", "pass", "secret", "auth"];
+/**
+ * Query parameters that carry a secret: tokens, licence keys, passwords, and Azure's SAS
+ * `sig`. A SAS URL's other parameters (`sv`, `se`, `sr`, `sp`, …) are not secret, and
+ * a SAS may be valid for years, so its `sig` is stored without its value and put back
+ * from IPLOOKUP_DOWNLOAD_AUTH as a token is (see restoredValue).
+ */
+const SECRET_NAMES = ["token", "access_token", "api_?key", "apikey", "key", "license_key", "licence_key", "password", "passwd", "pass", "secret", "auth", "sig"];
 /**
  * Query parameters of a signed URL that carry its signature or the credential it was
  * made with: S3 (`X-Amz-…`, and `AWSAccessKeyId` with `Signature` in the older form, as
- * CloudFront's), Google Cloud Storage (`X-Goog-…`) and Azure's SAS (`sig`). Hidden like
- * a token, but not put back by `data update` (see isSignedUrlParam).
+ * CloudFront's) and Google Cloud Storage (`X-Goog-…`). Hidden like a token, but not put
+ * back by `data update` (see isSignedUrlParam).
  */
-const SIGNED_NAMES = ["x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential", "awsaccesskeyid", "signature", "sig"];
+const SIGNED_NAMES = ["x-amz-signature", "x-amz-credential", "x-amz-security-token", "x-goog-signature", "x-goog-credential", "awsaccesskeyid", "signature"];
 const SECRET_PARAM = new RegExp(`^(?:${[...SECRET_NAMES, ...SIGNED_NAMES].join("|")})$`, "i");
 const SIGNED_PARAM = new RegExp(`^(?:${SIGNED_NAMES.join("|")})$`, "i");
 /**
@@ -64,13 +69,36 @@ export function hasCredentials(url: URL): boolean {
 }
 
 /**
- * Whether a secret query parameter is a signed URL's: made for one URL and for a while
- * (S3 and Google's for at most 7 days), and, with S3's and Google's, several that go
- * together, so one value from IPLOOKUP_DOWNLOAD_AUTH cannot stand for it as it stands
- * for a token.
+ * Whether a secret query parameter is an expiring signed URL's: made for one URL and for
+ * a while (S3 and Google's for at most 7 days), and several that go together, so one
+ * value from IPLOOKUP_DOWNLOAD_AUTH cannot stand for it as it stands for a token.
+ * (Azure's `sig` is not one: see SECRET_NAMES.)
  */
 export function isSignedUrlParam(name: string): boolean {
   return SIGNED_PARAM.test(name);
+}
+
+/** Whether a query parameter is Azure's SAS signature, `sig`. */
+export function isSasSignature(name: string): boolean {
+  return name.toLowerCase() === "sig";
+}
+
+/**
+ * The value `data update` puts back for a secret query parameter it took out, from
+ * IPLOOKUP_DOWNLOAD_AUTH's entry for the host: the password, or the user name when there
+ * is none (IPinfo: `ipinfo.io=TOKEN:`). A SAS `sig` is base64 (`+`, `/`, `=`), which an
+ * operator copies from the URL percent-encoded (`%2B`, `%2F`, `%3D`) as often as not:
+ * decoded base64 never holds `%`, so a value with `%XX` in it is taken as encoded and
+ * decoded, and both forms work. (URLSearchParams encodes the value again.)
+ */
+export function restoredValue(name: string, credentials: Credentials): string {
+  const value = credentials.password || credentials.user;
+  if (!isSasSignature(name) || !/%[0-9A-Fa-f]{2}/.test(value)) return value;
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }
 
 /** The names of a URL's query parameters that carry secrets (`token`, `license_key`, …). */

@@ -11,8 +11,9 @@ import { startPublisher } from "../../support/publisher.ts";
 /**
  * A signed URL's signature and credential (S3's X-Amz-…, Google's X-Goog-…, Azure's SAS
  * sig, CloudFront's Signature) are credentials (CONTRACT §11): never printed, stored in
- * the data file or shown in data info, as a token is not. Unlike a token, data update
- * cannot put them back (they expire), and says so.
+ * the data file or shown in data info, as a token is not. Unlike a token (or a SAS's
+ * sig: sas-signature.test.ts), data update cannot put S3's and Google's back (they
+ * expire), and says so.
  */
 const dir = mkdtempSync(join(tmpdir(), "iplookup-signed-urls-"));
 const publisher = startPublisher();
@@ -69,7 +70,7 @@ test("data import from a signed URL: its signature never printed, stored or show
   const updated = await run("data", "update", "--data", path);
   expect(updated.code).toBe(1);
   expect(updated.stderr).toContain(
-    "it was downloaded from a signed URL, whose X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, X-Goog-Signature, X-Goog-Credential, sig, Signature, AWSAccessKeyId iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')",
+    "it was downloaded from a signed URL, whose X-Amz-Signature, X-Amz-Credential, X-Amz-Security-Token, X-Goog-Signature, X-Goog-Credential, Signature, AWSAccessKeyId iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')",
   );
   expect(readFileSync(path)).toEqual(before);
 });
