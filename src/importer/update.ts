@@ -4,6 +4,7 @@ import type { DataSetInfo } from "../index/network-record.ts";
 import { RangeIndex } from "../index/range-index.ts";
 import type { SourceFormat } from "./detect-format.ts";
 import { acquireFile, displayLocation, fetchWhole, inSource, type Acquired, type FileRequest } from "./fetch/acquire.ts";
+import { storedUrl } from "./fetch/locations.ts";
 import { buildAndInstall, withWorkDir, type InstallOptions } from "./install.ts";
 import type { SourceFile, SourceSpec } from "./source.ts";
 import { resolvedDataPath } from "./update-lock.ts";
@@ -82,6 +83,7 @@ function requestOf(file: RecipeFile): FileRequest {
     sha256: file.sha256,
     credentials: file.credentials,
     secretParams: file.secretParams,
+    recorded: true,
   };
 }
 
@@ -89,7 +91,8 @@ function requestOf(file: RecipeFile): FileRequest {
 function changeOf(before: RecipeFile, after: RecipeFile): string {
   const was = before.fetched;
   const now = after.fetched;
-  if (was.url !== undefined && now.url !== undefined && was.url !== now.url) return `now ${displayLocation(now.url)}`;
+  // A recipe from before a parameter was secret recorded the URL with it: compared without.
+  if (was.url !== undefined && now.url !== undefined && storedUrl(was.url) !== storedUrl(now.url)) return `now ${displayLocation(now.url)}`;
   const parts = [`SHA-256 ${was.sha256.slice(0, 12)}… → ${now.sha256.slice(0, 12)}…`];
   if (now.lastModified !== undefined && now.lastModified !== was.lastModified) parts.push(`Last-Modified ${now.lastModified}`);
   if (now.mtime !== undefined && now.mtime !== was.mtime) parts.push(`modified ${now.mtime}`);

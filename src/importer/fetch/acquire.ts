@@ -41,6 +41,13 @@ export interface FileRequest {
   readonly credentials?: boolean;
   /** Secret query parameters the recipe took out of the URL, to be put back from IPLOOKUP_DOWNLOAD_AUTH. */
   readonly secretParams?: readonly string[];
+  /**
+   * The location (and `sha256`) are a recipe's, recorded by an earlier import: recorded
+   * again as they are. A recipe written before a parameter was counted as secret (a SAS
+   * `sig` before 19d0acb) holds it in plain; taking it out now would leave a recipe whose
+   * next update lacks it, so the update that works today would fail tomorrow.
+   */
+  readonly recorded?: boolean;
 }
 
 /** A fetched file: its data files on disk and the recipe's record of it. */
@@ -136,7 +143,8 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
       // not sent as Basic authentication too.
       if (missing.some(isSasSignature)) basic = undefined;
     }
-    const same = previous?.fetched.url === storedUrl(url);
+    // A recipe from before a parameter was secret recorded the URL with it: compared without.
+    const same = previous?.fetched.url !== undefined && storedUrl(previous.fetched.url) === storedUrl(url);
     const result = await download(
       { url, credentials: basic, etag: same ? previous?.fetched.etag : undefined, lastModified: same ? previous?.fetched.lastModified : undefined },
       folder,
@@ -171,8 +179,10 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     size: downloaded.size,
     sha256: downloaded.sha256,
   };
-  const usedCredentials = hasCredentials(new URL(request.location)) || request.credentials === true || (userInfoOf(new URL(url)) ?? context.auth.for(new URL(url))) !== undefined;
-  const secretParams = [...new Set([...(request.secretParams ?? []), ...secretParamNames(new URL(request.location))])];
+  // A recorded location's parameters in plain are used as they are, needing nothing more.
+  const inQuery = request.recorded ? [] : secretParamNames(new URL(request.location));
+  const usedCredentials = inQuery.length > 0 || userInfoOf(new URL(request.location)) !== undefined || request.credentials === true || (userInfoOf(new URL(url)) ?? context.auth.for(new URL(url))) !== undefined;
+  const secretParams = [...new Set([...(request.secretParams ?? []), ...inQuery])];
   const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, { ...request, secretParams }, fetched, usedCredentials, context);
   return { changed, acquired };
 }
@@ -223,10 +233,10 @@ async function unpacked(
   }));
   const members = result.files.flatMap((unpackedFile) => (unpackedFile.member !== undefined ? [unpackedFile.member] : []));
   const record: RecipeFile = {
-    location: isUrl(request.location) ? storedUrl(request.location) : resolve(request.location),
+    location: request.recorded ? request.location : isUrl(request.location) ? storedUrl(request.location) : resolve(request.location),
     ...(request.format !== undefined ? { format: request.format } : {}),
     ...(request.family !== undefined ? { family: request.family } : {}),
-    ...(request.sha256 !== undefined ? { sha256: isUrl(request.sha256) ? storedUrl(request.sha256) : request.sha256.toLowerCase() } : {}),
+    ...(request.sha256 !== undefined ? { sha256: !isUrl(request.sha256) ? request.sha256.toLowerCase() : request.recorded ? request.sha256 : storedUrl(request.sha256) } : {}),
     ...(credentials ? { credentials: true } : {}),
     ...(request.secretParams !== undefined && request.secretParams.length > 0 ? { secretParams: request.secretParams } : {}),
     fetched,
