@@ -17,6 +17,7 @@ import { malformedPages } from "./checksums.ts";
  *                          "format":…, "family":4|6, "sha256":"HEX|URL",   as given
  *                          "credentials":true,  the download needed credentials
  *                          "secretParams":["token"],  taken out of the URL's query
+ *                          "sha256SecretParams":["token"],  taken out of a --sha256 URL's
  *                          "fetched":{"url","etag","lastModified","size","mtime","sha256"},
  *                          "members":["GeoLite2-City_…/GeoLite2-City.mmdb"]}]}]}
  *
@@ -55,6 +56,8 @@ export interface RecipeFile {
    * `data update` puts them back from IPLOOKUP_DOWNLOAD_AUTH.
    */
   readonly secretParams?: readonly string[];
+  /** The same, taken out of a `--sha256 URL`. */
+  readonly sha256SecretParams?: readonly string[];
   readonly fetched: FetchedRecord;
   /** The data files used from inside an archive, by their names in it. */
   readonly members?: readonly string[];
@@ -138,7 +141,7 @@ export function parseRecipe(text: string, path: string): Recipe {
       for (const key of ["format", "sha256"]) {
         if (file[key] !== undefined && typeof file[key] !== "string") throw bad(`the file ${file.location} is malformed`);
       }
-      for (const key of ["members", "secretParams"]) {
+      for (const key of ["members", "secretParams", "sha256SecretParams"]) {
         const list = file[key];
         if (list !== undefined && !(Array.isArray(list) && list.every((item) => typeof item === "string"))) throw bad(`the file ${file.location} is malformed`);
       }

@@ -83,6 +83,7 @@ function requestOf(file: RecipeFile): FileRequest {
     sha256: file.sha256,
     credentials: file.credentials,
     secretParams: file.secretParams,
+    sha256SecretParams: file.sha256SecretParams,
     recorded: true,
   };
 }

@@ -41,6 +41,8 @@ export interface FileRequest {
   readonly credentials?: boolean;
   /** Secret query parameters the recipe took out of the URL, to be put back from IPLOOKUP_DOWNLOAD_AUTH. */
   readonly secretParams?: readonly string[];
+  /** The same, taken out of a `--sha256 URL`. */
+  readonly sha256SecretParams?: readonly string[];
   /**
    * The location (and `sha256`) are a recipe's, recorded by an earlier import: recorded
    * again as they are. A recipe written before a parameter was counted as secret (a SAS
@@ -93,6 +95,10 @@ export async function acquireFile(request: FileRequest, context: AcquireContext,
   const folder = join(context.workDir, String(++folders));
   mkdirSync(folder, { recursive: true });
   try {
+    // Refused before anything is downloaded: the outcome is the same on every run, and
+    // the installed file (recipe and all) is left byte for byte as it was.
+    const unkept = unkeptSignature(request);
+    if (unkept !== undefined) throw new SourceError(unkept);
     if (isUrl(request.location)) return await acquireUrl(request, folder, context, previous);
     return await acquireLocal(request, folder, context, previous);
   } catch (error) {
@@ -114,14 +120,6 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   for (let monthsBack = 0; monthsBack <= (template ? 1 : 0); monthsBack++) {
     url = expandTemplate(request.location, context.now, monthsBack);
     const parsed = new URL(url);
-    // A signed URL's signature was not stored, and one value from IPLOOKUP_DOWNLOAD_AUTH
-    // cannot stand for it (see isSignedUrlParam): only a new signed URL can be fetched.
-    const unsigned = (request.secretParams ?? []).filter((name) => isSignedUrlParam(name) && !parsed.searchParams.has(name));
-    if (unsigned.length > 0) {
-      throw new SourceError(
-        `it was downloaded from a signed URL, whose ${unsigned.join(", ")} iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')`,
-      );
-    }
     const credentials = userInfoOf(parsed) ?? context.auth.for(parsed);
     const missing = (request.secretParams ?? []).filter((name) => !parsed.searchParams.has(name));
     if (request.credentials && credentials === undefined && !hasCredentials(parsed)) {
@@ -164,7 +162,7 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   const credentials = basic;
   context.progress?.line(`downloaded ${displayLocation(url)} (${(downloaded.size / 2 ** 20).toFixed(1)} MiB, SHA-256 ${downloaded.sha256.slice(0, 12)}…)`);
   const changed = previous === undefined || previous.fetched.sha256 !== downloaded.sha256;
-  const given = await expectedChecksum(request.sha256, downloaded.name, folder, context, credentials);
+  const given = await expectedChecksum(request, downloaded.name, folder, context, credentials);
   if (given !== undefined) {
     verify(downloaded.sha256, given, "--sha256", context);
   } else {
@@ -187,6 +185,25 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   return { changed, acquired };
 }
 
+/**
+ * Why a recorded file cannot be fetched again, if it cannot: its URL, or its `--sha256
+ * URL`, was an expiring signed URL whose signature was not stored, and one value from
+ * IPLOOKUP_DOWNLOAD_AUTH cannot stand for it (see isSignedUrlParam): only a new signed
+ * URL can be fetched. `data update` refuses such a source, `--update-every` such a file.
+ */
+export function unkeptSignature(file: Pick<FileRequest, "location" | "secretParams" | "sha256" | "sha256SecretParams">): string | undefined {
+  const unkept = (url: string, names: readonly string[] | undefined) => {
+    if (!isUrl(url)) return [];
+    const query = new URL(url).searchParams;
+    return (names ?? []).filter((name) => isSignedUrlParam(name) && !query.has(name));
+  };
+  const ofLocation = unkept(file.location, file.secretParams);
+  const ofChecksum = file.sha256 === undefined ? [] : unkept(file.sha256, file.sha256SecretParams);
+  if (ofLocation.length === 0 && ofChecksum.length === 0) return undefined;
+  const what = ofLocation.length > 0 ? `it was downloaded from a signed URL, whose ${ofLocation.join(", ")}` : `its checksum (--sha256 URL) was downloaded from a signed URL, whose ${ofChecksum.join(", ")}`;
+  return `${what} iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')`;
+}
+
 async function acquireLocal(request: FileRequest, folder: string, context: AcquireContext, previous?: RecipeFile): Promise<{ changed: boolean; acquired: Acquired } | null> {
   const path = resolve(request.location);
   if (!existsSync(path)) throw new SourceError("no such file");
@@ -196,7 +213,7 @@ async function acquireLocal(request: FileRequest, folder: string, context: Acqui
   if (previous !== undefined && previous.fetched.size === stat.size && previous.fetched.mtime === mtime) return null;
   const sha256 = await sha256OfFile(path);
   if (previous !== undefined && previous.fetched.sha256 === sha256) return null;
-  const given = await expectedChecksum(request.sha256, basename(path), folder, context, undefined);
+  const given = await expectedChecksum(request, basename(path), folder, context, undefined);
   if (given !== undefined) {
     verify(sha256, given, "--sha256", context);
   } else if (existsSync(`${path}.sha256`)) {
@@ -232,6 +249,10 @@ async function unpacked(
     label: unpackedFile.member !== undefined ? `${display}: ${unpackedFile.member}` : display,
   }));
   const members = result.files.flatMap((unpackedFile) => (unpackedFile.member !== undefined ? [unpackedFile.member] : []));
+  // A `--sha256 URL`'s secrets are taken out and recorded by name as the location's are.
+  const sha256Url = request.sha256 !== undefined && isUrl(request.sha256) ? request.sha256 : undefined;
+  const sha256SecretParams =
+    sha256Url === undefined ? [] : [...new Set([...(request.sha256SecretParams ?? []), ...(request.recorded ? [] : secretParamNames(new URL(sha256Url)))])];
   const record: RecipeFile = {
     location: request.recorded ? request.location : isUrl(request.location) ? storedUrl(request.location) : resolve(request.location),
     ...(request.format !== undefined ? { format: request.format } : {}),
@@ -239,6 +260,7 @@ async function unpacked(
     ...(request.sha256 !== undefined ? { sha256: !isUrl(request.sha256) ? request.sha256.toLowerCase() : request.recorded ? request.sha256 : storedUrl(request.sha256) } : {}),
     ...(credentials ? { credentials: true } : {}),
     ...(request.secretParams !== undefined && request.secretParams.length > 0 ? { secretParams: request.secretParams } : {}),
+    ...(sha256SecretParams.length > 0 ? { sha256SecretParams } : {}),
     fetched,
     ...(members.length > 0 ? { members } : {}),
   };
@@ -248,12 +270,30 @@ async function unpacked(
   return { files, record };
 }
 
-/** The checksum the operator gave (`--sha256 HEX`, or fetched from `--sha256 URL`). */
-async function expectedChecksum(option: string | undefined, name: string, folder: string, context: AcquireContext, credentials: ReturnType<DownloadAuth["for"]>): Promise<string | undefined> {
+/**
+ * The checksum the operator gave (`--sha256 HEX`, or fetched from `--sha256 URL`). A
+ * token or SAS sig the recipe took out of the URL goes back from IPLOOKUP_DOWNLOAD_AUTH's
+ * entry for its host, as the source's does.
+ */
+async function expectedChecksum(request: FileRequest, name: string, folder: string, context: AcquireContext, credentials: Credentials | undefined): Promise<string | undefined> {
+  const option = request.sha256;
   if (option === undefined) return undefined;
   if (isSha256Hex(option)) return option.toLowerCase();
   const url = new URL(option);
-  return fetchChecksum(option, name, join(folder, "sha256"), { ...context.timeouts, credentials: userInfoOf(url) ?? context.auth.for(url) ?? credentials });
+  const own = userInfoOf(url) ?? context.auth.for(url);
+  const missing = (request.sha256SecretParams ?? []).filter((name) => !url.searchParams.has(name));
+  if (missing.length > 0) {
+    if (own === undefined) {
+      const value = missing.some(isSasSignature) ? "SIG" : "TOKEN";
+      throw new SourceError(
+        `its checksum (--sha256 URL) was downloaded with its ${missing.join(", ")} in the query, which iplookup does not keep: set IPLOOKUP_DOWNLOAD_AUTH to ${url.hostname}=${value}:`,
+      );
+    }
+    for (const param of missing) url.searchParams.set(param, restoredValue(param, own));
+  }
+  // As for the source: the entry that stood for a SAS's sig is not sent as Basic authentication too.
+  const basic = missing.some(isSasSignature) ? undefined : (own ?? credentials);
+  return fetchChecksum(url.href, name, join(folder, "sha256"), { ...context.timeouts, credentials: basic });
 }
 
 /** Checks the SHA-256 against the one `from` gives, and says which was verified. */
