@@ -5,7 +5,7 @@ import { ConfigError } from "../config/config-error.ts";
 import { formatDuration } from "../config/duration.ts";
 import { isEmbedded } from "../config/paths.ts";
 import { readRecipe } from "../data-file/recipe.ts";
-import { redactSecrets } from "../importer/fetch/locations.ts";
+import { redactSecrets, unkeptSignature } from "../importer/fetch/locations.ts";
 import { updateRunning } from "../importer/update-lock.ts";
 import type { Logger } from "../log/logger.ts";
 import type { Metrics } from "../metrics/metrics.ts";
@@ -40,7 +40,9 @@ const LONGEST_TIMER_MS = 2 ** 30;
 
 /**
  * Refuses, as a bad flag (exit 2), what cannot be updated: the data embedded in the
- * binary, and a data file that records no sources.
+ * binary, a data file that records no sources, and one with a source that every update
+ * refuses (an expiring signed URL whose signature was not stored: unkeptSignature), which
+ * would otherwise be logged as a failed update every interval.
  */
 export function checkUpdatable(dataPath: string): void {
   if (isEmbedded(dataPath)) {
@@ -59,6 +61,14 @@ export function checkUpdatable(dataPath: string): void {
     throw new ConfigError(
       `--update-every: ${dataPath} records no sources to update from (it was built by 'bun run data:default', or before data files recorded them); build it with 'data import --data ${dataPath} …' first`,
     );
+  }
+  for (const [i, source] of recipe.sources.entries()) {
+    for (const file of source.files) {
+      const unkept = unkeptSignature(file);
+      if (unkept !== undefined) {
+        throw new ConfigError(`--update-every: ${dataPath} cannot be updated: source ${i + 1} (${redactSecrets(file.location)}): ${unkept}`);
+      }
+    }
   }
 }
 

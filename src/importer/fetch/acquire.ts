@@ -7,7 +7,7 @@ import type { SourceFile, SourceSpec } from "../source.ts";
 import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex, shownPlace } from "./checksum.ts";
 import { download, DownloadError, type Downloaded, type DownloadOptions } from "./download.ts";
 import type { ExpansionBudget } from "./expansion.ts";
-import { DownloadAuth, expandTemplate, hasCredentials, isSasSignature, isSignedUrlParam, isTemplate, isUrl, redactSecrets, restoredValue, secretParamNames, storedUrl, userInfoOf, type Credentials } from "./locations.ts";
+import { DownloadAuth, expandTemplate, hasCredentials, isSasSignature, isTemplate, isUrl, redactSecrets, restoredValue, secretParamNames, storedUrl, unkeptSignature, userInfoOf, type Credentials } from "./locations.ts";
 import { unpack, UnpackError } from "./unpack.ts";
 
 /**
@@ -183,25 +183,6 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
   const secretParams = [...new Set([...(request.secretParams ?? []), ...inQuery])];
   const acquired = await unpacked(downloaded.path, downloaded.name, displayLocation(url), folder, { ...request, secretParams }, fetched, usedCredentials, context);
   return { changed, acquired };
-}
-
-/**
- * Why a recorded file cannot be fetched again, if it cannot: its URL, or its `--sha256
- * URL`, was an expiring signed URL whose signature was not stored, and one value from
- * IPLOOKUP_DOWNLOAD_AUTH cannot stand for it (see isSignedUrlParam): only a new signed
- * URL can be fetched. `data update` refuses such a source, `--update-every` such a file.
- */
-export function unkeptSignature(file: Pick<FileRequest, "location" | "secretParams" | "sha256" | "sha256SecretParams">): string | undefined {
-  const unkept = (url: string, names: readonly string[] | undefined) => {
-    if (!isUrl(url)) return [];
-    const query = new URL(url).searchParams;
-    return (names ?? []).filter((name) => isSignedUrlParam(name) && !query.has(name));
-  };
-  const ofLocation = unkept(file.location, file.secretParams);
-  const ofChecksum = file.sha256 === undefined ? [] : unkept(file.sha256, file.sha256SecretParams);
-  if (ofLocation.length === 0 && ofChecksum.length === 0) return undefined;
-  const what = ofLocation.length > 0 ? `it was downloaded from a signed URL, whose ${ofLocation.join(", ")}` : `its checksum (--sha256 URL) was downloaded from a signed URL, whose ${ofChecksum.join(", ")}`;
-  return `${what} iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')`;
 }
 
 async function acquireLocal(request: FileRequest, folder: string, context: AcquireContext, previous?: RecipeFile): Promise<{ changed: boolean; acquired: Acquired } | null> {

@@ -101,6 +101,32 @@ export function restoredValue(name: string, credentials: Credentials): string {
   }
 }
 
+/**
+ * Why a recorded file cannot be fetched again, if it cannot: its URL, or its `--sha256
+ * URL`, was an expiring signed URL whose signature was not stored, and one value from
+ * IPLOOKUP_DOWNLOAD_AUTH cannot stand for it (see isSignedUrlParam): only a new signed
+ * URL can be fetched. `data update` refuses such a source before downloading anything,
+ * and `serve --update-every` such a file at start. (Here, not in acquire.ts, so that the
+ * server's check does not load the downloader.)
+ */
+export function unkeptSignature(file: {
+  readonly location: string;
+  readonly secretParams?: readonly string[];
+  readonly sha256?: string;
+  readonly sha256SecretParams?: readonly string[];
+}): string | undefined {
+  const unkept = (url: string, names: readonly string[] | undefined) => {
+    if (!isUrl(url)) return [];
+    const query = new URL(url).searchParams;
+    return (names ?? []).filter((name) => isSignedUrlParam(name) && !query.has(name));
+  };
+  const ofLocation = unkept(file.location, file.secretParams);
+  const ofChecksum = file.sha256 === undefined ? [] : unkept(file.sha256, file.sha256SecretParams);
+  if (ofLocation.length === 0 && ofChecksum.length === 0) return undefined;
+  const what = ofLocation.length > 0 ? `it was downloaded from a signed URL, whose ${ofLocation.join(", ")}` : `its checksum (--sha256 URL) was downloaded from a signed URL, whose ${ofChecksum.join(", ")}`;
+  return `${what} iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')`;
+}
+
 /** The names of a URL's query parameters that carry secrets (`token`, `license_key`, …). */
 export function secretParamNames(url: URL): string[] {
   return [...new Set([...url.searchParams.keys()].filter((name) => SECRET_PARAM.test(name)))];
