@@ -1,6 +1,6 @@
 import { isEmbedded } from "../config/paths.ts";
-import { readRecipe, type Recipe } from "../data-file/recipe.ts";
-import { redactSecrets } from "../importer/fetch/locations.ts";
+import { readRecipe, type Recipe, type RecipeFile } from "../data-file/recipe.ts";
+import { isSasSignature, isUrl, redactSecrets, unkeptSignature } from "../importer/fetch/locations.ts";
 import { snakeCase } from "./data-info-json.ts";
 
 /**
@@ -23,7 +23,7 @@ export function recipeLines(recipe: Recipe | null): string[] {
   recipe.sources.forEach((source, i) => {
     for (const file of source.files) {
       const fetched = file.fetched;
-      lines.push(`${i + 1}. ${redactSecrets(file.location)}${file.credentials ? " (with credentials: IPLOOKUP_DOWNLOAD_AUTH)" : ""}`);
+      lines.push(`${i + 1}. ${redactSecrets(file.location)}${needs(file)}`);
       if (fetched.url !== undefined && fetched.url !== file.location) lines.push(`  fetched:       ${redactSecrets(fetched.url)}`);
       if (file.members !== undefined) lines.push(`  from inside:   ${file.members.join(", ")}`);
       const options = [
@@ -43,6 +43,18 @@ export function recipeLines(recipe: Recipe | null): string[] {
   });
   if (recipe.base !== null) lines.push(`Then the default data set (it was ${recipe.base.dataVersion}).`);
   return lines;
+}
+
+/** What `data update` needs for a file beyond its recipe, as `data info` says it. */
+function needs(file: RecipeFile): string {
+  // An expiring signature was not kept: no setting brings it back.
+  if (unkeptSignature(file) !== undefined) return " (a signed URL: import again with a new one)";
+  const hidden = (url: string, names: readonly string[] | undefined) => isUrl(url) && (names ?? []).some((name) => isSasSignature(name) && !new URL(url).searchParams.has(name));
+  if (hidden(file.location, file.secretParams)) return ` (with credentials: the SAS's sig, as IPLOOKUP_DOWNLOAD_AUTH=${new URL(file.location).hostname}=SIG:)`;
+  if (file.sha256 !== undefined && hidden(file.sha256, file.sha256SecretParams)) {
+    return ` (with credentials: its --sha256 URL's SAS sig, as IPLOOKUP_DOWNLOAD_AUTH=${new URL(file.sha256).hostname}=SIG:)`;
+  }
+  return file.credentials ? " (with credentials: IPLOOKUP_DOWNLOAD_AUTH)" : "";
 }
 
 /** The recipe in `data info --json`: snake_case keys like all iplookup's JSON (`last_modified`). */
