@@ -3,7 +3,7 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCli } from "../../../src/cli/run.ts";
+import { runCliInProcess } from "../../support/in-process-cli.ts";
 import { iptoasnTsv } from "../../support/download-fixtures.ts";
 import { startPublisher } from "../../support/publisher.ts";
 
@@ -21,16 +21,10 @@ afterAll(() => {
 
 const SAS = "sv=2024-11-04&se=2030-01-01&sr=b&sp=r&sig=LONG%2BLIVED%2FSAS%3D";
 
+/** A command line run in this process (it reaches the publisher above): its exit code and all it printed. */
 async function run(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string }> {
-  let out = "";
-  const code = await runCli(args, {
-    env,
-    io: { out: (text) => void (out += `${text}\n`), err: (text) => void (out += `${text}\n`) },
-    now: () => new Date(),
-    defaultDataPath: join(dir, "no-default.db"),
-    selfCommand: ["iplookup"],
-  });
-  return { code, out };
+  const { code, stdout, stderr } = await runCliInProcess(join(dir, "no-default.db"), args, env);
+  return { code, out: stdout + stderr };
 }
 
 function recipeOf(path: string): string {
