@@ -297,6 +297,35 @@ describe("the console's polish", () => {
     });
   }
 
+  test("a key chosen while the page still loads every key's use: the chart stays the key's when every key's answer comes after it", async () => {
+    const chosen = JSON.parse(cli(["keys", "create", "--name", "chart-chosen", "--json"], { IPLOOKUP_STATE: state }).stdout) as { id: string; key: string };
+    const other = JSON.parse(cli(["keys", "create", "--name", "chart-other", "--json"], { IPLOOKUP_STATE: state }).stdout) as { id: string; key: string };
+    await Bun.sleep(300);
+    expect((await lookup(chosen.key, ["1.1.1.1", "8.8.8.8"])).status).toBe(200);
+    expect((await lookup(other.key, ["1.1.1.1", "8.8.8.8", "9.9.9.9"])).status).toBe(200);
+    const { context, page, errors } = await openPage();
+    // Every key's use, which the page asks for as it signs in, is answered only once let go.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    await page.route(/\/admin\/v1\/usage(\?|$)/, async (route) => {
+      if (!new URL(route.request().url()).searchParams.has("key")) await held;
+      await route.continue();
+    });
+    await page.goto(`${admin}/console#token=${token}`);
+    await page.locator("#signed-in").waitFor({ state: "visible" });
+    await page.selectOption("#usage-key", chosen.id);
+    await page.locator("#usage-chart[data-today-units='2']").waitFor({ state: "attached" });
+    const everyKeys = page.waitForResponse((response) => new URL(response.url()).pathname === "/admin/v1/usage" && !new URL(response.url()).searchParams.has("key"));
+    letGo();
+    await (await everyKeys).finished();
+    // The page has read that answer: a few turns of its event loop after it came.
+    await page.evaluate("new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => setTimeout(resolve, 50)), 0))");
+    expect(await page.locator("#usage-key").inputValue()).toBe(chosen.id);
+    expect(await page.locator("#usage-chart").getAttribute("data-today-units")).toBe("2");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   for (const { name, width, height } of [WIDTHS[0], WIDTHS[1]]) test(`${name}: a data set whose newest source is older than 35 days is flagged as stale`, async () => {
     // The shipped sources are of 2026-06-17: months old.
     const { context, page } = await signedIn(width, height);

@@ -668,9 +668,18 @@ function renderUsageKeyChoice(): void {
   select.value = keys.some((key) => key.id === chosen) ? chosen : "";
 }
 
+/**
+ * Counts the use asked for: an answer overtaken by a later request (another key chosen
+ * while the page still loads every key's use) is not drawn, so the chart always shows the
+ * choice the select shows, whichever answer comes last.
+ */
+let usageAsked = 0;
+
 async function loadUsage(): Promise<void> {
+  const asked = ++usageAsked;
   const key = element<HTMLSelectElement>("usage-key").value;
   const usage = await api<Usage>("GET", `/admin/v1/usage${key === "" ? "" : `?key=${encodeURIComponent(key)}`}`);
+  if (asked !== usageAsked) return;
   renderChart(usage);
   renderTopKeys(usage);
 }
