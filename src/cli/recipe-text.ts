@@ -1,6 +1,6 @@
 import { isEmbedded } from "../config/paths.ts";
 import { readRecipe, type Recipe, type RecipeFile } from "../data-file/recipe.ts";
-import { isSasSignature, isUrl, redactSecrets, unkeptSignature } from "../importer/fetch/locations.ts";
+import { isSasSignature, isUrl, redactSecrets, takenOut, unkeptSignature } from "../importer/fetch/locations.ts";
 import { snakeCase } from "./data-info-json.ts";
 
 /**
@@ -49,7 +49,7 @@ export function recipeLines(recipe: Recipe | null): string[] {
 function needs(file: RecipeFile): string {
   // An expiring signature was not kept: no setting brings it back.
   if (unkeptSignature(file) !== undefined) return " (a signed URL: import again with a new one)";
-  const hidden = (url: string, names: readonly string[] | undefined) => isUrl(url) && (names ?? []).some((name) => isSasSignature(name) && !new URL(url).searchParams.has(name));
+  const hidden = (url: string, names: readonly string[] | undefined) => isUrl(url) && takenOut(new URL(url), names).some(isSasSignature);
   if (hidden(file.location, file.secretParams)) return ` (with credentials: the SAS's sig, as IPLOOKUP_DOWNLOAD_AUTH=${new URL(file.location).hostname}=SIG:)`;
   if (file.sha256 !== undefined && hidden(file.sha256, file.sha256SecretParams)) {
     return ` (with credentials: its --sha256 URL's SAS sig, as IPLOOKUP_DOWNLOAD_AUTH=${new URL(file.sha256).hostname}=SIG:)`;

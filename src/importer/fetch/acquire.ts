@@ -7,7 +7,7 @@ import type { SourceFile, SourceSpec } from "../source.ts";
 import { checksumFor, fetchChecksum, findPublishedChecksum, isSha256Hex, shownPlace } from "./checksum.ts";
 import { download, DownloadError, type Downloaded, type DownloadOptions } from "./download.ts";
 import type { ExpansionBudget } from "./expansion.ts";
-import { DownloadAuth, expandTemplate, hasCredentials, isSasSignature, isTemplate, isUrl, redactSecrets, restoredValue, secretParamNames, storedUrl, unkeptSignature, userInfoOf, type Credentials } from "./locations.ts";
+import { DownloadAuth, expandTemplate, hasCredentials, isSasSignature, isTemplate, isUrl, redactSecrets, restoredValue, secretParamNames, storedUrl, takenOut, unkeptSignature, userInfoOf, type Credentials } from "./locations.ts";
 import { unpack, UnpackError } from "./unpack.ts";
 
 /**
@@ -121,7 +121,7 @@ async function acquireUrl(request: FileRequest, folder: string, context: Acquire
     url = expandTemplate(request.location, context.now, monthsBack);
     const parsed = new URL(url);
     const credentials = userInfoOf(parsed) ?? context.auth.for(parsed);
-    const missing = (request.secretParams ?? []).filter((name) => !parsed.searchParams.has(name));
+    const missing = takenOut(parsed, request.secretParams);
     if (request.credentials && credentials === undefined && !hasCredentials(parsed)) {
       throw new SourceError(
         missing.some(isSasSignature)
@@ -262,7 +262,7 @@ async function expectedChecksum(request: FileRequest, name: string, folder: stri
   if (isSha256Hex(option)) return option.toLowerCase();
   const url = new URL(option);
   const own = userInfoOf(url) ?? context.auth.for(url);
-  const missing = (request.sha256SecretParams ?? []).filter((name) => !url.searchParams.has(name));
+  const missing = takenOut(url, request.sha256SecretParams);
   if (missing.length > 0) {
     if (own === undefined) {
       const value = missing.some(isSasSignature) ? "SIG" : "TOKEN";

@@ -115,16 +115,21 @@ export function unkeptSignature(file: {
   readonly sha256?: string;
   readonly sha256SecretParams?: readonly string[];
 }): string | undefined {
-  const unkept = (url: string, names: readonly string[] | undefined) => {
-    if (!isUrl(url)) return [];
-    const query = new URL(url).searchParams;
-    return (names ?? []).filter((name) => isSignedUrlParam(name) && !query.has(name));
-  };
+  const unkept = (url: string, names: readonly string[] | undefined) => (isUrl(url) ? takenOut(new URL(url), names).filter(isSignedUrlParam) : []);
   const ofLocation = unkept(file.location, file.secretParams);
   const ofChecksum = file.sha256 === undefined ? [] : unkept(file.sha256, file.sha256SecretParams);
   if (ofLocation.length === 0 && ofChecksum.length === 0) return undefined;
   const what = ofLocation.length > 0 ? `it was downloaded from a signed URL, whose ${ofLocation.join(", ")}` : `its checksum (--sha256 URL) was downloaded from a signed URL, whose ${ofChecksum.join(", ")}`;
   return `${what} iplookup does not keep (a signature expires): import it again with a new signed URL ('data import')`;
+}
+
+/**
+ * The secret query parameters a recorded URL was stored without: of `names` (those the
+ * recipe recorded with it, secretParamNames at import), the ones its query lacks. A
+ * recipe written before a parameter was secret still holds it, and it is used as it is.
+ */
+export function takenOut(url: URL, names: readonly string[] | undefined): string[] {
+  return (names ?? []).filter((name) => !url.searchParams.has(name));
 }
 
 /** The names of a URL's query parameters that carry secrets (`token`, `license_key`, …). */
