@@ -5,6 +5,7 @@ import type { CorrectionTable } from "../corrections/correction-table.ts";
 import type { RangeIndex } from "../index/range-index.ts";
 import type { Logger } from "../log/logger.ts";
 import { bindError, claimPort } from "../serve/port.ts";
+import { RetiringListeners } from "../serve/retiring-listeners.ts";
 import type { TlsPair } from "../serve/tls.ts";
 import { retryWhileLocked } from "../store/lock-retry.ts";
 import { openStore } from "../store/open-store.ts";
@@ -139,29 +140,19 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
     await store.close();
     throw bindError(error, options.host, options.port, ADMIN_FLAGS);
   }
-  /** Listeners replaced by a renewed certificate that still accept, until their timer stops them. */
-  const retiring = new Map<ReturnType<typeof listen>, ReturnType<typeof setTimeout>>();
   let retired: Promise<void>[] = [];
+  /** Listeners replaced by a renewed certificate that still accept, until RETIRE_MS has passed. */
+  const retiring = new RetiringListeners<ReturnType<typeof listen>>(RETIRE_MS, (old) => retired.push(old.stop()));
   return {
     url: server.url,
     relisten(tls) {
       const old = server;
       server = listen(port, tls);
-      retiring.set(
-        old,
-        setTimeout(() => {
-          retiring.delete(old);
-          retired.push(old.stop());
-        }, RETIRE_MS),
-      );
+      retiring.retire(old);
     },
     async stop() {
       // A stop does not wait for a retiring listener's turn: it stops with the current one.
-      for (const [old, timer] of retiring) {
-        clearTimeout(timer);
-        retired.push(old.stop());
-      }
-      retiring.clear();
+      retiring.stopAll();
       await Promise.all([server.stop(), ...retired]);
       retired = [];
       await store.close();

@@ -16,6 +16,7 @@ import { StateFileChangedError } from "../store/state-file-identity.ts";
 import type { ThreadSetup } from "./messages.ts";
 import { bindError } from "./port.ts";
 import { FailureReports } from "./failure-reports.ts";
+import { RetiringListeners } from "./retiring-listeners.ts";
 import { followStoreChanges } from "./store-changes.ts";
 import type { TlsPair } from "./tls.ts";
 
@@ -151,8 +152,6 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     // Only the bind's failures are told as the port's (EACCES there: a port below 1024).
     throw bindError(error, config.host, setup.port);
   }
-  /** Listeners replaced by a new certificate, answering with `Connection: close` until their timer stops them. */
-  const retiring = new Map<Listener, ReturnType<typeof setTimeout>>();
   /** Listeners replaced by a new certificate, finishing their connections. */
   const draining = new Set<Promise<void>>();
   const finish = (listener: Listener["server"]) => {
@@ -162,6 +161,8 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     void done.finally(() => draining.delete(done));
     return done;
   };
+  /** Listeners replaced by a new certificate, answering with `Connection: close` until RETIRE_MS has passed. */
+  const retiring = new RetiringListeners<Listener>(RETIRE_MS, (listener) => void finish(listener.server));
   return {
     keys,
     corrections: () => corrections.current(),
@@ -172,23 +173,13 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
       // The old listener tells its clients to reconnect, then stops: closing its idle
       // keep-alive connections at once would fail a request a client sends on one just then.
       previous.retiring = true;
-      retiring.set(
-        previous,
-        setTimeout(() => {
-          retiring.delete(previous);
-          void finish(previous.server);
-        }, RETIRE_MS),
-      );
+      retiring.retire(previous);
     },
     async stop() {
       changes.stop();
       // Told to stop, a retiring listener stops at once like the current one: its clients
       // would be told to reconnect to a server that is going away.
-      for (const [listener, timer] of retiring) {
-        clearTimeout(timer);
-        void finish(listener.server);
-      }
-      retiring.clear();
+      retiring.stopAll();
       await Promise.all([finish(current.server), ...draining]);
       await store.close();
     },
