@@ -1,6 +1,6 @@
-import { statSync, writeSync } from "node:fs";
+import { writeSync } from "node:fs";
 import type { FileHandle } from "node:fs/promises";
-import { fileSizeLimit, fileSizeLimitText } from "../../errors/disk-limits.ts";
+import { fileSizeLimit, fileSizeLimitText, systemDisk } from "../../errors/disk-limits.ts";
 
 /**
  * Writing downloads and unpacked files to disk. A write that takes fewer bytes than it
@@ -62,12 +62,8 @@ function shortWrite(path: string, written: number, length: number): string {
 /** Whether the file at `path` is as large as this process may make a file (false where that cannot be told). */
 function atFileSizeLimit(path: string): boolean {
   const limit = fileSizeLimit();
-  if (limit === undefined) return false;
-  try {
-    return statSync(path).size >= limit;
-  } catch {
-    return false;
-  }
+  const size = systemDisk.fileSize(path);
+  return limit !== undefined && size !== undefined && size >= limit;
 }
 
 /** What a write that reached the file size limit says of it. */
