@@ -52,8 +52,8 @@ export interface AttemptReport extends SendOutcome {
  * sharing it never send one at the same time), signs and POSTs each, and records the
  * attempt with the delivery's next state: `delivered` on a 2xx answer, else `pending`
  * again at the next time of the retry schedule, or `failed` once 24 hours have passed.
- * It runs on a timer of serve's main thread, never on a request's path: a lookup's answer
- * never waits for a webhook.
+ * It runs on a timer of serve's events thread (see serve/events.ts), never on a request's
+ * path: a lookup's answer never waits for a webhook.
  *
  * Running (start), it keeps up to MAX_IN_FLIGHT attempts going and claims more as each
  * ends, never more than PER_WEBHOOK of one webhook: a receiver that never answers holds

@@ -134,7 +134,7 @@ export class Metrics {
   }
 
   /**
-   * A webhook delivery attempt by serve's deliverer (main thread): delivered, failed and
+   * A webhook delivery attempt by serve's deliverer (told by its thread, counted by the main thread): delivered, failed and
    * to be retried, or given up (failed for good).
    */
   addWebhookAttempt(outcome: "delivered" | "pending" | "failed"): void {

@@ -1,7 +1,7 @@
 import { Deliverer, POLL_MS } from "../events/deliverer.ts";
 import { emitExpiringKeys, expiringView } from "../events/emit.ts";
 import type { Logger } from "../log/logger.ts";
-import type { Metrics } from "../metrics/metrics.ts";
+import type { DeliveryState } from "../store/store.ts";
 import { openStore } from "../store/open-store.ts";
 
 /** How often the keys are looked over for key.expiring, and the outbox pruned. */
@@ -21,8 +21,8 @@ export interface ServeEventsOptions {
   readonly statePath: string;
   readonly logger: Logger;
   readonly now: () => Date;
-  /** The main thread's metrics: attempts are counted there. */
-  readonly metrics?: Metrics;
+  /** Hears of each attempt's outcome (for /metrics, counted by the main thread). */
+  readonly onAttempt?: (state: DeliveryState) => void;
 }
 
 export interface ServeEvents {
@@ -34,18 +34,19 @@ export interface ServeEvents {
 }
 
 /**
- * The webhook side of `serve`, on the main thread only (CONTRACT §16): the Deliverer,
- * which sends what the outbox holds once a second, and the key.expiring sweep, every ten
- * minutes. Both run on timers, off every request's path, and on a store connection of
- * their own: a lookup never waits for a webhook. On SQLite that connection never waits
- * for the write lock (a pass that finds it taken is tried again a second later), so the
- * main thread never blocks on it; every server sharing a PostgreSQL database runs them,
- * and the outbox's leases make each delivery go out once.
+ * The webhook side of `serve` (CONTRACT §16): the Deliverer, which sends what the outbox
+ * holds once a second, and the key.expiring sweep, every ten minutes. `serve` runs them
+ * on a thread of their own, which serves no request (see worker-thread.ts), on timers
+ * and a store connection of their own: a lookup never waits for a webhook, and a fan-out
+ * of deliveries (signing, sending, recording each attempt) takes no serving thread's
+ * time. On SQLite that connection never waits for the write lock (a pass that finds it
+ * taken is tried again a second later); every server sharing a PostgreSQL database runs
+ * them, and the outbox's leases make each delivery go out once.
  */
 export async function startServeEvents(options: ServeEventsOptions): Promise<ServeEvents> {
   // Two connections are plenty for a pass a second (PostgreSQL); SQLite ignores it.
   const store = await openStore(options.statePath, { lockWaitMs: 0, poolSize: 2, walAutoCheckpoint: false });
-  const deliverer = new Deliverer({ store, now: () => options.now().getTime(), logger: options.logger, onAttempt: (state) => options.metrics?.addWebhookAttempt(state) });
+  const deliverer = new Deliverer({ store, now: () => options.now().getTime(), logger: options.logger, onAttempt: options.onAttempt });
   deliverer.start(POLL_MS);
   let sweeping: Promise<unknown> | undefined;
   let stopped = false;

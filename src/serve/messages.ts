@@ -2,6 +2,7 @@ import type { ServeConfig } from "../config/serve-config.ts";
 import type { AsnImage } from "../asn/asn-image.ts";
 import type { IndexImage } from "../index/range-index.ts";
 import type { MetricsTable } from "../metrics/metrics.ts";
+import type { DeliveryState } from "../store/store.ts";
 import type { WalCheckpointStats } from "../store/wal-checkpoints.ts";
 import type { TlsPair } from "./tls.ts";
 
@@ -32,6 +33,12 @@ export type ToWorker =
   | { readonly type: "start"; readonly setup: ThreadSetup }
   /** Be the thread that checkpoints the SQLite state file at `path` (see wal-checkpoints.ts); say "listening" once it runs. */
   | { readonly type: "checkpoints"; readonly path: string; readonly intervalMs: number }
+  /**
+   * Be the events thread (see serve/events.ts): deliver webhooks and sweep for key.expiring
+   * on a store connection of its own at `statePath`, logging at `logLevel`; say "listening"
+   * once it runs.
+   */
+  | { readonly type: "events"; readonly statePath: string; readonly logLevel: ServeConfig["logLevel"]; readonly journal: boolean }
   /** Be `backup`'s thread: copy the state file at `path` into the file `into` (see vacuum-into.ts); say "copied" once done. */
   | { readonly type: "vacuum-into"; readonly path: string; readonly into: string }
   /** Be a loader (see index-loader.ts): load the data file at `path` with its AS index; say "index-loaded" with its image. */
@@ -56,6 +63,8 @@ export type FromWorker =
   | { readonly type: "checkpoint-failed"; readonly error: string }
   /** What the checkpoint thread has done so far, after each interval's checkpoints; `walBytes` is the -wal file's length then. */
   | { readonly type: "checkpoint-stats"; readonly stats: WalCheckpointStats; readonly walBytes: number }
+  /** The events thread made a webhook attempt; `state` is its delivery's state after it. */
+  | { readonly type: "webhook-attempt"; readonly state: DeliveryState }
   | { readonly type: "copied" }
   | { readonly type: "index-loaded"; readonly image: IndexImage }
   | { readonly type: "asn-built"; readonly asn: AsnImage }

@@ -13,7 +13,6 @@ import type { FromWorker, ThreadSetup, ToWorker } from "./messages.ts";
 import { claimPort, listenableHost } from "./port.ts";
 import { loadTlsAtStart, loadTlsPair, type TlsPair } from "./tls.ts";
 import { sharedRateTables, startServingThread, type ServingThread } from "./serving-thread.ts";
-import { startServeEvents, type ServeEvents } from "./events.ts";
 import { offThreadLoader } from "./index-loader.ts";
 
 /** How often the main thread looks for a replaced data file. */
@@ -127,7 +126,7 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   // Its failures come as they are: opening the state file names the file (see
   // sqlite-faults.ts), and listening says what is wrong with the port (see port.ts).
   const main: ServingThread = await startServingThread(setup, () => index.current(), logger, environment.now);
-  let checkpoints: { stop(): Promise<void> } | null = null;
+  let checkpoints: HelperThread | null = null;
   let admin: AdminListener | null = null;
   /** For a start that fails part-way: stops what has started, the checkpoint thread last (a thread left running keeps the process alive). */
   const stopStarted = async (): Promise<void> => {
@@ -178,10 +177,10 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
       throw error;
     }
   }
-  // Webhook deliveries and the key.expiring sweep: timers of this thread (see events.ts).
-  let events: ServeEvents;
+  // Webhook deliveries and the key.expiring sweep: a thread of their own (see events.ts).
+  let events: HelperThread;
   try {
-    events = await startServeEvents({ statePath: config.statePath, logger, now: environment.now, metrics: mainMetrics });
+    events = await startEventsThread(workerEntry, config, environment.journal ?? false, logLines.write, mainMetrics, reportFailure);
   } catch (error) {
     await stopStarted();
     throw error;
@@ -251,13 +250,67 @@ function isSqliteFile(location: string): boolean {
   return !isPostgresUrl(location) && location !== ":memory:";
 }
 
+/** A thread of the server that serves no request: the checkpoint thread, the events thread. */
+interface HelperThread {
+  stop(): Promise<void>;
+}
+
 /** Starts the thread that checkpoints the state file's WAL; resolves once it runs. */
-async function startCheckpointThread(workerEntry: string, path: string, logger: Logger, metrics: Metrics): Promise<{ stop(): Promise<void> }> {
+function startCheckpointThread(workerEntry: string, path: string, logger: Logger, metrics: Metrics): Promise<HelperThread> {
+  return startHelperThread(workerEntry, { type: "checkpoints", path, intervalMs: CHECKPOINT_INTERVAL_MS }, {
+    name: "the checkpoint thread",
+    refused: (error) => `the checkpoint thread could not open ${path}: ${error}`,
+    crashed: (error) => logger.log("error", "the checkpoint thread failed; the state file's WAL is checkpointed when the server stops", { state: path, error }),
+    onMessage(message) {
+      if (message.type === "checkpoint-failed") logger.log("error", "a checkpoint of the state file failed; the next is tried shortly", { state: path, error: message.error });
+      else if (message.type === "checkpoint-stats") metrics.setWalCheckpoints(message.stats, message.walBytes);
+    },
+  });
+}
+
+/**
+ * Starts the thread of the webhook deliveries and the key.expiring sweep (see events.ts);
+ * resolves once it runs. Its log lines join the others; its attempts are counted in the
+ * main thread's metrics. A crash stops the server, as a serving thread's does (and as
+ * one on the main thread did): the outbox keeps what was not delivered for the restart.
+ */
+function startEventsThread(
+  workerEntry: string,
+  config: ServeConfig,
+  journal: boolean,
+  writeLog: (text: string) => void,
+  metrics: Metrics,
+  reportFailure: (reason: string) => void,
+): Promise<HelperThread> {
+  return startHelperThread(workerEntry, { type: "events", statePath: config.statePath, logLevel: config.logLevel, journal }, {
+    name: "the events thread",
+    refused: (error) => error,
+    crashed: (error) => reportFailure(`the events thread failed: ${error}`),
+    onMessage(message) {
+      if (message.type === "log") writeLog(message.text);
+      else if (message.type === "webhook-attempt") metrics.addWebhookAttempt(message.state);
+    },
+  });
+}
+
+interface HelperThreadRoles {
+  /** Names the thread in the error of a start that timed out or crashed. */
+  readonly name: string;
+  /** The error of a start the thread refused ("failed"), from the thread's message. */
+  readonly refused: (error: string) => string;
+  /** Told when the thread crashes once running. */
+  readonly crashed: (error: string) => void;
+  /** Its other messages. */
+  readonly onMessage: (message: FromWorker) => void;
+}
+
+/** Starts a helper thread on `job`; resolves once it says "listening", rejects if it cannot start. */
+async function startHelperThread(workerEntry: string, job: ToWorker, roles: HelperThreadRoles): Promise<HelperThread> {
   const worker = new Worker(workerEntry);
   let onStopped = () => {};
   const stopped = new Promise<void>((resolve) => (onStopped = resolve));
   const running = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the checkpoint thread did not start within ${WORKER_START_MS / 1000} s`)), WORKER_START_MS);
+    const timer = setTimeout(() => reject(new Error(`${roles.name} did not start within ${WORKER_START_MS / 1000} s`)), WORKER_START_MS);
     worker.onmessage = (event: MessageEvent<FromWorker>) => {
       const message = event.data;
       switch (message.type) {
@@ -266,23 +319,21 @@ async function startCheckpointThread(workerEntry: string, path: string, logger: 
           return resolve();
         case "failed":
           clearTimeout(timer);
-          return reject(new Error(`the checkpoint thread could not open ${path}: ${message.error}`));
-        case "checkpoint-failed":
-          return logger.log("error", "a checkpoint of the state file failed; the next is tried shortly", { state: path, error: message.error });
-        case "checkpoint-stats":
-          return metrics.setWalCheckpoints(message.stats, message.walBytes);
+          return reject(new Error(roles.refused(message.error)));
         case "stopped":
           return onStopped();
+        default:
+          return roles.onMessage(message);
       }
     };
     worker.onerror = (event) => {
       clearTimeout(timer);
-      reject(new Error(`the checkpoint thread failed: ${event.message}`));
-      logger.log("error", "the checkpoint thread failed; the state file's WAL is checkpointed when the server stops", { state: path, error: event.message });
+      reject(new Error(`${roles.name} failed: ${event.message}`));
+      roles.crashed(event.message);
       onStopped();
     };
   });
-  worker.postMessage({ type: "checkpoints", path, intervalMs: CHECKPOINT_INTERVAL_MS } satisfies ToWorker);
+  worker.postMessage(job);
   try {
     await running;
   } catch (error) {

@@ -6,11 +6,13 @@
  * runs the WAL's checkpoints instead (see wal-checkpoints.ts), and loads nothing else;
  * so does `backup`'s, which copies a state file (see vacuum-into.ts), and a loader,
  * which loads a data file or builds an AS index for the main thread and is done (see
- * index-loader.ts).
+ * index-loader.ts). On every server one thread runs the webhook deliveries and the
+ * key.expiring sweep (see events.ts), its log lines and attempts sent to the main thread.
  */
 import type { RangeIndex } from "../index/range-index.ts";
 import { lineBuffer } from "../log/line-buffer.ts";
 import type { WalCheckpoints } from "../store/wal-checkpoints.ts";
+import type { ServeEvents } from "./events.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 import type { ServingThread } from "./serving-thread.ts";
 
@@ -24,6 +26,7 @@ let index: RangeIndex | undefined;
 let indexFromImage: ((image: RangeIndex["image"]) => RangeIndex) | undefined;
 let serving: ServingThread | undefined;
 let checkpoints: WalCheckpoints | undefined;
+let events: ServeEvents | undefined;
 const logLines = lineBuffer((text) => send({ type: "log", text }));
 
 self.onmessage = async (event: MessageEvent<ToWorker>) => {
@@ -53,6 +56,17 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
         checkpoints = runWalCheckpoints(message.path, message.intervalMs, (error) => send({ type: "checkpoint-failed", error: String((error as Error)?.message ?? error) }), {
           onRun: (stats, walBytes) => send({ type: "checkpoint-stats", stats: { ...stats }, walBytes }),
         });
+        send({ type: "listening" });
+      } catch (error) {
+        send(failure(error));
+      }
+      return;
+    }
+    case "events": {
+      const [{ createLogger }, { startServeEvents }] = await Promise.all([import("../log/logger.ts"), import("./events.ts")]);
+      const logger = createLogger(message.logLevel, logLines.write, () => new Date(), message.journal);
+      try {
+        events = await startServeEvents({ statePath: message.statePath, logger, now: () => new Date(), onAttempt: (state) => send({ type: "webhook-attempt", state }) });
         send({ type: "listening" });
       } catch (error) {
         send(failure(error));
@@ -96,7 +110,7 @@ self.onmessage = async (event: MessageEvent<ToWorker>) => {
       return;
     case "stop":
       try {
-        await serving?.stop();
+        await Promise.all([serving?.stop(), events?.stop()]);
         checkpoints?.stop();
       } finally {
         logLines.flush();
