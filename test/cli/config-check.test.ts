@@ -78,3 +78,12 @@ describe("config check refuses what serve refuses at start", () => {
     expect(cli(["config", "check", "--json"], { IPLOOKUP_DATA: "/nonexistent/data.db" })).toMatchObject({ code: 2, stdout: "" });
   });
 });
+
+test("the binary's embedded data: --json gives it as null, with embedded true, and the table as embedded", () => {
+  const env = { HOME: dir, IPLOOKUP_DATA: "", IPLOOKUP_CONFIG: "" };
+  const json = cli(["config", "check", "--json"], env, [binary]);
+  expect(json).toMatchObject({ code: 0, stderr: "" });
+  expect(JSON.parse(json.stdout).settings.data).toEqual({ value: null, source: "default", embedded: true });
+  const table = cli(["config", "check"], env, [binary]);
+  expect(table.stdout.split("\n").find((row) => row.startsWith("data "))?.replace(/\s+/g, " ")).toBe("data embedded default");
+});

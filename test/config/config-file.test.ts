@@ -1,10 +1,12 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseConfigText } from "../../src/config/config-file.ts";
 import { explainServeConfig, readServeConfig, SERVE_SETTING_NAMES, type ServeConfig } from "../../src/config/serve-config.ts";
+import { defaultDataPath } from "../../src/config/paths.ts";
 import { SETTINGS } from "../../src/config/settings.ts";
+import { runCliInProcess } from "../support/in-process-cli.ts";
 import { cli, startServerProcess } from "../support/server-process.ts";
 import { configErrorOf as errorOf, configFiles } from "../support/config-files.ts";
 
@@ -242,6 +244,27 @@ describe("iplookup config check", () => {
     expect(keys).toContain("max_body");
     for (const key of keys) expect(key).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
     for (const name of ["trust_proxy", "tls_cert", "tls_key"]) expect(parsed.settings[name]).toEqual({ value: null, source: "default" });
+  });
+
+  test("--json: the data embedded in the binary is null with embedded true, never a value --data would take as a file's path; the table says embedded", async () => {
+    // The compiled binary's default data path is Bun's internal one, which isEmbedded
+    // tells by its ~BUN (or /$bunfs/) part: a real data file under such a folder stands
+    // for it here, so that the check finds it as the binary finds its own.
+    const root = join(dir, "B~BUN", "root");
+    mkdirSync(root, { recursive: true });
+    const embeddedPath = join(root, "iplookup-data.db");
+    symlinkSync(defaultDataPath(), embeddedPath);
+    const env = { HOME: dir };
+    const json = await runCliInProcess(embeddedPath, ["config", "check", "--json"], env);
+    expect(json).toMatchObject({ code: 0, stderr: "" });
+    expect(JSON.parse(json.stdout).settings.data).toEqual({ value: null, source: "default", embedded: true });
+    const table = await runCliInProcess(embeddedPath, ["config", "check"], env);
+    expect(table.stdout.split("\n").find((row) => row.startsWith("data "))?.replace(/\s+/g, " ")).toBe("data embedded default");
+    // A data file, the checkout's default or one named, is its path, as --data takes it.
+    const checkout = await runCliInProcess(defaultDataPath(), ["config", "check", "--json"], env);
+    expect(JSON.parse(checkout.stdout).settings.data).toEqual({ value: defaultDataPath(), source: "default", embedded: false });
+    const named = await runCliInProcess(embeddedPath, ["config", "check", "--json"], { ...env, IPLOOKUP_DATA: defaultDataPath() });
+    expect(JSON.parse(named.stdout).settings.data).toEqual({ value: defaultDataPath(), source: "environment IPLOOKUP_DATA", embedded: false });
   });
 
   test("a bad file: exit 2, the file and line named on stderr, nothing on stdout", () => {

@@ -92,7 +92,9 @@ unit runs this check before 'serve' starts.
                   named as its flag: port = 8080, trust-proxy = ["10.0.0.5"]
   --json          {"file": PATH|null, "settings": {NAME: {"value", "source"}}}: NAME is
                   the flag's name in snake_case (max_body, tls_cert); value is the
-                  text the flag would take, or null when not set`,
+                  text the flag would take, or null when not set; data also has
+                  "embedded": true when it is the data embedded in the binary
+                  (its value null)`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTING_NAMES, strings: ["config"], booleans: ["json"] });
     const explained = explainServeConfig(flags, context.env, { dataPath: context.defaultDataPath });
@@ -102,8 +104,16 @@ unit runs this check before 'serve' starts.
     const rows = SERVE_SETTING_NAMES.map((name) => ({ name: SETTINGS[name].flag, value: values[name], source: sourceText(sources[name]) }));
     if (flags.json) {
       // snake_case keys, as every --json output has; a setting that is not set (no TLS
-      // file, no trusted proxy) is null, not "".
-      const settings = Object.fromEntries(rows.map((row) => [row.name.replaceAll("-", "_"), { value: row.value === "" ? null : row.value, source: row.source }]));
+      // file, no trusted proxy) is null, not "". The data embedded in the binary has no
+      // path a flag could take (--data embedded names a file called embedded): its value
+      // is null too, and data's embedded says that data is the one used.
+      const embedded = isEmbedded(config.dataPath);
+      const settings = Object.fromEntries(
+        rows.map((row) => {
+          const value = row.value === "" || (row.name === "data" && embedded) ? null : row.value;
+          return [row.name.replaceAll("-", "_"), row.name === "data" ? { value, source: row.source, embedded } : { value, source: row.source }];
+        }),
+      );
       context.io.out(JSON.stringify({ file: file?.path ?? null, settings }));
       return EXIT_OK;
     }
