@@ -3,7 +3,7 @@ import { parseAddress } from "../address/parse.ts";
 import type { LogLevel } from "../log/logger.ts";
 import { ConfigError } from "./config-error.ts";
 import { configPathFrom, readConfigFile, type ConfigFile } from "./config-file.ts";
-import { resolveSetting, type SettingName, type SettingSource, type SettingValue } from "./settings.ts";
+import { fileLine, resolveSetting, sourceName, type SettingName, type SettingSource, type SettingValue } from "./settings.ts";
 
 /** Everything `serve` needs to know, resolved from flags, environment and defaults. */
 export interface ServeConfig {
@@ -96,17 +96,25 @@ export function explainServeConfig(
  * listens, naming both settings. The addresses overlap when they are the same, or one
  * is a wildcard that takes the other's: `::` takes every address (IPv4 too, as Linux
  * binds it by default), `0.0.0.0` every IPv4 one. Port 0 picks a free port for each.
+ * Each value is named as it was given (sourceName), and a value of the file by its line
+ * at the end. A host is named after its value only when an environment variable gave
+ * it: a flag's is on the command line, the default's is nobody's, and the file's line
+ * closes the message.
  */
-function checkListenersApart(config: ServeConfig, sources: Readonly<Record<string, SettingSource>>): void {
+function checkListenersApart(config: ServeConfig, sources: Readonly<Record<(typeof SERVE_SETTING_NAMES)[number], SettingSource>>): void {
   const { port, adminPort, host, adminHost } = config;
   if (adminPort === null || port === 0 || port !== adminPort || !addressesOverlap(host, adminHost)) return;
-  const lines = (["port", "adminPort", "host", "adminHost"] as const).flatMap((name) => {
-    const source = sources[name];
-    return source?.kind === "file" ? [`${name === "adminPort" ? "admin-port" : name === "adminHost" ? "admin-host" : name} at ${source.path}:${source.line}`] : [];
-  });
-  const where = host === adminHost ? `on ${host}` : `on ${host} and ${adminHost}, which overlap`;
+  const lines = (["port", "adminPort", "host", "adminHost"] as const).flatMap((name) => fileLine(name, sources[name]) ?? []);
+  const fromEnvironment = (name: "host" | "adminHost") => (sources[name].kind === "environment" ? [sourceName(name, sources[name])] : []);
+  const named = (names: string[]) => (names.length > 0 ? ` (${names.join(" and ")})` : "");
+  const where =
+    host === adminHost
+      ? `on ${host}${named([...fromEnvironment("host"), ...fromEnvironment("adminHost")])}`
+      : `on ${host}${named(fromEnvironment("host"))} and ${adminHost}${named(fromEnvironment("adminHost"))}, which overlap`;
+  const adminPortName = sourceName("adminPort", sources.adminPort);
+  const off = sources.adminPort.kind === "environment" ? `${adminPortName}=off` : `${adminPortName} off`;
   throw new ConfigError(
-    `--port and --admin-port name the same port, ${port}, ${where}: the API and the admin listener need one each; choose another --admin-port (or --admin-port off)${lines.length > 0 ? ` (${lines.join(", ")})` : ""}`,
+    `${sourceName("port", sources.port)} and ${adminPortName} name the same port, ${port}, ${where}: the API and the admin listener need one each; choose another ${adminPortName} (or ${off})${lines.length > 0 ? ` (${lines.join(", ")})` : ""}`,
   );
 }
 

@@ -181,6 +181,20 @@ export function givenAs(name: SettingName, flags: Readonly<Record<string, unknow
 }
 
 /**
+ * givenAs for a value already resolved, from where it came: its flag or its environment
+ * variable; the flag for a value of the configuration file (named by its line with
+ * fileLine) or the default.
+ */
+export function sourceName(name: SettingName, source: SettingSource): string {
+  return source.kind === "flag" || source.kind === "environment" ? source.name : `--${SETTINGS[name].flag}`;
+}
+
+/** Where a value of the configuration file is, as a message ends with it (`admin-port at FILE:LINE`); null for a value from elsewhere. */
+export function fileLine(name: SettingName, source: SettingSource): string | null {
+  return source.kind === "file" ? `${SETTINGS[name].flag} at ${source.path}:${source.line}` : null;
+}
+
+/**
  * The precedence every setting follows: a flag, then its environment variable, then the
  * configuration file (`--config`), then the default. A value is parsed where it is
  * found, and an error names that place (`--port`, `IPLOOKUP_PORT`, `FILE:LINE: port`).

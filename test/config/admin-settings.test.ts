@@ -1,6 +1,12 @@
 import { expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { ConfigError } from "../../src/config/config-error.ts";
+import { defaultDataPath } from "../../src/config/paths.ts";
 import { readServeConfig } from "../../src/config/serve-config.ts";
+import { configErrorOf as errorOf, configFiles } from "../support/config-files.ts";
+import { runCliInProcess } from "../support/in-process-cli.ts";
 
 test("the admin listener: 127.0.0.1:8081 by default; flags win over IPLOOKUP_ADMIN_HOST and IPLOOKUP_ADMIN_PORT; off disables it", () => {
   expect(readServeConfig({}, {})).toMatchObject({ adminHost: "127.0.0.1", adminPort: 8081 });
@@ -24,7 +30,9 @@ test("--port and --admin-port on one port of one address are refused before anyt
   };
   const advice = "the API and the admin listener need one each; choose another --admin-port (or --admin-port off)";
   expect(refusal({ host: "127.0.0.1", port: "9000", "admin-port": "9000" })).toBe(`--port and --admin-port name the same port, 9000, on 127.0.0.1: ${advice}`);
-  expect(refusal({ port: "9000" }, { IPLOOKUP_ADMIN_PORT: "9000" })).toBe(`--port and --admin-port name the same port, 9000, on :: and 127.0.0.1, which overlap: ${advice}`);
+  expect(refusal({ port: "9000" }, { IPLOOKUP_ADMIN_PORT: "9000" })).toBe(
+    "--port and IPLOOKUP_ADMIN_PORT name the same port, 9000, on :: and 127.0.0.1, which overlap: the API and the admin listener need one each; choose another IPLOOKUP_ADMIN_PORT (or IPLOOKUP_ADMIN_PORT=off)",
+  );
   expect(refusal({ host: "0.0.0.0", port: "9000", "admin-port": "9000", "admin-host": "127.0.0.2" })).toBe(`--port and --admin-port name the same port, 9000, on 0.0.0.0 and 127.0.0.2, which overlap: ${advice}`);
   // Apart: another port, port 0 (a free one each), addresses of two families, no admin listener.
   expect(refusal({ port: "9000", "admin-port": "9001" })).toBe("");
@@ -32,6 +40,39 @@ test("--port and --admin-port on one port of one address are refused before anyt
   expect(refusal({ host: "::1", port: "9000", "admin-port": "9000", "admin-host": "127.0.0.1" })).toBe("");
   expect(refusal({ host: "0.0.0.0", port: "9000", "admin-port": "9000", "admin-host": "::1" })).toBe("");
   expect(refusal({ port: "8081", "admin-port": "off" })).toBe("");
+});
+
+test("the clash names each value as it was given: its flag, its environment variable, or its file key with the line; a host from the environment too", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "iplookup-admin-settings-"));
+  try {
+    const advice = (name: string, off: string) => `the API and the admin listener need one each; choose another ${name} (or ${off})`;
+    expect(errorOf(() => readServeConfig({}, { IPLOOKUP_PORT: "8081" }))).toBe(
+      `IPLOOKUP_PORT and --admin-port name the same port, 8081, on :: and 127.0.0.1, which overlap: ${advice("--admin-port", "--admin-port off")}`,
+    );
+    expect(errorOf(() => readServeConfig({ port: "9000", "admin-port": "9000" }, { IPLOOKUP_HOST: "0.0.0.0", IPLOOKUP_ADMIN_HOST: "127.0.0.2" }))).toBe(
+      `--port and --admin-port name the same port, 9000, on 0.0.0.0 (IPLOOKUP_HOST) and 127.0.0.2 (IPLOOKUP_ADMIN_HOST), which overlap: ${advice("--admin-port", "--admin-port off")}`,
+    );
+    expect(errorOf(() => readServeConfig({ port: "9000" }, { IPLOOKUP_ADMIN_PORT: "9000", IPLOOKUP_HOST: "127.0.0.1" }))).toBe(
+      `--port and IPLOOKUP_ADMIN_PORT name the same port, 9000, on 127.0.0.1 (IPLOOKUP_HOST): ${advice("IPLOOKUP_ADMIN_PORT", "IPLOOKUP_ADMIN_PORT=off")}`,
+    );
+    expect(errorOf(() => readServeConfig({ "admin-host": "::1" }, { IPLOOKUP_HOST: "::", IPLOOKUP_ADMIN_HOST: "::", IPLOOKUP_PORT: "9000", IPLOOKUP_ADMIN_PORT: "9000" }))).toBe(
+      `IPLOOKUP_PORT and IPLOOKUP_ADMIN_PORT name the same port, 9000, on :: (IPLOOKUP_HOST) and ::1, which overlap: ${advice("IPLOOKUP_ADMIN_PORT", "IPLOOKUP_ADMIN_PORT=off")}`,
+    );
+    // The file's values: named as their flags, and by their lines at the end.
+    const path = configFiles(dir)('admin-port = 9000\nadmin-host = "0.0.0.0"\n');
+    expect(errorOf(() => readServeConfig({ config: path }, { IPLOOKUP_PORT: "9000" }))).toBe(
+      `IPLOOKUP_PORT and --admin-port name the same port, 9000, on :: and 0.0.0.0, which overlap: ${advice("--admin-port", "--admin-port off")} (admin-port at ${path}:1, admin-host at ${path}:2)`,
+    );
+    // config check says it so, with exit 2, as serve does.
+    const checked = await runCliInProcess(defaultDataPath(), ["config", "check"], { HOME: dir, IPLOOKUP_ADMIN_PORT: "8080" });
+    expect(checked).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `iplookup: --port and IPLOOKUP_ADMIN_PORT name the same port, 8080, on :: and 127.0.0.1, which overlap: ${advice("IPLOOKUP_ADMIN_PORT", "IPLOOKUP_ADMIN_PORT=off")}\n`,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test("--host and --admin-host are compared as addresses: one address written two ways, IPv4-mapped, or localhost for a loopback, on one port, is refused", () => {
