@@ -28,6 +28,18 @@ export const onThisThread: IndexLoader = {
   },
 };
 
+/**
+ * A load that could not be started for want of something that comes back by itself (a
+ * server at its descriptor limit): the file was not judged, and a watching LiveIndex
+ * tries it again after RETRY_UNSTARTED_MS.
+ */
+export class LoaderUnavailableError extends Error {
+  override readonly name = "LoaderUnavailableError";
+}
+
+/** How long after a load that could not start (LoaderUnavailableError) the watcher tries it again. */
+export const RETRY_UNSTARTED_MS = 5000;
+
 type ReloadOutcome = { ok: true; index: RangeIndex } | { ok: false; error: unknown };
 
 /**
@@ -42,6 +54,8 @@ export class LiveIndex {
   /** The reload under way, and the one asked for while it runs (see reload). */
   private running: Promise<boolean> | undefined;
   private queued: Promise<boolean> | undefined;
+  /** When the watcher tries again a load that could not start (performance.now()); undefined when none waits. */
+  private retryAt: number | undefined;
   /** Aborted by stop(): a load under way is cut short, and none starts after it. */
   private readonly stopping = new AbortController();
 
@@ -107,7 +121,9 @@ export class LiveIndex {
       return true;
     } catch (error) {
       if (signal.aborted) return false;
-      // A file that fails is not tried again by the watcher until it changes again.
+      // A file that fails is not tried again by the watcher until it changes again; one
+      // whose load could not even start is, a while later, the file unjudged.
+      if (error instanceof LoaderUnavailableError) this.retryAt = performance.now() + RETRY_UNSTARTED_MS;
       settle();
       this.onReload({ ok: false, error });
       return false;
@@ -115,15 +131,19 @@ export class LiveIndex {
   }
 
   /**
-   * Reloads when the file is replaced (a rename gives it a new inode) or rewritten, checked
-   * every `pollMs`. A file that fails to load is tried again only once it changes again.
+   * Reloads when the file is replaced (a rename gives it a new inode), rewritten, or has
+   * its mode or owner changed (an unreadable file made readable), checked every
+   * `pollMs`. A file that fails to load is tried again only once it changes again, or,
+   * when its load could not start (LoaderUnavailableError), RETRY_UNSTARTED_MS later.
    */
   watch(pollMs: number): void {
     this.clearTimer();
     this.timer = setInterval(() => {
       const signature = fileSignature(this.path);
-      if (signature === this.signature || signature === "missing") return;
+      const retry = this.retryAt !== undefined && performance.now() >= this.retryAt;
+      if ((signature === this.signature && !retry) || signature === "missing") return;
       this.signature = signature;
+      this.retryAt = undefined;
       void this.reload();
     }, pollMs);
     this.timer.unref?.();
@@ -155,7 +175,8 @@ export function openWithAsnIndex(path: string): RangeIndex {
 function fileSignature(path: string): string {
   try {
     const stat = statSync(path);
-    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+    // ctime moves with a change of mode or owner, which may make a file readable.
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
   } catch {
     return "missing";
   }

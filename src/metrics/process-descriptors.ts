@@ -18,10 +18,29 @@ export interface DescriptorUse {
  */
 export function descriptorUse(): DescriptorUse | null {
   try {
-    const open = readdirSync("/proc/self/fd").length;
-    const line = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
-    return line ? { open, max: Number(line[1]) } : null;
+    return readUse();
   } catch {
     return null;
   }
+}
+
+/**
+ * How many more descriptors this process may open now, or null where it cannot be told
+ * (no /proc). Reading the count takes a descriptor itself: a read that fails for want
+ * of one (EMFILE, ENFILE) counts as none free.
+ */
+export function descriptorsFree(): number | null {
+  try {
+    const use = readUse();
+    return use && Math.max(0, use.max - use.open);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException)?.code;
+    return code === "EMFILE" || code === "ENFILE" ? 0 : null;
+  }
+}
+
+function readUse(): DescriptorUse | null {
+  const open = readdirSync("/proc/self/fd").length;
+  const line = /^Max open files\s+(\d+)/m.exec(readFileSync("/proc/self/limits", "utf8"));
+  return line ? { open, max: Number(line[1]) } : null;
 }

@@ -1,5 +1,6 @@
 import { RangeIndex } from "../index/range-index.ts";
-import type { IndexLoader } from "../index/live-index.ts";
+import { LoaderUnavailableError, type IndexLoader } from "../index/live-index.ts";
+import { descriptorsFree } from "../metrics/process-descriptors.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
 
 /**
@@ -26,6 +27,15 @@ export function offThreadLoader(workerEntry: string): IndexLoader {
 }
 
 /**
+ * The descriptors a loader thread is started with at least free. Starting a thread takes
+ * a few (its event loop's, the modules it reads), and Bun ends the whole process when
+ * it finds none, which a server holding idle connections up to its limit would meet on
+ * every reload. 32 is far more than a start takes, and nothing beside a limit in the
+ * hundreds of thousands.
+ */
+export const LOADER_DESCRIPTORS = 32;
+
+/**
  * Starts a loader thread with one job and resolves with its answer; rejects with its
  * error, when the thread ends without one, or when `signal` aborts (the thread is ended
  * then, so a stopping server does not wait for it).
@@ -37,6 +47,10 @@ async function runLoader<Type extends "index-loaded" | "asn-built">(
   signal?: AbortSignal,
 ): Promise<Extract<FromWorker, { type: Type }>> {
   if (signal?.aborted) throw new Error("stopped before the loader thread started");
+  const free = descriptorsFree();
+  if (free !== null && free < LOADER_DESCRIPTORS) {
+    throw new LoaderUnavailableError(`too few file descriptors are free to start a loader thread (${free}; it takes ${LOADER_DESCRIPTORS}); connections hold the rest`);
+  }
   const worker = new Worker(workerEntry);
   let onAbort = () => {};
   try {

@@ -5,7 +5,7 @@
  * in use and the limit.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startServerProcess, type ServerProcess } from "../support/server-process.ts";
@@ -63,3 +63,33 @@ test("more idle connections than descriptors: once they close, the server answer
   const metrics = await (await fetch(`${server.url}/metrics`)).text();
   expect(metrics).toContain("process_max_fds 128");
 });
+
+test("a reload while connections hold every descriptor fails with a log line and is tried again once they close; the server lives on", async () => {
+  const server = await serveWithLimits(96, 96, "reload-at-limit");
+  const port = Number(new URL(server.url).port);
+  const held = [];
+  for (let i = 0; i < 150; i++) {
+    held.push(await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {}, error() {} } }));
+  }
+  // Idle connections the server accepts until it has no descriptor left (it takes a moment).
+  const full = Date.now() + 10_000;
+  while (readdirSync(`/proc/${server.process.pid}/fd`).length < 96 && Date.now() < full) await Bun.sleep(50);
+  server.process.kill("SIGHUP");
+  expect(await waitForLog(server, /"data reload failed; still serving the data loaded before".*too few file descriptors/)).toBe(true);
+  expect(server.process.exitCode).toBeNull();
+  for (const socket of held) socket.end();
+  // The reload that could not start is tried again by itself, not on the next SIGHUP.
+  expect(await waitForLog(server, /"data reloaded"/)).toBe(true);
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  expect(server.process.exitCode).toBeNull();
+}, 40_000);
+
+async function waitForLog(server: ServerProcess, line: RegExp, ms = 15_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (line.test(server.stderr())) return true;
+    if (server.process.exitCode !== null) return false;
+    await Bun.sleep(100);
+  }
+  return false;
+}
