@@ -56,6 +56,7 @@ export class LiveIndex {
   private queued: Promise<boolean> | undefined;
   /** When the watcher tries again a load that could not start (performance.now()); undefined when none waits. */
   private retryAt: number | undefined;
+  private retryUnstartedMs = RETRY_UNSTARTED_MS;
   /** Aborted by stop(): a load under way is cut short, and none starts after it. */
   private readonly stopping = new AbortController();
 
@@ -123,7 +124,7 @@ export class LiveIndex {
       if (signal.aborted) return false;
       // A file that fails is not tried again by the watcher until it changes again; one
       // whose load could not even start is, a while later, the file unjudged.
-      if (error instanceof LoaderUnavailableError) this.retryAt = performance.now() + RETRY_UNSTARTED_MS;
+      if (error instanceof LoaderUnavailableError) this.retryAt = performance.now() + this.retryUnstartedMs;
       settle();
       this.onReload({ ok: false, error });
       return false;
@@ -134,10 +135,11 @@ export class LiveIndex {
    * Reloads when the file is replaced (a rename gives it a new inode), rewritten, or has
    * its mode or owner changed (an unreadable file made readable), checked every
    * `pollMs`. A file that fails to load is tried again only once it changes again, or,
-   * when its load could not start (LoaderUnavailableError), RETRY_UNSTARTED_MS later.
+   * when its load could not start (LoaderUnavailableError), `retryUnstartedMs` later.
    */
-  watch(pollMs: number): void {
+  watch(pollMs: number, retryUnstartedMs = RETRY_UNSTARTED_MS): void {
     this.clearTimer();
+    this.retryUnstartedMs = retryUnstartedMs;
     this.timer = setInterval(() => {
       const signature = fileSignature(this.path);
       const retry = this.retryAt !== undefined && performance.now() >= this.retryAt;

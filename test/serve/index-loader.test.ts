@@ -1,11 +1,11 @@
 import { afterAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
 import { asnIndexOf } from "../../src/asn/asn-index.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
-import { LiveIndex, onThisThread, type IndexLoader } from "../../src/index/live-index.ts";
+import { LiveIndex, LoaderUnavailableError, onThisThread, type IndexLoader } from "../../src/index/live-index.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { offThreadLoader } from "../../src/serve/index-loader.ts";
 
@@ -213,6 +213,47 @@ test("a file replaced again while it loads is loaded once more, and no more than
     await Bun.sleep(100);
     expect(releases).toHaveLength(2);
     expect(reports).toEqual([true, true]);
+  } finally {
+    live.stop();
+  }
+});
+
+test("the watcher loads a file again when its mode changes (a file made readable), though its bytes did not", async () => {
+  const path = dataCopy("mode.db");
+  const reports: boolean[] = [];
+  const live = new LiveIndex(path, (outcome) => reports.push(outcome.ok));
+  live.watch(10);
+  try {
+    await Bun.sleep(50);
+    expect(reports).toEqual([]);
+    chmodSync(path, 0o640);
+    await until(() => reports.length === 1);
+    expect(reports).toEqual([true]);
+  } finally {
+    live.stop();
+  }
+});
+
+test("a load that could not start (no descriptors for a loader thread) is tried again by the watcher, the file unchanged", async () => {
+  const path = dataCopy("unstarted.db");
+  let refusals = 1;
+  const loader: IndexLoader = {
+    async load(file) {
+      if (refusals-- > 0) throw new LoaderUnavailableError("too few file descriptors are free to start a loader thread");
+      return onThisThread.load(file);
+    },
+    buildAsn: onThisThread.buildAsn,
+  };
+  const reports: boolean[] = [];
+  const live = new LiveIndex(path, (outcome) => reports.push(outcome.ok), loader);
+  live.watch(10, 100);
+  try {
+    expect(await live.reload()).toBe(false);
+    await until(() => reports.length === 2);
+    expect(reports).toEqual([false, true]);
+    // A file that failed for what it holds is not tried again until it changes.
+    await Bun.sleep(200);
+    expect(reports).toEqual([false, true]);
   } finally {
     live.stop();
   }
