@@ -30,7 +30,7 @@ async function detailOf(method: string, path: string, body: unknown): Promise<st
 describe("the admin API's validation messages", () => {
   const plan = { max_batch_size: 100, monthly_units: 1000, rate_limit: 10 };
   const cases: Array<[string, string, () => string, unknown, string]> = [
-    ["an allowlist entry that is not a string", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: ["10.0.0.0/8", 1] }, "/allowed_cidrs/1: Expected string"],
+    ["an allowlist entry that is not a string", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: ["10.0.0.0/8", 1] }, "/allowed_cidrs/1: Expected string but found a number: 1"],
     ["an allowlist too long", "POST", () => "/admin/v1/keys", { name: "k", allowed_cidrs: Array(101).fill("10.0.0.1") }, "/allowed_cidrs: Expected array length to be less or equal to 100"],
     ["an origin too long", "PATCH", () => `/admin/v1/keys/${keyId}`, { allowed_origins: [`https://${"a".repeat(300)}.example`] }, "/allowed_origins/0: Expected string length less or equal to 300"],
     ["an expiry too long", "POST", () => "/admin/v1/keys", { name: "k", expires_at: "2".repeat(65) }, "/expires_at: Expected string length less or equal to 64"],
@@ -42,7 +42,7 @@ describe("the admin API's validation messages", () => {
     ["units given as text", "PUT", () => "/admin/v1/plans/p", { ...plan, monthly_units: "1000" }, "/monthly_units: Property 'monthly_units' should be one of: 'integer', 'null'"],
     // A pattern's own message, not the pattern.
     ["a correction's country in lower case", "PUT", () => "/admin/v1/corrections/198.51.100.0_24", { country_code: "de" }, '/country_code: expected an ISO 3166-1 alpha-2 country code (upper case, like "DE")'],
-    ["a member that is not a nullable one", "POST", () => "/admin/v1/keys", { name: 5 }, "/name: Expected property 'name' to be string but found: 5"],
+    ["a member that is not a nullable one", "POST", () => "/admin/v1/keys", { name: 5 }, "/name: Expected string but found a number: 5"],
   ];
   for (const [what, method, path, body, detail] of cases) {
     test(`${what}: ${detail}`, async () => {
