@@ -1,7 +1,7 @@
 import type { Cidr } from "../address/cidr.ts";
 import type { CorsGrant, KeyCall } from "../access/key-controls.ts";
 import { ApiError } from "../errors/api-error.ts";
-import { matchRoute, type RouteTable } from "./gate.ts";
+import { allowOf, answersPreflight, matchRoute, type RouteTable } from "./gate.ts";
 import { pathOf } from "./path.ts";
 import { contextOf } from "./request-context.ts";
 
@@ -61,7 +61,7 @@ export function withCors(response: Response, grant: CorsGrant): Response {
  */
 export function preflight(request: Request, routes: RouteTable): Response | undefined {
   const path = pathOf(request.url);
-  if (!path.startsWith("/v1/")) return undefined;
+  if (!answersPreflight(path)) return undefined;
   // The route the request that follows would take, patterns included (/v1/asn/:asn).
   const matched = matchRoute(routes, path);
   if (!matched) throw new ApiError("not_found", `there is no route ${path}`);
@@ -69,6 +69,8 @@ export function preflight(request: Request, routes: RouteTable): Response | unde
   // Counted, and logged, under its route.
   contextOf(request).route = matched.route;
   const headers: Record<string, string> = {
+    // For a plain OPTIONS (no Origin) too: what the route answers, as its 405 says.
+    allow: allowOf(path, methods),
     "access-control-allow-methods": methods.join(", "),
     "access-control-allow-headers": "Authorization, Content-Type",
     "access-control-max-age": PREFLIGHT_MAX_AGE,

@@ -64,7 +64,8 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
   const methods = matched.methods;
   context.route = matched.route;
   if (!methods.includes(request.method)) {
-    throw new ApiError("method_not_allowed", `${path} answers ${methods.join(", ")}, not ${request.method}`, {}, { allow: methods.join(", ") });
+    const allow = allowOf(path, methods);
+    throw new ApiError("method_not_allowed", `${path} answers ${allow}, not ${request.method}`, {}, { allow });
   }
   if (!path.startsWith("/v1/")) return;
 
@@ -98,6 +99,22 @@ export function checkGate(request: Request, options: GateOptions): Promise<void>
     if (declared !== null && Number(declared) > options.maxBody) throw bodyTooLarge(options.maxBody);
   }
   return undefined;
+}
+
+/**
+ * Whether OPTIONS on a path is answered, as a CORS preflight (preflight in cors.ts): on
+ * the /v1 routes, and no others.
+ */
+export function answersPreflight(path: string): boolean {
+  return path.startsWith("/v1/");
+}
+
+/**
+ * The Allow of a route: every method it answers (RFC 9110 §10.2.1), so OPTIONS too where
+ * a preflight answers it, though the route table (the app's own routes) does not hold it.
+ */
+export function allowOf(path: string, methods: readonly string[]): string {
+  return (answersPreflight(path) ? [...methods, "OPTIONS"] : methods).join(", ");
 }
 
 /**

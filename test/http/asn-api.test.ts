@@ -221,7 +221,7 @@ describe("the gate, rate and quota on the AS routes", () => {
   test("wrong method: 405 with Allow; a path below the AS: 404", async () => {
     const post = await t.request("POST", "/v1/asn/13335", { key, body: {} });
     expect(post.status).toBe(405);
-    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    expect(post.headers.get("allow")).toBe("GET, HEAD, OPTIONS");
     expect((await get("/v1/asn/13335/prefixes")).status).toBe(404);
     expect((await get("/v1/asn/")).status).toBe(404);
   });

@@ -75,8 +75,33 @@ describe("error table", () => {
   test("method_not_allowed names the allowed methods", async () => {
     const response = await t.request("DELETE", "/v1/lookup/batch", { key });
     expect(response.status).toBe(405);
-    expect(response.headers.get("allow")).toBe("POST");
-    expect((await t.request("POST", "/v1/me", { key, body: {} })).headers.get("allow")).toBe("GET, HEAD");
+    expect(response.headers.get("allow")).toBe("POST, OPTIONS");
+    expect((await t.request("POST", "/v1/me", { key, body: {} })).headers.get("allow")).toBe("GET, HEAD, OPTIONS");
+  });
+
+  // RFC 9110 §15.5.6: a 405's Allow lists the methods the resource answers. On /v1 that
+  // includes OPTIONS, which the CORS preflight answers (CONTRACT §16); elsewhere it does not.
+  test("a 405's Allow lists every method the route answers, and none it does not", async () => {
+    const paths = ["/v1/lookup", "/v1/lookup/batch", "/v1/me", "/v1/usage", "/v1/asn", "/v1/asn/13335", "/healthz", "/readyz", "/metrics", "/openapi.json", "/docs"];
+    for (const path of paths) {
+      const refused = await t.request("DELETE", path, { key });
+      expect([path, refused.status]).toEqual([path, 405]);
+      const allow = refused.headers.get("allow")!.split(", ");
+      expect([path, allow.includes("OPTIONS")]).toEqual([path, path.startsWith("/v1/")]);
+      for (const method of allow) {
+        const answered = await t.request(method, path, { key, body: method === "POST" ? {} : undefined });
+        expect([path, method, answered.status]).not.toEqual([path, method, 405]);
+      }
+      expect([path, (await t.request("OPTIONS", path)).status === 405]).toEqual([path, !allow.includes("OPTIONS")]);
+    }
+  });
+
+  test("a plain OPTIONS on a /v1 route (no Origin, no key) answers 204 with Allow, and grants no origin", async () => {
+    const response = await t.request("OPTIONS", "/v1/lookup");
+    expect(response.status).toBe(204);
+    expect(response.headers.get("allow")).toBe("POST, OPTIONS");
+    expect(response.headers.get("access-control-allow-origin")).toBeNull();
+    expect((await t.request("OPTIONS", "/v1/asn/13335")).headers.get("allow")).toBe("GET, HEAD, OPTIONS");
   });
 
   test("batch_too_large carries the plan's max_batch_size", async () => {

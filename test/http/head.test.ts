@@ -31,7 +31,7 @@ describe("HEAD", () => {
   test("HEAD on a POST-only route is 405, and GET routes list HEAD as allowed", async () => {
     const head = await t.request("HEAD", "/v1/lookup", { key });
     expect(head.status).toBe(405);
-    expect(head.headers.get("allow")).toBe("POST");
+    expect(head.headers.get("allow")).toBe("POST, OPTIONS");
     const post = await t.request("POST", "/healthz", { body: {} });
     expect(post.status).toBe(405);
     expect(post.headers.get("allow")).toBe("GET, HEAD");

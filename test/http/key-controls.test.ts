@@ -207,6 +207,7 @@ function suite(fresh: () => Promise<string>) {
       expect(response.status).toBe(204);
       expect(response.headers.get("access-control-allow-origin")).toBe("https://app.example.com");
       expect(response.headers.get("access-control-allow-methods")).toBe("POST");
+      expect(response.headers.get("allow")).toBe("POST, OPTIONS");
       expect(response.headers.get("access-control-allow-headers")).toBe("Authorization, Content-Type");
       expect(response.headers.get("vary")).toContain("Origin");
     }
