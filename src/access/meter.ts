@@ -1,6 +1,6 @@
 import { ApiError } from "../errors/api-error.ts";
 import { ClientGoneError } from "../errors/client-gone.ts";
-import { billingPeriod, type BillingPeriod } from "../store/period.ts";
+import { billingPeriod, periodTime, type BillingPeriod } from "../store/period.ts";
 import type { ActiveKey, ChargeOutcome, Store } from "../store/store.ts";
 import type { KeyCache } from "./key-cache.ts";
 import type { StoreHealth } from "./store-health.ts";
@@ -124,10 +124,11 @@ export class Meter {
     }
     const remaining = limit === null ? null : Math.max(0, limit - outcome.used);
     if (!outcome.ok) {
+      const end = periodTime(period.end);
       throw new ApiError(
         "quota_exceeded",
-        `this request needs ${units} unit${units === 1 ? "" : "s"}; the key has ${remaining} left until ${period.end.toISOString()}`,
-        { units_requested: units, units_remaining: remaining, period_end: period.end.toISOString() },
+        `this request needs ${units} unit${units === 1 ? "" : "s"}; the key has ${remaining} left until ${end}`,
+        { units_requested: units, units_remaining: remaining, period_end: end },
       );
     }
     return { consumed: units, remaining };

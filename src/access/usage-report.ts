@@ -1,4 +1,4 @@
-import { billingPeriod } from "../store/period.ts";
+import { billingPeriod, periodTime } from "../store/period.ts";
 import type { ApiKey, Plan, Store } from "../store/store.ts";
 
 /** The usage answer of `GET /v1/usage` and `iplookup usage ID --json` (CONTRACT §4). */
@@ -9,11 +9,6 @@ export interface UsageReport {
   units: { used: number; limit: number | null; remaining: number | null };
 }
 
-/** ISO 8601 without milliseconds, as the contract writes times. */
-function isoSeconds(date: Date): string {
-  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
-}
-
 export async function usageReport(store: Store, key: ApiKey, plan: Plan, now: Date): Promise<UsageReport> {
   const period = billingPeriod(now);
   const used = await store.unitsUsed(key.id, period.id);
@@ -21,7 +16,7 @@ export async function usageReport(store: Store, key: ApiKey, plan: Plan, now: Da
   return {
     key: { id: key.id, name: key.name },
     plan: { name: plan.name, max_batch_size: plan.maxBatchSize, monthly_units: limit, rate_limit: plan.rateLimit },
-    period: { start: isoSeconds(period.start), end: isoSeconds(period.end) },
+    period: { start: periodTime(period.start), end: periodTime(period.end) },
     units: { used, limit, remaining: limit === null ? null : Math.max(0, limit - used) },
   };
 }

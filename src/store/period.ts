@@ -20,6 +20,16 @@ export function billingPeriod(now: Date): BillingPeriod {
   };
 }
 
+/**
+ * A period's start or end as the contract writes it (§4): RFC 3339 in UTC, whole seconds
+ * (`2026-12-01T00:00:00Z`). Every answer that names one, /v1/usage and quota_exceeded,
+ * writes it with this, so a client comparing them sees one text. A bound is midnight:
+ * the milliseconds left out are always zero.
+ */
+export function periodTime(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}
+
 /** Midnight UTC on the first of a month; `month` 12 is January of the next year. */
 function monthStart(year: number, month: number): Date {
   // setUTCFullYear, unlike Date.UTC, does not read years 0 to 99 as 1900 to 1999.

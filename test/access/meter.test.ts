@@ -15,8 +15,8 @@ test("each charge goes to the month of the clock at that moment, also when the c
   expect(await meter.charge(active, 3)).toEqual({ consumed: 3, remaining: 7 });
   now = new Date("2026-11-15T00:00:00.000Z");
   expect(await meter.charge(active, 6)).toEqual({ consumed: 6, remaining: 0 });
-  await expect(meter.charge(active, 1)).rejects.toMatchObject({ code: "quota_exceeded", extra: { period_end: "2026-12-01T00:00:00.000Z" } });
-  await expect(meter.charge(active, 1)).rejects.toThrow("this request needs 1 unit; the key has 0 left until 2026-12-01T00:00:00.000Z");
+  await expect(meter.charge(active, 1)).rejects.toMatchObject({ code: "quota_exceeded", extra: { period_end: "2026-12-01T00:00:00Z" } });
+  await expect(meter.charge(active, 1)).rejects.toThrow("this request needs 1 unit; the key has 0 left until 2026-12-01T00:00:00Z");
   await expect(meter.charge(active, 2)).rejects.toThrow("this request needs 2 units;");
   expect(await store.unitsUsed(key.id, "2026-11")).toBe(10);
   expect(await store.unitsUsed(key.id, "2026-12")).toBe(3);

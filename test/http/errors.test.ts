@@ -183,6 +183,23 @@ describe("check order", () => {
   });
 });
 
+test("quota_exceeded names the period's end as /v1/usage and the contract write it (whole seconds)", async () => {
+  const tiny = await makeTestApp();
+  try {
+    await tiny.store.setPlan("tiny", { maxBatchSize: 10, monthlyUnits: 1, rateLimit: null });
+    const k = (await tiny.issueKey("tiny")).secret;
+    const over = await tiny.request("POST", "/v1/lookup/batch", { key: k, body: { ips: ["1.1.1.1", "8.8.8.8"] } });
+    expect(over.status).toBe(429);
+    const body = await problem(over);
+    expect(body).toMatchObject({ code: "quota_exceeded", units_requested: 2, units_remaining: 1, period_end: "2026-12-01T00:00:00Z" });
+    expect(body.detail).toBe("this request needs 2 units; the key has 1 left until 2026-12-01T00:00:00Z");
+    const usage = (await (await tiny.request("GET", "/v1/usage", { key: k })).json()) as { period: { end: string } };
+    expect(usage.period.end).toBe(body.period_end as string);
+  } finally {
+    await tiny.close();
+  }
+});
+
 describe("rate limits", () => {
   test("over the plan's rate: 429 rate_limited with Retry-After, for every /v1 route", async () => {
     const limited = await makeTestApp();
