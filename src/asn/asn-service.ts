@@ -116,15 +116,17 @@ export class AsnService {
   /**
    * Refuses a search text that is missing, given more than once, empty or longer than
    * MAX_QUERY_CHARACTERS. `texts`: every value of `q` in the request, or the one text.
+   * `name`: what the caller gave the text as, which the detail names: the API's `q`, the
+   * CLI's `--search` (a CLI user has no `q` to look for).
    */
-  checkQuery(texts: string | readonly string[] | undefined): string {
+  checkQuery(texts: string | readonly string[] | undefined, name = "q"): string {
     const all = texts === undefined ? [] : typeof texts === "string" ? [texts] : texts;
-    if (all.length > 1) throw new ApiError("invalid_request", "give q once");
+    if (all.length > 1) throw new ApiError("invalid_request", `give ${name} once`);
     const text = all[0];
     if (text === undefined) throw new ApiError("invalid_request", "give the text to search for as ?q=TEXT (1 to 64 characters)");
     const characters = characterCount(text);
     if (characters < 1 || characters > MAX_QUERY_CHARACTERS) {
-      throw new ApiError("invalid_request", `q: the search text has ${characters} characters; it must have 1 to ${MAX_QUERY_CHARACTERS}`);
+      throw new ApiError("invalid_request", `${name}: the search text has ${characters} characters; it must have 1 to ${MAX_QUERY_CHARACTERS}`);
     }
     return text;
   }

@@ -65,6 +65,14 @@ describe("iplookup asn", () => {
     }
   });
 
+  test("a bad search text's message names --search, the flag the user gave, not the API's q", () => {
+    for (const [text, count] of [["", 0], ["x".repeat(65), 65]] as const) {
+      const result = cli(["asn", "--search", text]);
+      expect({ code: result.code, stdout: result.stdout }).toEqual({ code: 1, stdout: "" });
+      expect(result.stderr).toBe(`iplookup: --search: the search text has ${count} characters; it must have 1 to 64\n`);
+    }
+  });
+
   test("neither an AS nor --search, or both: exit 2", () => {
     expect(cli(["asn"]).code).toBe(2);
     expect(cli(["asn", "13335", "--search", "x"]).code).toBe(2);

@@ -179,6 +179,12 @@ describe("GET /v1/asn?q=", () => {
     expect(await response.json()).toEqual({ results: [] });
   });
 
+  test("a bad search text's detail names q, the parameter the caller gave", async () => {
+    const response = await get("/v1/asn?q=");
+    expect(await response.json()).toMatchObject({ code: "invalid_request", detail: "q: the search text has 0 characters; it must have 1 to 64" });
+    expect(await (await get("/v1/asn?q=a&q=b")).json()).toMatchObject({ code: "invalid_request", detail: "give q once" });
+  });
+
   test("64 characters are fine (counted as characters, not bytes); 65 are not", async () => {
     expect((await get(`/v1/asn?q=${"x".repeat(64)}`)).status).toBe(200);
     expect((await get(`/v1/asn?q=${encodeURIComponent("é".repeat(64))}`)).status).toBe(200);

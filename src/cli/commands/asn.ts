@@ -44,7 +44,7 @@ ${STATE_FLAG_HELP}`,
     const service = new AsnService(() => (index ??= openIndex(dataPath, givenAs("data", flags, context.env))), () => corrections);
     let answer;
     try {
-      answer = search === undefined ? await service.answer(service.check(positionals[0] as string)) : await service.search(service.checkQuery(search));
+      answer = search === undefined ? await service.answer(service.check(positionals[0] as string)) : await service.search(service.checkQuery(search, "--search"));
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       context.io.err(`iplookup: ${error.detail}`);
