@@ -1,5 +1,5 @@
 import type { Address } from "./address.ts";
-import { parseAddress } from "./parse.ts";
+import { ipv6Text, parseAddress } from "./parse.ts";
 
 /** An address block: every address whose first `prefix` bits equal the network's. */
 export interface Cidr {
@@ -11,6 +11,10 @@ export interface Cidr {
  * Parses `ADDRESS/PREFIX` (or a bare address, as a single-address block) with the strict
  * address parser. The host bits need not be zero (`10.1.2.3/8` means 10.0.0.0/8).
  * An IPv4-mapped IPv6 block (`::ffff:10.0.0.0/104`) is read as the IPv4 block it carries.
+ * A mapped address with a prefix under 96 (`::ffff:0:0/95`) is no such block: it is an
+ * IPv6 block reaching past ::ffff:0:0/96, written with host bits set (the last bit of
+ * `ffff` is one), and is read as one, so that a caller refusing host bits names the
+ * block meant (::fffe:0:0/95) rather than calling the text no block at all.
  */
 export function parseCidr(text: string): Cidr | null {
   const slash = text.indexOf("/");
@@ -20,11 +24,13 @@ export function parseCidr(text: string): Cidr | null {
   if (slash < 0) return { network, prefix: max };
   const digits = text.slice(slash + 1);
   if (!/^(0|[1-9][0-9]{0,2})$/.test(digits)) return null;
-  let prefix = Number(digits);
+  const prefix = Number(digits);
   const mapped = network.version === 4 && text.includes(":");
-  if (mapped) prefix -= 96;
-  if (prefix < 0 || prefix > max) return null;
-  return { network, prefix };
+  if (!mapped) return prefix > max ? null : { network, prefix };
+  if (prefix > 128) return null;
+  if (prefix >= 96) return { network, prefix: prefix - 96 };
+  const words = [0, 0, 0xffff, network.value] as const;
+  return { network: { version: 6, text: ipv6Text(words), words }, prefix };
 }
 
 /** True when the address lies in the block (families never match each other). */
