@@ -26,8 +26,8 @@ import { Scratch } from "./scratch.ts";
  * - its name in lower case, for the search, in rank order (`names`, newline-separated
  *   UTF-8, rank r from `nameStarts[r]` to `nameStarts[r + 1] - 1`): a search finds the
  *   names it matches in the order it answers them, and stops at the first fifty;
- * - whether it is a hosting provider's (`hosting`: 1 or 0; null when the data says
- *   nothing about hosting).
+ * - whether it is a hosting provider's (`hosting`: 1 or 0; null when the data was
+ *   built without a list of hosting AS numbers, whatever hosting feeds it has).
  */
 export interface AsnImage {
   readonly asns: Uint32Array;

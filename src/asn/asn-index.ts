@@ -82,7 +82,7 @@ export class AsnIndex {
     };
   }
 
-  /** The hosting flag of §15 for the AS in `slot`; null when the data has no hosting signal (see hosting.ts). */
+  /** The hosting flag of §15 for the AS in `slot`; null when the data was built without a list of hosting AS numbers (see hosting.ts). */
   hosting(slot: number): boolean | null {
     const flags = this.image.hosting;
     return flags === null ? null : flags[slot] === 1;

@@ -85,7 +85,7 @@ export const AsnResultSchema = t.Object({
   name: Nullable(t.String({ description: "The AS name, as lookups answer it" })),
   country_code: Nullable(t.String({ description: "ISO 3166-1 alpha-2: the country of most of the AS's IPv4 addresses (IPv6 when none has one)" })),
   country: Nullable(t.String({ description: "English name of the country" })),
-  hosting: Nullable(t.Boolean({ description: "A hosting or cloud provider's AS; null when the data has no hosting signal" })),
+  hosting: Nullable(t.Boolean({ description: "Whether the data's list of hosting and cloud providers' AS numbers names the AS; null when the data was built without such a list (hosting feeds by address block answer lookups, not this)" })),
   num_ips: Type.Integer({ minimum: 0, description: "The IPv4 addresses of `prefixes`" }),
   prefixes: t.Array(t.String(), { description: "The fewest IPv4 CIDR blocks covering exactly the addresses whose lookup answers this AS, in address order" }),
   prefixes6: t.Array(t.String(), { description: "The same for IPv6" }),

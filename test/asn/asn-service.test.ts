@@ -1,7 +1,8 @@
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseAddress } from "../../src/address/parse.ts";
 import { checkAsn, classifyAsn, parseAsn } from "../../src/asn/asn-number.ts";
 import { asnIndexOf } from "../../src/asn/asn-index.ts";
 import { AsnService } from "../../src/asn/asn-service.ts";
@@ -78,4 +79,20 @@ test("hosting: true for an AS the data's hosting list names, false for one it do
   const bare = RangeIndex.open(small);
   expect(bare.hostingOfAsn(16509)).toBeNull();
   expect(asnIndexOf(bare).result(13335)).toMatchObject({ found: true, hosting: null });
+});
+
+test("hosting: a hosting feed by address block is no list of AS numbers, so the AS answer stays null while lookups in the feed's blocks say true", async () => {
+  // What the AS answer's hosting means (an AS the data's list of hosting providers' AS
+  // numbers names) has no other source: a block feed covers some of an AS's addresses
+  // and says nothing of the AS as a whole.
+  const sub = mkdtempSync(join(dir, "block-feed-"));
+  const feed = join(sub, "hosting.txt");
+  writeFileSync(feed, "1.0.0.0/25\n");
+  const path = join(sub, "data.db");
+  writeDataFile(path, await buildDataSet([{ files: [{ path: feed }], feed: { signal: "hosting", service: "Example" } }, ...writeSmallSources(sub)], new Date("2026-01-01T00:00:00Z")));
+  const index = RangeIndex.open(path);
+  expect(index.lookup(parseAddress("1.0.0.1")!)?.record).toMatchObject({ asn: 13335, privacy: { hosting: true, service: "Example" } });
+  expect(index.lookup(parseAddress("1.0.0.200")!)?.record).toMatchObject({ asn: 13335, privacy: { hosting: false, service: null } });
+  expect(index.hostingOfAsn(13335)).toBeNull();
+  expect(asnIndexOf(index).result(13335)).toMatchObject({ found: true, hosting: null });
 });
