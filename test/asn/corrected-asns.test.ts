@@ -172,6 +172,21 @@ describe("a correction naming asn moves its block between ASes", () => {
     expect(corrected.resultJson(15169)).toEqual(asns.resultJson(15169));
   });
 
+  test("a corrected asn leaves the block's privacy signals as the data gave them: the lookup and the AS answer can differ on hosting until privacy is named too (docs/corrections.md)", () => {
+    const look = (table: CorrectionTable) => {
+      const lookups = new LookupService(() => index, () => table);
+      return lookups.lookup(lookups.resolve(["1.1.1.1"]))[0]!;
+    };
+    expect(index.hostingOfAsn(13335)).toBe(true);
+    expect(index.hostingOfAsn(UNKNOWN_ASN)).toBe(false);
+    const moved = correctedBy(correction("1.1.1.0/24", { asn: UNKNOWN_ASN }));
+    expect(look(moved.table)).toMatchObject({ asn: UNKNOWN_ASN, as_name: "Cloudflare, Inc.", privacy: { hosting: true, service: "Cloudflare" } });
+    expect(moved.corrected.result(UNKNOWN_ASN)).toMatchObject({ found: true, name: "Cloudflare, Inc.", hosting: false });
+    const named = correctedBy(correction("1.1.1.0/24", { asn: UNKNOWN_ASN, as_name: "Example", privacy: { hosting: false } }));
+    expect(look(named.table)).toMatchObject({ asn: UNKNOWN_ASN, as_name: "Example", privacy: { hosting: false, service: null } });
+    expect(named.corrected.result(UNKNOWN_ASN)).toMatchObject({ found: true, name: "Example", hosting: false });
+  });
+
   test("asn null takes a whole AS out: found false, in no search", () => {
     const data = asns.result(2500);
     expect(data.found).toBe(true);
