@@ -15,6 +15,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const guide = readFileSync(join(ROOT, "docs", "corrections.md"), "utf8");
 const blocks = [...guide.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1] as string);
+/** The lookup block and the output the page shows after it. */
+const shownLookup = /```sh\n(iplookup lookup [^\n]*)\n```\n\n```text output\n([\s\S]*?)```/.exec(guide);
 /** `iplookup` as the checkout runs it. */
 const PRELUDE = `set -euo pipefail\niplookup() { "${process.execPath}" src/main.ts "$@"; }\n`;
 
@@ -30,8 +32,13 @@ test("the command-line block runs, and leaves the corrections it says", () => {
   const result = bash(script!, { IPLOOKUP_STATE: state });
   expect(result).toMatchObject({ code: 0, stderr: "" });
   const left = JSON.parse(cli(["corrections", "list", "--json"], { IPLOOKUP_STATE: state }).stdout) as { cidr: string }[];
-  expect(left.map((c) => c.cidr)).toEqual(["198.51.100.0/24", "203.0.113.0/24", "2001:db8:5::/48"]);
+  expect(left.map((c) => c.cidr)).toEqual(["8.8.8.0/24", "9.9.9.0/24", "2a02:26f7:b3c0:4000::/64"]);
   expect(left[1]).toMatchObject({ city: null });
+  // Public blocks the default data answers, so the corrections show: the page's lookups
+  // print what it shows after them.
+  expect(shownLookup).not.toBeNull();
+  const [, lookup, output] = shownLookup!;
+  expect(bash(lookup!, { IPLOOKUP_STATE: state })).toEqual({ code: 0, stdout: output!, stderr: "" });
 });
 
 test("the admin API block runs against a server's admin listener", async () => {
@@ -46,7 +53,7 @@ test("the admin API block runs against a server's admin listener", async () => {
     const result = bash(adapted, {});
     expect(result.code).toBe(0);
     const [put, list, removed] = result.stdout.trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
-    expect(put).toMatchObject({ cidr: "198.51.100.0/24", country_code: "FR", asn: 64500, privacy: { hosting: false }, note: "ticket 12" });
+    expect(put).toMatchObject({ cidr: "8.8.8.0/24", country_code: "FR", asn: 3215, privacy: { hosting: false }, note: "ticket 12" });
     expect(list).toEqual({ corrections: [put] });
     expect(removed).toEqual(put);
   } finally {
