@@ -107,13 +107,14 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   Bun.gc(true);
   let tls = config.tls && loadTlsAtStart(config.tls, environment.now());
   if (tls) mainMetrics.setTlsCertificateExpiry(tls.expiresAtMs);
+  // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
+  // new certificate's listener joins before the old one leaves), so the port is first
+  // bound alone, once: a port in use by anything, another iplookup included, is refused
+  // here, and the claim holds it until the main thread's listener has bound it too.
+  const claim = claimPort(config.host, config.port);
   const setup: ThreadSetup = {
     config,
-    // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
-    // new certificate's listener joins before the old one leaves), so the port is first
-    // bound alone, once: a port in use by anything, another iplookup included, is
-    // refused here and never shared.
-    port: claimPort(config.host, config.port),
+    port: claim.port,
     tls,
     thread: 0,
     image: index.current().image,
@@ -125,7 +126,12 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   };
   // Its failures come as they are: opening the state file names the file (see
   // sqlite-faults.ts), and listening says what is wrong with the port (see port.ts).
-  const main: ServingThread = await startServingThread(setup, () => index.current(), logger, environment.now);
+  let main: ServingThread;
+  try {
+    main = await startServingThread(setup, () => index.current(), logger, environment.now);
+  } finally {
+    claim.release();
+  }
   let checkpoints: HelperThread | null = null;
   let admin: AdminListener | null = null;
   /** For a start that fails part-way: stops what has started, the checkpoint thread last (a thread left running keeps the process alive). */
