@@ -65,8 +65,31 @@ export function checkDataFile(db: Database, meta: ReadonlyMap<string, string>, b
   for (const name of names) {
     if (checksums.tables[name] !== sha256(blobs.get(name) as Uint8Array)) throw damaged(`its ${name} table does not match the checksum recorded when it was built`);
   }
-  if (checksums.meta !== sha256(metaText(meta))) throw damaged("its meta table does not match the checksum recorded when it was built");
-  if (checksums.sources !== sha256(sourcesText(db))) throw damaged("its sources table does not match the checksum recorded when it was built");
+  if (checksums.meta !== sha256(metaText(meta))) throw metaMismatch();
+  if (checksums.sources !== sha256(readingTable("sources", () => sourcesText(db)))) throw damaged("its sources table does not match the checksum recorded when it was built");
+}
+
+/**
+ * Throws when the file records readable checksums and its meta rows do not match them.
+ * For a file whose `format` is not this iplookup's: a format value (or its key) changed
+ * on disk reads as a file of another format, which the meta checksum tells apart. A
+ * file of another format that records its meta checksum as this one does matches it;
+ * one that records none, or another shape of checksums, is let be.
+ */
+export function checkMetaOfOtherFormat(meta: ReadonlyMap<string, string>): void {
+  const recorded = meta.get(CHECKSUMS_KEY);
+  if (recorded === undefined) return;
+  let checksums: Checksums;
+  try {
+    checksums = checksumsFrom(recorded);
+  } catch {
+    return;
+  }
+  if (checksums.meta !== sha256(metaText(meta))) throw metaMismatch();
+}
+
+function metaMismatch(): Error {
+  return damaged("its meta table does not match the checksum recorded when it was built");
 }
 
 function checkDataVersion(dataVersion: string, recorded: string, names: readonly string[], blobs: ReadonlyMap<string, Uint8Array>): void {
@@ -89,6 +112,43 @@ export function malformedPages(error: unknown): Error | null {
   if (sqlitePrimaryCode(error) !== SQLITE_CORRUPT) return null;
   return damaged(`SQLite finds its pages malformed (${(error as { code: string }).code}), as a copy cut short or bytes changed on disk leave them`);
 }
+
+/**
+ * Runs `read`, a query of the data file's `table`, and throws a failure as damage: a
+ * query SQLite refuses on a file that has the data file's tables ("no such column:
+ * position": a byte of the schema's text changed on disk) means the file is not as it
+ * was written, as do malformed pages. For the tables read once the file is known to be
+ * an iplookup data file (see hasDataFileTables for the first read).
+ */
+export function readingTable<T>(table: string, read: () => T): T {
+  try {
+    return read();
+  } catch (error) {
+    throw unreadableTable(table, error);
+  }
+}
+
+/** The error for a read of the data file's `table` that failed (see readingTable). */
+export function unreadableTable(table: string, error: unknown): Error {
+  return malformedPages(error) ?? damaged(`its ${table} table cannot be read (SQLite: ${(error as Error).message})`);
+}
+
+/**
+ * Whether the file has the tables every data file has (layout.ts's SCHEMA: meta,
+ * sources, blobs), by their names in sqlite_schema: a file with them was written as a
+ * data file, so a read of them that fails is damage; a SQLite file without them is a
+ * file of another kind.
+ */
+export function hasDataFileTables(db: Database): boolean {
+  try {
+    const names = new Set(db.query<{ name: unknown }, []>("SELECT name FROM sqlite_schema WHERE type = 'table'").all().map((row) => row.name));
+    return DATA_FILE_TABLES.every((name) => names.has(name));
+  } catch {
+    return false;
+  }
+}
+
+const DATA_FILE_TABLES = ["meta", "sources", "blobs"];
 
 function fieldsOf(text: string | undefined): string[] {
   let parsed: unknown;

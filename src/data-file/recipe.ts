@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { isSignal } from "../index/privacy.ts";
 import { dataFileProblem } from "../errors/file-access.ts";
-import { malformedPages } from "./checksums.ts";
+import { hasDataFileTables, malformedPages, unreadableTable } from "./checksums.ts";
 
 /**
  * How a data file was built, so `data update` can build it again: the meta row
@@ -103,8 +103,8 @@ export function readRecipe(path: string): Recipe | null {
     try {
       row = db.query<{ value: string }, [string]>("SELECT value FROM meta WHERE key = ?1").get(RECIPE_KEY);
     } catch (error) {
-      const damage = malformedPages(error);
-      throw new Error(damage ? `${path}: ${damage.message}` : `${path} is not an iplookup data file: ${(error as Error).message}`);
+      if (malformedPages(error) === null && !hasDataFileTables(db)) throw new Error(`${path} is not an iplookup data file: ${(error as Error).message}`);
+      throw new Error(`${path}: ${unreadableTable("meta", error).message}`);
     }
     return row === null ? null : parseRecipe(row.value, path);
   } finally {

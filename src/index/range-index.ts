@@ -5,7 +5,7 @@ import { network128, network32 } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
-import { checkDataFile, malformedPages } from "../data-file/checksums.ts";
+import { checkDataFile, checkMetaOfOtherFormat, damaged, hasDataFileTables, malformedPages, readingTable, unreadableTable } from "../data-file/checksums.ts";
 import { DATA_FORMAT, HOSTING_ASNS_KEY } from "../data-file/layout.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { checkValueLines } from "../data-file/value-lines.ts";
@@ -186,19 +186,33 @@ export class RangeIndex {
     try {
       meta = new Map(db.query<{ key: string; value: string }, []>("SELECT key, value FROM meta").all().map((row) => [row.key, row.value]));
     } catch (error) {
-      throw malformedPages(error) ?? new Error(`not an iplookup data file: ${(error as Error).message}`);
+      // Only a file without the data file's tables is one of another kind; in one with
+      // them, a meta table SQLite cannot read as written is damage.
+      if (malformedPages(error) === null && !hasDataFileTables(db)) throw new Error(`not an iplookup data file: ${(error as Error).message}`);
+      throw unreadableTable("meta", error);
     }
-    if (meta.get("format") !== DATA_FORMAT) throw new Error(`not an iplookup data file of format ${DATA_FORMAT} (found ${meta.get("format")})`);
-    const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    if (meta.get("format") !== DATA_FORMAT) {
+      checkMetaOfOtherFormat(meta);
+      throw new Error(`not an iplookup data file of format ${DATA_FORMAT} (found ${meta.get("format")})`);
+    }
+    const rows = readingTable("blobs", () => db.query<{ name: unknown; bytes: unknown }, []>("SELECT name, bytes FROM blobs").all());
+    const blobs = new Map<string, Uint8Array>();
+    for (const { name, bytes } of rows) {
+      // A bit of a row's header changed on disk can make a blob read as text, whose
+      // checksum (of its UTF-8) is the blob's when its bytes are ASCII.
+      if (typeof name !== "string") throw damaged("its blobs table holds a name that is not text");
+      if (!(bytes instanceof Uint8Array)) throw damaged(`its table ${JSON.stringify(name)} is not stored as bytes`);
+      blobs.set(name, bytes);
+    }
     checkDataFile(db, meta, blobs);
     const bytesOf = (name: string) => {
       const bytes = blobs.get(name);
-      if (!bytes) throw new Error(`the data file's ${name} table is missing`);
+      if (!bytes) throw damaged(`its ${name} table is missing`);
       return bytes;
     };
     const u32 = (name: string) => {
       const bytes = bytesOf(name);
-      if (bytes.byteLength % 4 !== 0) throw new Error(`the data file's ${name} table is damaged`);
+      if (bytes.byteLength % 4 !== 0) throw damaged(`its ${name} table is not a whole number of 32-bit words`);
       return new Uint32Array(shared(bytes).buffer);
     };
     const v4Starts = u32("v4_starts");
@@ -206,7 +220,7 @@ export class RangeIndex {
     const v6Starts = u32("v6_starts");
     const v6Records = u32("v6_records");
     if (v4Starts.length !== v4Records.length || v6Starts.length !== v6Records.length * 4 || v4Starts[0] !== 0 || v6Records.length === 0) {
-      throw new Error("the data file's segment tables do not match");
+      throw damaged("its segment tables do not match");
     }
     let fields = parseFields(meta.get("fields"));
     let recordValues = u32("record_values");
@@ -215,35 +229,36 @@ export class RangeIndex {
     const valueOffsets = values.map(valueStarts);
     fields.forEach((field, f) => checkValueLines(field, values[f] as Uint8Array, valueOffsets[f] as Uint32Array));
     if (!Number.isInteger(recordCount) || !allBelowOrEqual(v4Records, recordCount) || !allBelowOrEqual(v6Records, recordCount)) {
-      throw new Error("the data file's records do not match its segments");
+      throw damaged("its records do not match its segments");
     }
     for (let f = 0; f < fields.length; f++) {
       const count = (valueOffsets[f] as Uint32Array).length - 1;
       for (let r = f; r < recordValues.length; r += fields.length) {
-        if ((recordValues[r] as number) >= count) throw new Error(`the data file's ${fields[f]} values do not match its records`);
+        if ((recordValues[r] as number) >= count) throw damaged(`its ${fields[f]} values do not match its records`);
       }
     }
-    const sources = db
-      .query<Record<string, string | number>, []>("SELECT * FROM sources ORDER BY position")
-      .all()
-      .map(
-        (row): SourceInfo => ({
-          name: String(row.name),
-          origin: String(row.origin),
-          version: String(row.version),
-          builtAt: String(row.built_at),
-          license: String(row.license),
-          attribution: String(row.attribution),
-          url: String(row.url),
-          format: String(row.format),
-          fields: parseFields(String(row.fields)),
-          rowsV4: Number(row.rows_v4),
-          rowsV6: Number(row.rows_v6),
-          rangesV4: Number(row.ranges_v4),
-          rangesV6: Number(row.ranges_v6),
-          signal: signalOf(row.signal),
-        }),
-      );
+    const sourceRows = readingTable("sources", () => db.query<Record<string, string | number>, []>("SELECT * FROM sources ORDER BY position").all());
+    // A column renamed on disk would read as "undefined" in a file without checksums (a
+    // file with them is refused by its sources checksum before this).
+    for (const column of SOURCE_COLUMNS) if (sourceRows.length > 0 && !(column in (sourceRows[0] as object))) throw damaged(`its sources table has no ${column} column`);
+    const sources = sourceRows.map(
+      (row): SourceInfo => ({
+        name: String(row.name),
+        origin: String(row.origin),
+        version: String(row.version),
+        builtAt: String(row.built_at),
+        license: String(row.license),
+        attribution: String(row.attribution),
+        url: String(row.url),
+        format: String(row.format),
+        fields: parseFields(String(row.fields)),
+        rowsV4: Number(row.rows_v4),
+        rowsV6: Number(row.rows_v6),
+        rangesV4: Number(row.ranges_v4),
+        rangesV6: Number(row.ranges_v6),
+        signal: signalOf(row.signal),
+      }),
+    );
     if (!fields.includes("privacy")) {
       // A file from before signals: every record gets the privacy of data with no signal source.
       ({ fields, recordValues } = withPrivacyColumn(fields, recordValues));
@@ -385,6 +400,8 @@ export class RangeIndex {
 }
 
 const MEMBERS_CACHE_LIMIT = 200_000;
+/** The sources table's columns every file of DATA_FORMAT has (`signal` came later: see layout.ts). */
+const SOURCE_COLUMNS = ["name", "origin", "version", "built_at", "license", "attribution", "url", "format", "fields", "rows_v4", "rows_v6", "ranges_v4", "ranges_v6"];
 const membersEncoder = new TextEncoder();
 
 /**
@@ -507,10 +524,10 @@ function hostingAsnsOf(text: string | undefined): Uint32Array | null {
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new Error("the data file's hosting list is damaged");
+    throw damaged("its hosting list cannot be read");
   }
   if (!Array.isArray(parsed) || !parsed.every((entry) => Array.isArray(entry) && Number.isInteger(entry[0]) && entry[0] >= 0 && entry[0] <= 0xffffffff)) {
-    throw new Error("the data file's hosting list is damaged");
+    throw damaged("its hosting list cannot be read");
   }
   const list = new Uint32Array(new SharedArrayBuffer(parsed.length * 4));
   parsed.forEach((entry, i) => (list[i] = (entry as [number])[0]));
@@ -527,7 +544,7 @@ function parseFields(text: string | undefined): RecordField[] {
   try {
     parsed = JSON.parse(text ?? "");
   } catch {
-    throw new Error("the data file's field list is damaged");
+    throw damaged("its field list cannot be read");
   }
   if (!Array.isArray(parsed) || !parsed.every((field) => typeof field === "string" && isRecordField(field))) {
     throw new Error("the data file names fields iplookup does not know");

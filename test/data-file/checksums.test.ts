@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
 import { defaultDataPath } from "../../src/config/paths.ts";
 import { CHECKSUMS_KEY, checksumsOf } from "../../src/data-file/checksums.ts";
+import { readRecipe } from "../../src/data-file/recipe.ts";
 import { buildDataSet } from "../../src/importer/build.ts";
 import { writeDataFile } from "../../src/importer/data-file.ts";
 import { LiveIndex } from "../../src/index/live-index.ts";
@@ -243,5 +244,82 @@ describe("a hostile data file, its checksums recomputed, is refused", () => {
     expect(info.code).toBe(2);
     expect(info.stderr).toContain(`the data file is damaged: line ${line} of its values:as_name table is not a JSON string or null`);
     expect(info.stdout).toBe("");
+  });
+});
+
+/** A copy of `bytes` with `from` (which the file must hold once: a piece of its schema's text) written over by `to`, of the same length. */
+function withText(bytes: Uint8Array, from: string, to: string): Uint8Array {
+  expect(to.length).toBe(from.length);
+  const copy = bytes.slice();
+  copy.set(new TextEncoder().encode(to), offsetOf(bytes, from));
+  return copy;
+}
+
+describe("damage to the schema's text is told as damage, as any other", () => {
+  test.each([
+    ["a column of sources", "position INTEGER", "positiom INTEGER", /^the data file is damaged: its sources table cannot be read \(SQLite: no such column: position\)$/],
+    ["a column of blobs", "bytes BLOB", "bytez BLOB", /^the data file is damaged: its blobs table cannot be read \(SQLite: no such column: bytes\)$/],
+    ["blobs' name column", "(name TEXT PRIMARY KEY, bytes", "(namf TEXT PRIMARY KEY, bytes", /^the data file is damaged: its blobs table cannot be read \(SQLite: no such column: name\)$/],
+    ["a column of meta", "value TEXT", "valud TEXT", /^the data file is damaged: its meta table cannot be read \(SQLite: no such column: value\)$/],
+  ])("%s renamed", (_, from, to, reason) => {
+    refused(withText(pristine, from, to), reason);
+  });
+
+  test("data info and lookup name the file and say it is damaged, and exit 2", () => {
+    const file = join(dir, "pos.db");
+    writeFileSync(file, withText(pristine, "position INTEGER", "positiom INTEGER"));
+    const why = "the data file is damaged: its sources table cannot be read (SQLite: no such column: position)";
+    expect(cli(["data", "info", "--data", file])).toMatchObject({ code: 2, stdout: "", stderr: `iplookup: --data: ${file}: ${why}\n` });
+    expect(cli(["lookup", "1.0.0.1", "--data", file])).toMatchObject({ code: 2, stdout: "", stderr: `iplookup: --data: ${file}: ${why}\n` });
+  });
+
+  test("data update's read of the recipe says so too, naming the file", () => {
+    const file = join(dir, "key.db");
+    writeFileSync(file, withText(pristine, "key TEXT", "kez TEXT"));
+    expect(() => readRecipe(file)).toThrow(`${file}: the data file is damaged: its meta table cannot be read (SQLite: no such column: key)`);
+  });
+
+  test("a SQLite file of another kind, with a meta table of its own, is still not an iplookup data file", () => {
+    const file = join(dir, "other.db");
+    const db = new Database(file);
+    db.run("CREATE TABLE meta (name TEXT, text TEXT)");
+    db.close();
+    expect(() => RangeIndex.open(file)).toThrow(/^not an iplookup data file: no such column: key$/);
+    expect(() => readRecipe(file)).toThrow(`${file} is not an iplookup data file: no such column: value`);
+  });
+
+  test("the format value changed on disk is damage; a file of another format is not", () => {
+    refused(withText(pristine, "iplookup-data-2", "iplookup-data-3"), /^the data file is damaged: its meta table does not match the checksum recorded when it was built$/);
+    refused(withText(pristine, "iplookup-data-2", "iplookup-dat`-2"), /^the data file is damaged: its meta table does not match/);
+    // The format's key changed: the file has no format row.
+    const key = Buffer.from(pristine).indexOf("formatiplookup-data-2");
+    expect(key).toBeGreaterThan(0);
+    refused(withByte(pristine, key, "F".charCodeAt(0)), /^the data file is damaged: its meta table does not match/);
+
+    const db = Database.deserialize(pristine);
+    const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    db.run("UPDATE meta SET value = 'iplookup-data-1' WHERE key = 'format'");
+    db.run("UPDATE meta SET value = ?1 WHERE key = ?2", [checksumsOf(db, blobs), CHECKSUMS_KEY]);
+    refused(db.serialize(), /^not an iplookup data file of format iplookup-data-2 \(found iplookup-data-1\)$/);
+    db.run("DELETE FROM meta WHERE key = ?1", [CHECKSUMS_KEY]);
+    refused(db.serialize(), /^not an iplookup data file of format iplookup-data-2 \(found iplookup-data-1\)$/);
+    db.close();
+  });
+
+  test("a table read as text (its row's type changed), whose checksum over its UTF-8 still matches", () => {
+    const db = Database.deserialize(pristine);
+    db.run("UPDATE blobs SET bytes = CAST(bytes AS TEXT) WHERE name = 'v4_records'");
+    expect(db.query<{ type: string }, []>("SELECT typeof(bytes) AS type FROM blobs WHERE name = 'v4_records'").get()!.type).toBe("text");
+    const bytes = db.serialize();
+    db.close();
+    refused(bytes, /^the data file is damaged: its table "v4_records" is not stored as bytes$/);
+  });
+
+  test("a file without checksums whose sources column was renamed does not read it as \"undefined\"", () => {
+    const db = Database.deserialize(withText(pristine, "name TEXT NOT NULL, origin", "namf TEXT NOT NULL, origin"));
+    db.run("DELETE FROM meta WHERE key = ?1", [CHECKSUMS_KEY]);
+    const bytes = db.serialize();
+    db.close();
+    refused(bytes, /^the data file is damaged: its sources table has no name column$/);
   });
 });
