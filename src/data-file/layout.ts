@@ -35,7 +35,9 @@
  *
  * The tables are blobs so that loading is a copy of a few megabytes, not a walk over a
  * million rows; a record's JSON is put together when a lookup first needs it. Segments
- * partition each family's space (the first starts at 0) and neighbours differ in record.
+ * partition each family's space (the first starts at 0, each after the one before) and
+ * neighbours differ in record; loading checks this (a file whose checksums were computed
+ * over tables that break it is refused as damaged).
  */
 export const DATA_FORMAT = "iplookup-data-2";
 

@@ -6,7 +6,7 @@ import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { lastStartAtOrBelow128, lastStartAtOrBelow32, segmentPrefix128, segmentPrefix32 } from "../address/sorted-search.ts";
 import { isEmbedded } from "../config/paths.ts";
 import { checkDataFile, checkMetaOfOtherFormat, damaged, hasDataFileTables, malformedPages, readingTable, unreadableTable } from "../data-file/checksums.ts";
-import { DATA_FORMAT, HOSTING_ASNS_KEY } from "../data-file/layout.ts";
+import { DATA_FORMAT, HOSTING_ASNS_KEY, SEGMENT_BLOBS } from "../data-file/layout.ts";
 import { readAddress } from "../data-file/packed-address.ts";
 import { checkValueLines } from "../data-file/value-lines.ts";
 import type { AsnImage } from "../asn/asn-image.ts";
@@ -219,7 +219,7 @@ export class RangeIndex {
     const v4Records = u32("v4_records");
     const v6Starts = u32("v6_starts");
     const v6Records = u32("v6_records");
-    if (v4Starts.length !== v4Records.length || v6Starts.length !== v6Records.length * 4 || v4Starts[0] !== 0 || v6Records.length === 0) {
+    if (v4Starts.length !== v4Records.length || v6Starts.length !== v6Records.length * 4 || v4Records.length === 0 || v6Records.length === 0) {
       throw damaged("its segment tables do not match");
     }
     let fields = parseFields(meta.get("fields"));
@@ -228,9 +228,11 @@ export class RangeIndex {
     const values = fields.map((field) => shared(bytesOf(`values:${field}`)));
     const valueOffsets = values.map(valueStarts);
     fields.forEach((field, f) => checkValueLines(field, values[f] as Uint8Array, valueOffsets[f] as Uint32Array));
-    if (!Number.isInteger(recordCount) || !allBelowOrEqual(v4Records, recordCount) || !allBelowOrEqual(v6Records, recordCount)) {
-      throw damaged("its records do not match its segments");
-    }
+    if (!Number.isInteger(recordCount)) throw damaged("its record_values table does not hold a whole number of records");
+    // A file with checksums recomputed over tables out of order would load and answer
+    // from the wrong segments; the searches and networks rely on every one of these.
+    checkSegments(4, v4Starts, v4Records, recordCount);
+    checkSegments(6, v6Starts, v6Records, recordCount);
     for (let f = 0; f < fields.length; f++) {
       const count = (valueOffsets[f] as Uint32Array).length - 1;
       for (let r = f; r < recordValues.length; r += fields.length) {
@@ -534,9 +536,38 @@ function hostingAsnsOf(text: string | undefined): Uint32Array | null {
   return list.sort();
 }
 
-function allBelowOrEqual(values: Uint32Array, limit: number): boolean {
-  for (let i = 0; i < values.length; i++) if ((values[i] as number) > limit) return false;
-  return true;
+/**
+ * Checks a family's segment table against what the layout promises (data-file/layout.ts,
+ * importer/merge.ts): the first segment starts at address 0, each starts after the one
+ * before (so the segments partition the space and a search finds the one holding an
+ * address), each has a record id of 0 (not found) to `recordCount`, and neighbours
+ * differ in record (a segment is a maximal run of one answer, which a result's network
+ * is the largest CIDR block of). Throws naming the first segment that breaks one. One
+ * pass over the tables.
+ */
+function checkSegments(family: 4 | 6, starts: Uint32Array, records: Uint32Array, recordCount: number): void {
+  const { starts: startsName, records: recordsName } = SEGMENT_BLOBS[family];
+  const words = family === 4 ? 1 : 4;
+  for (let w = 0; w < words; w++) if (starts[w] !== 0) throw damaged(`its ${startsName} table does not start at address 0`);
+  let previous = records[0] as number;
+  if (previous > recordCount) throw damaged(`its ${recordsName} table gives segment 0 record ${previous}, past its ${recordCount} records`);
+  for (let i = 1; i < records.length; i++) {
+    const record = records[i] as number;
+    if (record > recordCount) throw damaged(`its ${recordsName} table gives segment ${i} record ${record}, past its ${recordCount} records`);
+    if (record === previous) throw damaged(`its ${recordsName} table gives segments ${i - 1} and ${i} the same record`);
+    previous = record;
+    if (!startsAfter(starts, i * words, words)) throw damaged(`its ${startsName} table does not ascend at segment ${i}`);
+  }
+}
+
+/** Whether the start at `offset` (`words` 32-bit words, most significant first) is above the one before it. */
+function startsAfter(starts: Uint32Array, offset: number, words: 1 | 4): boolean {
+  for (let w = 0; w < words; w++) {
+    const a = starts[offset + w] as number;
+    const b = starts[offset - words + w] as number;
+    if (a !== b) return a > b;
+  }
+  return false;
 }
 
 function parseFields(text: string | undefined): RecordField[] {

@@ -323,3 +323,78 @@ describe("damage to the schema's text is told as damage, as any other", () => {
     refused(bytes, /^the data file is damaged: its sources table has no name column$/);
   });
 });
+
+/**
+ * A copy of the file as someone who can write it would make it: the segment table
+ * `name` (a u32 array) changed by `change`, and the checksums recomputed.
+ */
+function withSegments(bytes: Uint8Array, name: string, change: (table: Uint32Array) => void): Uint8Array {
+  const db = Database.deserialize(bytes);
+  try {
+    const blobs = new Map(db.query<{ name: string; bytes: Uint8Array }, []>("SELECT name, bytes FROM blobs").all().map((row) => [row.name, row.bytes]));
+    const table = new Uint32Array(blobs.get(name)!.slice().buffer);
+    change(table);
+    const changed = new Uint8Array(table.buffer);
+    blobs.set(name, changed);
+    db.run("UPDATE blobs SET bytes = ?1 WHERE name = ?2", [changed, name]);
+    db.run("UPDATE meta SET value = ?1 WHERE key = ?2", [checksumsOf(db, blobs), CHECKSUMS_KEY]);
+    return db.serialize();
+  } finally {
+    db.close();
+  }
+}
+
+describe("segment tables that break the layout's invariants, their checksums recomputed, are refused", () => {
+  /** The index of the IPv4 segment that starts at `dotted`. */
+  const v4Segment = (dotted: string) => {
+    const first = dotted.split(".").reduce((value, part) => value * 256n + BigInt(part), 0n);
+    return [...load(pristine).segments(4)].findIndex(([start]) => start === first);
+  };
+
+  test("IPv4 starts out of order", () => {
+    // 8.8.0.0 before 1.0.1.0: loaded, such a file answered 8.0.0.1 (in no range) as Cloudflare's, network 8.0.0.0/13.
+    const at = v4Segment("8.8.0.0");
+    expect(at).toBeGreaterThan(1);
+    const swapped = withSegments(pristine, "v4_starts", (starts) => ([starts[at - 1], starts[at]] = [starts[at]!, starts[at - 1]!]));
+    refused(swapped, new RegExp(`^the data file is damaged: its v4_starts table does not ascend at segment ${at}$`));
+  });
+
+  test("an IPv4 start repeated", () => {
+    const at = v4Segment("8.8.0.0");
+    refused(withSegments(pristine, "v4_starts", (starts) => (starts[at] = starts[at - 1]!)), new RegExp(`^the data file is damaged: its v4_starts table does not ascend at segment ${at}$`));
+  });
+
+  test("IPv6 starts out of order, repeated, or not starting at ::", () => {
+    const count = load(pristine).info.segmentsV6;
+    expect(count).toBeGreaterThan(2);
+    const last = (count - 1) * 4;
+    refused(
+      withSegments(pristine, "v6_starts", (starts) => {
+        const before = starts.slice(last - 4, last);
+        starts.copyWithin(last - 4, last, last + 4);
+        starts.set(before, last);
+      }),
+      new RegExp(`^the data file is damaged: its v6_starts table does not ascend at segment ${count - 1}$`),
+    );
+    refused(withSegments(pristine, "v6_starts", (starts) => starts.copyWithin(last, last - 4, last)), /its v6_starts table does not ascend/);
+    // Only the last word of the first start: the one a check of the first word alone misses.
+    refused(withSegments(pristine, "v6_starts", (starts) => (starts[3] = 1)), /^the data file is damaged: its v6_starts table does not start at address 0$/);
+    refused(withSegments(pristine, "v4_starts", (starts) => (starts[0] = 1)), /^the data file is damaged: its v4_starts table does not start at address 0$/);
+  });
+
+  test("two neighbours with one record, which would make a result's network too small", () => {
+    const at = v4Segment("8.8.0.0");
+    refused(withSegments(pristine, "v4_records", (records) => (records[at] = records[at - 1]!)), new RegExp(`^the data file is damaged: its v4_records table gives segments ${at - 1} and ${at} the same record$`));
+    refused(withSegments(pristine, "v6_records", (records) => (records[1] = records[0]!)), /^the data file is damaged: its v6_records table gives segments 0 and 1 the same record$/);
+  });
+
+  test("a record id past the records", () => {
+    const records = load(pristine).info.records;
+    refused(withSegments(pristine, "v6_records", (table) => (table[1] = records + 1)), new RegExp(`^the data file is damaged: its v6_records table gives segment 1 record ${records + 1}, past its ${records} records$`));
+  });
+
+  test("the tables as written, their checksums recomputed, load", () => {
+    expect(answersOf(load(withSegments(pristine, "v4_starts", () => {})))).toEqual(answers);
+    expect(answersOf(load(withSegments(pristine, "v6_starts", () => {})))).toEqual(answers);
+  });
+});
