@@ -13,7 +13,9 @@ import type { FeedOptions } from "./source.ts";
 /**
  * Reads one file of a source in its format (detected from its bytes when not given),
  * packed. Messages name it by `label` when given (a download, a file from an archive);
- * the family of integer addresses may still come from the file's own name.
+ * the family of integer addresses may still come from the file's own name. A name's
+ * family is for integer addresses only (docs/data.md): address text tells its own, so a
+ * file named …-ipv6.csv may hold IPv4 text; `options.family` (`--family`) binds every row.
  */
 export async function readSourceFile(
   file: string,
@@ -30,7 +32,7 @@ export async function readSourceFile(
   const format = options.format ?? detectFormat(sampleOfFile(file), name);
   const began = performance.now();
   const report = (done: number, total: number) => progress?.update(`reading ${name}`, done, total);
-  const family = options.family ?? (options.label !== undefined ? familyFromFileName(file) : undefined);
+  const integerFamily = options.family === undefined && options.label !== undefined ? familyFromFileName(file) : undefined;
   if (!isFeedFormat(format) && (options.feed?.signal !== undefined || options.feed?.service !== undefined)) {
     throw new Error(`${name}: --signal and --service describe a feed of addresses (a list, a geofeed, a cloud provider's ranges); this file is ${format}`);
   }
@@ -45,7 +47,7 @@ export async function readSourceFile(
   } else {
     const source = openByteSource(file);
     try {
-      part = readDelimitedPacked(source, { format, file: name, family }, report);
+      part = readDelimitedPacked(source, { format, file: name, family: options.family, integerFamily }, report);
     } finally {
       source.close();
     }

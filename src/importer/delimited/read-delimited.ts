@@ -25,8 +25,17 @@ export interface ReadDelimitedOptions {
   readonly format: DelimitedFormat;
   /** The file's name as the operator gave it: errors name it, and it may tell the family. */
   readonly file: string;
-  /** The family of decimal-integer addresses; else taken from the file name. */
+  /**
+   * The family of every row (a source's stated family, `--family`): decimal-integer
+   * addresses are read as it, and a row of address text of the other family is refused.
+   */
   readonly family?: Family;
+  /**
+   * Without `family`: the family of decimal-integer addresses only, told by a name other
+   * than `file` (a download's file on disk, when `file` is its URL); address text keeps
+   * its own. Else `file`'s name tells it (familyFromFileName).
+   */
+  readonly integerFamily?: Family;
 }
 
 /** How many lines between progress reports. */
@@ -55,10 +64,12 @@ const CHUNK_BYTES = 1 << 20;
  * IPv4 range it carries, since lookups answer IPv4-mapped addresses as IPv4 (CONTRACT
  * §1): kept in IPv6, no lookup would reach it. A row reaching out of that block stays
  * IPv6. Decimal integers take their family from `options.family`, else from the file name
- * (see familyFromFileName). Where rows overlap, the later row wins (CONTRACT §7). Blank
- * lines are skipped, and so is one header line: the file's first line, when its first
- * field reads as a column name and it has the layout's number of fields (a one-line
- * page such as "Rate limit exceeded" is no header, and is refused as a malformed row). A row the layout marks as holding no data
+ * (see familyFromFileName); a file name's family applies to them alone, while
+ * `options.family` also refuses address text of the other family. Where rows overlap,
+ * the later row wins (CONTRACT §7). Blank lines are skipped, and so is one header line:
+ * the file's first line, when its first field reads as a column name and it has the
+ * layout's number of fields (a one-line page such as "Rate limit exceeded" is no header,
+ * and is refused as a malformed row). A row the layout marks as holding no data
  * (iptoasn's "Not routed") adds no range and is not counted in `rows`.
  *
  * Speed and memory: bounds go straight into typed arrays as 32-bit words (no object or
@@ -97,8 +108,8 @@ export function readDelimitedPacked(input: string | Uint8Array | ByteSource, opt
   const fail = (why: string) => new Error(`${file}:${lineNumber}: ${why}`);
 
   // Decimal bounds: the family is settled on the first one seen.
-  let decimalFamily: Family | undefined = options.family;
-  let decimalFamilySettled = options.family !== undefined;
+  let decimalFamily: Family | undefined = options.family ?? options.integerFamily;
+  let decimalFamilySettled = decimalFamily !== undefined;
   /** The family of the bound `bound` last read. */
   let boundFamily: Family = 4;
 
