@@ -812,15 +812,17 @@ function removeCreated(path: string, created: Created): void {
  * processes that open one new file at once both hold its read lock when they switch it
  * to WAL (or migrate it); SQLite then fails one at once, without its busy handler, as
  * waiting could not end. Once the other is done, the step passes (or finds it done).
+ * The deadline is on a monotonic clock (CONTRACT §12): a wall clock stepped back would
+ * keep it waiting, one stepped forward would give up at once.
  */
 function whileBusy(busyTimeoutMs: number, step: () => void): void {
-  const deadline = Date.now() + busyTimeoutMs;
+  const deadline = performance.now() + busyTimeoutMs;
   for (;;) {
     try {
       step();
       return;
     } catch (error) {
-      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      if (!isBusy(error) || performance.now() >= deadline) throw error;
       Bun.sleepSync(2 + Math.floor(Math.random() * 8));
     }
   }
