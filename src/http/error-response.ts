@@ -3,7 +3,7 @@ import { CLIENT_GONE_STATUS, ClientGoneError } from "../errors/client-gone.ts";
 import type { Logger } from "../log/logger.ts";
 import { sqlstateOf } from "../store/postgres-unavailable.ts";
 import { isUnwritable, stateFileFault } from "../store/sqlite-faults.ts";
-import { StoreUnavailableError } from "../store/store.ts";
+import { StoreTimeoutError, StoreUnavailableError } from "../store/store.ts";
 import { problemResponse } from "./problem.ts";
 import { validationDetail } from "./validation-detail.ts";
 
@@ -53,10 +53,16 @@ const refusals = new WeakMap<Logger, Map<string, number>>();
  * `errno`: a privilege revoked, a table gone, a read-only database, see isUnavailable)
  * once, and again at most once a minute while it lasts, not once a request: such a
  * fault can leave the store's polls, which log their own failures, untouched (a REVOKE
- * UPDATE on one table). A database that cannot be reached at all, a charge's time
- * running out and SQLite's faults carry no such cause and are told elsewhere.
+ * UPDATE on one table). A database that cannot be reached at all and SQLite's faults
+ * carry no such cause and are told elsewhere. A statement that ran out of its time
+ * (StoreTimeoutError: a charge's own statement_timeout, 57014, or a lease's lock wait,
+ * 55P03) may carry the database's error as its cause, but the database refused
+ * nothing: only the requests that waited answer 503, the server stays ready, and no
+ * refusal is logged. A genuine refusal never becomes a StoreTimeoutError
+ * (chargeDeadlineError converts only a deadline or 57014).
  */
 function noteRefusal(error: StoreUnavailableError, logger: Logger): void {
+  if (error instanceof StoreTimeoutError) return;
   const sqlstate = sqlstateOf(error.cause);
   if (sqlstate === undefined || !firstInAWhile(logger, error.message)) return;
   logger.log("error", "the state database refused a statement; the requests that need it answer 503 store_unavailable until it is fixed", { error: error.message, sqlstate });

@@ -167,6 +167,44 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
     expect(await unitsUsed()).toBe(before + 1);
   }, 30_000);
 
+  test("a charge that runs out of its time (usage locked by another session, 57014): 503 store_unavailable, nothing charged, ready, and no refusal logged", async () => {
+    expect((await lookup()).status).toBe(200);
+    const before = await unitsUsed();
+    const logged = server.logs.length;
+    // A session of its own: onDatabase has one connection, which unitsUsed needs meanwhile.
+    const locker = new SQL(databaseUrl(database), { max: 1 });
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked = () => {};
+    const holding = new Promise<void>((resolve) => (locked = resolve));
+    const held = locker.begin(async (tx) => {
+      await tx`LOCK TABLE usage IN ACCESS EXCLUSIVE MODE`;
+      locked();
+      await released;
+    });
+    try {
+      await holding;
+      // Each charge waits out its whole time (2 s) on the lock; concurrently, so in one group or two.
+      const answers = await Promise.all(Array.from({ length: 4 }, () => lookup()));
+      for (const response of answers) await expectStoreUnavailable(response);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      const lines = server.logs.slice(logged);
+      expect(lines.filter((line) => line.includes("unhandled error"))).toEqual([]);
+      // docs/postgresql.md: that line is for a privilege, a table gone, a read-only
+      // database; a charge's own time running out is no refusal of the database's.
+      expect(lines.filter((line) => line.includes("refused a statement"))).toEqual([]);
+      expect(lines.filter((line) => line.includes('"sqlstate":"57014"'))).toEqual([]);
+      expect(lines.filter((line) => line.includes("state store cannot be reached"))).toEqual([]);
+    } finally {
+      release();
+      await held;
+      await locker.close();
+    }
+    expect(await unitsUsed()).toBe(before);
+    expect((await lookup()).status).toBe(200);
+    expect(await unitsUsed()).toBe(before + 1);
+  }, 30_000);
+
   test("a poll that fails for another reason on every tick (the change counter's row gone): one line, then one when it works again", async () => {
     const logged = server.logs.length;
     const linesSaying = (text: string) => server.logs.slice(logged).filter((line) => line.includes(text));
