@@ -14,11 +14,23 @@ const USERINFO_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:/?#@]*):\S*@/gi;
  * A query parameter whose name holds "password": libpq's `?password=`, and the passphrase
  * of a client key, `?sslpassword=`; any name like them is hidden, whatever it is.
  */
-const QUERY_PASSWORD = /([?&][^=&#\s]*password[^=&#\s]*=)[^&#\s]*/gi;
+const QUERY_PASSWORD = /([?&][^=&#\s]*password[^=&#\s]*=)([^&#\s]*)/gi;
+/**
+ * A value hidden already, with the punctuation that followed it in a message: a store's
+ * label is redacted when it is made, and a message that quotes it (`…?password=***: Failed
+ * to connect`) is redacted again where it is printed. The value runs to the next `&`,
+ * `#` or white space, since a value may hold `:` or `)` unescaped; this keeps that
+ * punctuation, so that redacting twice changes nothing more (as redactSecrets does for
+ * `?token=`). A password of three asterisks and punctuation alone would be shown: it
+ * hides nothing.
+ */
+const REDACTED_VALUE = /^\*\*\*[)\]:;,.'"]*$/;
 
 /** `text` with every password in a URL in it replaced by `***`. */
 export function redactUrl(text: string): string {
-  return text.replace(USERINFO_PASSWORD, "$1:***@").replace(QUERY_PASSWORD, "$1***");
+  return text
+    .replace(USERINFO_PASSWORD, "$1:***@")
+    .replace(QUERY_PASSWORD, (_, name: string, value: string) => `${name}${REDACTED_VALUE.test(value) ? value : "***"}`);
 }
 
 /** Whether a --state location names a PostgreSQL database rather than a SQLite file. */

@@ -98,6 +98,19 @@ test("config check hides every password in the URL's query too: password and ssl
   expect(JSON.parse(result.stdout).settings.state.value).toBe("postgres://127.0.0.1/db?password=***&sslpassword=***");
 });
 
+test("a state database that cannot be reached: the message hides every password and keeps the colon after the URL, with a query or without", () => {
+  for (const [url, shown] of [
+    ["postgres://u:pw-user@127.0.0.1:1/db?password=pw-query&sslpassword=pw-ssl", "postgres://u:***@127.0.0.1:1/db?password=***&sslpassword=***"],
+    ["postgres://127.0.0.1:1/db?password=pw-query", "postgres://127.0.0.1:1/db?password=***"],
+    ["postgres://u:pw-user@127.0.0.1:1/db", "postgres://u:***@127.0.0.1:1/db"],
+  ] as const) {
+    const result = cliIn(["keys", "list", "--state", url]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toStartWith(`iplookup: cannot reach the state database at ${shown}: `);
+    expect(result.stderr).not.toContain("pw-");
+  }
+});
+
 describe.skipIf(!postgresAvailable)("commands on a padded URL open the PostgreSQL database", () => {
   const states = testStates();
 

@@ -28,6 +28,25 @@ test("every query parameter whose name holds \"password\" is hidden: sslpassword
   expect(redactUrl("postgres://h/db?passfile=/root/.pgpass")).toBe("postgres://h/db?passfile=/root/.pgpass");
 });
 
+test("redacting text redacted already changes nothing more: the punctuation after a hidden query value stays", () => {
+  // A store's label is redacted when it is made, and the message quoting it again where it is printed.
+  for (const url of ["postgres://u@h/db?password=x&sslpassword=y", "postgres://u:p@h/db?password=x", "postgres://u:p@h/db", "postgres://h/db?sslmode=require&password=x"]) {
+    for (const text of [`cannot reach the state database at ${redactUrl(url)}: Failed to connect`, `(${redactUrl(url)}), then`, `${redactUrl(url)}; check`, redactUrl(url)]) {
+      expect(redactUrl(text)).toBe(text);
+    }
+  }
+  expect(redactUrl(`at ${redactUrl("postgres://u:p@127.0.0.1:42199/db?password=x&sslpassword=y")}: Failed to connect`)).toBe(
+    "at postgres://u:***@127.0.0.1:42199/db?password=***&sslpassword=***: Failed to connect",
+  );
+});
+
+test("a query password that ends in punctuation, or is three asterisks and more, is hidden whole", () => {
+  // A value may hold `:` and `)` unescaped: in text not yet redacted they go with it.
+  expect(redactUrl("postgres://h/db?password=pw: Failed")).toBe("postgres://h/db?password=*** Failed");
+  expect(redactUrl("postgres://h/db?password=a:b):")).toBe("postgres://h/db?password=***");
+  expect(redactUrl("postgres://h/db?password=***x&sslpassword=x***")).toBe("postgres://h/db?password=***&sslpassword=***");
+});
+
 test("text without a password is left as it is", () => {
   for (const text of ["postgres://u@h/db", "/var/lib/iplookup/state.db", ":memory:", "user@example.org", "a:b@c", "postgres://h:5432/db"]) {
     expect(redactUrl(text)).toBe(text);
