@@ -42,12 +42,14 @@ const LONGEST_TIMER_MS = 2 ** 30;
  * Refuses, as a bad flag (exit 2), what cannot be updated: the data embedded in the
  * binary, a data file that records no sources, and one with a source that every update
  * refuses (an expiring signed URL whose signature was not stored: unkeptSignature), which
- * would otherwise be logged as a failed update every interval.
+ * would otherwise be logged as a failed update every interval. `name` is the setting as
+ * it was given (givenAs: `--update-every`, or `IPLOOKUP_UPDATE_EVERY`), which the
+ * message names.
  */
-export function checkUpdatable(dataPath: string): void {
+export function checkUpdatable(dataPath: string, name: string): void {
   if (isEmbedded(dataPath)) {
     throw new ConfigError(
-      "--update-every: the data embedded in the binary cannot be updated; import data into a file ('data import --data PATH …') and serve it with --data PATH",
+      `${name}: the data embedded in the binary cannot be updated; import data into a file ('data import --data PATH …') and serve it with --data PATH`,
     );
   }
   if (!existsSync(dataPath)) return; // the server's own start says that there is no data file
@@ -55,18 +57,18 @@ export function checkUpdatable(dataPath: string): void {
   try {
     recipe = readRecipe(dataPath);
   } catch (error) {
-    throw new ConfigError(`--update-every: ${(error as Error).message}`);
+    throw new ConfigError(`${name}: ${(error as Error).message}`);
   }
   if (recipe === null) {
     throw new ConfigError(
-      `--update-every: ${dataPath} records no sources to update from (it was built by 'bun run data:default', or before data files recorded them); build it with 'data import --data ${dataPath} …' first`,
+      `${name}: ${dataPath} records no sources to update from (it was built by 'bun run data:default', or before data files recorded them); build it with 'data import --data ${dataPath} …' first`,
     );
   }
   for (const [i, source] of recipe.sources.entries()) {
     for (const file of source.files) {
       const unkept = unkeptSignature(file);
       if (unkept !== undefined) {
-        throw new ConfigError(`--update-every: ${dataPath} cannot be updated: source ${i + 1} (${redactSecrets(file.location)}): ${unkept}`);
+        throw new ConfigError(`${name}: ${dataPath} cannot be updated: source ${i + 1} (${redactSecrets(file.location)}): ${unkept}`);
       }
     }
   }

@@ -66,7 +66,7 @@ function checkAsServeWould({ config, sources }: ExplainedServeConfig, flags: Rea
       throw lines.length === 0 ? error : new ConfigError(`${error.message} (${lines.join(", ")})`);
     }
   };
-  if (config.updateEvery !== null) about(["updateEvery", "data"], () => checkUpdatable(config.dataPath));
+  if (config.updateEvery !== null) about(["updateEvery", "data"], () => checkUpdatable(config.dataPath, givenAs("updateEvery", flags, env)));
   about(["data"], () => checkDataFile(config.dataPath, givenAs("data", flags, env)));
   const tls = config.tls;
   if (tls) about(["tlsCert", "tlsKey"], () => loadTlsAtStart(tls));

@@ -115,7 +115,7 @@ SIGTERM or SIGINT stops accepting, finishes the requests in flight and exits 0.`
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: SERVE_SETTING_NAMES, strings: ["config"] });
     const config = readServeConfig(flags, context.env, { dataPath: context.defaultDataPath });
-    if (config.updateEvery !== null) checkUpdatable(config.dataPath);
+    if (config.updateEvery !== null) checkUpdatable(config.dataPath, givenAs("updateEvery", flags, context.env));
     // Listen for the signals before anything else: a stop sent while the server starts
     // ends it with 0 as soon as it can; a SIGHUP before there is data to reload is ignored.
     // A terminal's Ctrl-C may arrive twice: the second must not cut the graceful stop short.
