@@ -24,8 +24,12 @@ export interface ServeConfig {
   /** `--download-timeout` (ms) and `--max-expanded` (bytes), passed to those updates. */
   readonly downloadTimeout: number;
   readonly maxExpanded: number;
-  /** HTTPS on both listeners: the certificate and key files (both, or neither). */
-  readonly tls: { readonly certPath: string; readonly keyPath: string } | null;
+  /**
+   * HTTPS on both listeners: the certificate and key files (both, or neither), and the
+   * two settings as they were given, for the messages about them (sourceName:
+   * `--tls-cert/--tls-key`, `IPLOOKUP_TLS_CERT/IPLOOKUP_TLS_KEY`, or one of each).
+   */
+  readonly tls: { readonly certPath: string; readonly keyPath: string; readonly givenAs: string } | null;
 }
 
 /**
@@ -145,5 +149,6 @@ function readTls(certPath: string | null, keyPath: string | null, sources: Reado
     const line = given.source?.kind === "file" ? ` (${given.name} at ${given.source.path}:${given.source.line})` : "";
     throw new ConfigError(`--tls-cert and --tls-key go together: give both (or IPLOOKUP_TLS_CERT and IPLOOKUP_TLS_KEY, or tls-cert and tls-key in the configuration file)${line}`);
   }
-  return { certPath, keyPath };
+  const givenAs = `${sourceName("tlsCert", sources.tlsCert ?? { kind: "default" })}/${sourceName("tlsKey", sources.tlsKey ?? { kind: "default" })}`;
+  return { certPath, keyPath, givenAs };
 }

@@ -45,11 +45,15 @@ function iso(ms: number): string {
   return new Date(ms).toISOString().replace(".000Z", "Z");
 }
 
-/** The certificate at start (serve's, and `config check`'s): one that cannot be used is a bad value (exit 2). */
-export function loadTlsAtStart(paths: { readonly certPath: string; readonly keyPath: string }, now?: Date): TlsPair {
+/**
+ * The certificate at start (serve's, and `config check`'s): one that cannot be used is a
+ * bad value (exit 2), named as the two settings were given (ServeConfig's tls.givenAs),
+ * by their flags when that is not known.
+ */
+export function loadTlsAtStart(paths: { readonly certPath: string; readonly keyPath: string; readonly givenAs?: string }, now?: Date): TlsPair {
   try {
     return loadTlsPair(paths, now);
   } catch (error) {
-    throw new ConfigError(`--tls-cert/--tls-key: ${(error as Error).message}`);
+    throw new ConfigError(`${paths.givenAs ?? "--tls-cert/--tls-key"}: ${(error as Error).message}`);
   }
 }

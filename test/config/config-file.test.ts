@@ -82,7 +82,7 @@ describe("precedence: flag, then environment, then file, then default", () => {
 
   test("a TLS pair split across levels is read as one pair", () => {
     const certOnly = configFile('tls-cert = "/etc/c.pem"\n');
-    expect(readServeConfig({ config: certOnly }, { IPLOOKUP_TLS_KEY: "/etc/k.pem" }).tls).toEqual({ certPath: "/etc/c.pem", keyPath: "/etc/k.pem" });
+    expect(readServeConfig({ config: certOnly }, { IPLOOKUP_TLS_KEY: "/etc/k.pem" }).tls).toEqual({ certPath: "/etc/c.pem", keyPath: "/etc/k.pem", givenAs: "--tls-cert/IPLOOKUP_TLS_KEY" });
     expect(errorOf(() => readServeConfig({ config: certOnly }, {}))).toMatch(/tls-cert and --tls-key go together.*configuration file/);
   });
 
