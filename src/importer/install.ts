@@ -9,6 +9,7 @@ import { installWritten, removeTemporary, temporaryBeside, writeBeside } from ".
 import { acquireSources, type AcquireContext } from "./fetch/acquire.ts";
 import { ExpansionBudget } from "./fetch/expansion.ts";
 import { DownloadAuth } from "./fetch/locations.ts";
+import { checkInstallTarget } from "./install-target.ts";
 import type { Progress } from "./progress.ts";
 import type { SourceSpec } from "./source.ts";
 import { resolvedDataPath, takeUpdateLock } from "./update-lock.ts";
@@ -35,9 +36,11 @@ export interface InstallOptions {
  * `data import`: fetches the sources (downloads, unpacking), builds the data set and
  * installs it at `path` (see buildAndInstall), recording how it was built. Downloads and
  * unpacked files go to a folder beside `path`, removed afterwards whatever happens.
+ * What is at `path` is looked at first: only a data file is replaced (checkInstallTarget).
  */
 export async function importDataSet(given: string, sources: readonly SourceSpec[], options: InstallOptions): Promise<DataSetInfo> {
   const path = resolvedDataPath(given);
+  checkInstallTarget(path, [...sources.flatMap((source) => source.files.map((file) => file.path)), ...(options.base === undefined ? [] : [options.base])]);
   return withWorkDir(path, options, async (context) => {
     const { specs, recipe } = await acquireSources(sources, context);
     return buildAndInstall(path, specs, recipe, options);

@@ -6,6 +6,7 @@ import type { SourceFormat } from "./detect-format.ts";
 import { acquireFile, displayLocation, fetchWhole, inSource, type Acquired, type FileRequest } from "./fetch/acquire.ts";
 import { storedUrl } from "./fetch/locations.ts";
 import { buildAndInstall, withWorkDir, type InstallOptions } from "./install.ts";
+import { checkInstallTarget } from "./install-target.ts";
 import type { SourceFile, SourceSpec } from "./source.ts";
 import { resolvedDataPath } from "./update-lock.ts";
 
@@ -26,6 +27,8 @@ export type UpdateOutcome =
  */
 export async function updateDataFile(given: string, recipe: Recipe, options: InstallOptions): Promise<UpdateOutcome> {
   const path = resolvedDataPath(given);
+  const base = recipe.base === null || options.base === undefined ? [] : [options.base];
+  checkInstallTarget(path, [...recipe.sources.flatMap((source) => source.files.map((file) => file.location)), ...base]);
   return withWorkDir(path, options, async (context) => {
     const fetched: Array<Array<Acquired | null>> = [];
     const changes: string[] = [];

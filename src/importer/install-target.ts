@@ -1,0 +1,101 @@
+import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { ConfigError } from "../config/config-error.ts";
+import { sqliteTableNames } from "../data-file/sqlite-tables.ts";
+import { systemErrorCode } from "../errors/file-access.ts";
+import { detectFormat, HEAD_BYTES, TAIL_BYTES } from "./detect-format.ts";
+import { isUrl } from "./fetch/locations.ts";
+
+/**
+ * The tables of iplookup data files: each format so far has had `meta` and `blobs`
+ * (iplookup-data-2 adds `sources`; iplookup-data-1 also had `sources` and `records`).
+ */
+const DATA_FILE_TABLES = { always: ["meta", "blobs"], ever: new Set(["meta", "sources", "blobs", "records"]) };
+
+/**
+ * Refuses (ConfigError: exit 2), before anything is downloaded, locked or built, to
+ * install a data file at `path` over something that is not one: `data import --data`
+ * given the state file's path would otherwise replace the state file (keys, plans,
+ * usage) with a data file, and `--data` naming a source would replace that source.
+ *
+ * The rule: what is at `path` may be replaced when there is nothing, an empty file, or
+ * a SQLite file whose schema declares the tables of an iplookup data file of some
+ * format (meta and blobs, and no table no format had). The schema is read from the
+ * file's own header and schema pages (sqliteTableNames), never the tables' contents,
+ * so a data file damaged in its tables or cut short (what an operator imports over), or
+ * of an older format, is still replaced; a SQLite file whose schema pages cannot be read
+ * cannot be told from a state file, and is refused. Anything else (the state file,
+ * another program's SQLite file, a CSV, an MMDB, a folder) is refused, naming the path
+ * and what it is, and so is a file that is one of `sources` (paths as given; URLs are
+ * skipped), whatever it holds.
+ */
+export function checkInstallTarget(path: string, sources: readonly string[]): void {
+  let stats: Stats;
+  try {
+    stats = statSync(path);
+  } catch (error) {
+    // ENOTDIR: a part of the path is a file, so nothing is there to replace.
+    if (systemErrorCode(error) === "ENOENT" || systemErrorCode(error) === "ENOTDIR") return;
+    throw error;
+  }
+  if (stats.isDirectory()) {
+    throw new ConfigError(`${path} is a folder, not a data file: --data names the data file itself (e.g. ${path.replace(/\/+$/, "")}/iplookup-data.db)`);
+  }
+  if (!stats.isFile()) throw new ConfigError(`${path} is not a regular file, so not a data file: it is left as it is; --data names the data file an import writes`);
+  for (const source of sources) {
+    if (isUrl(source)) continue;
+    let sourceStats: Stats;
+    try {
+      sourceStats = statSync(source);
+    } catch {
+      continue; // a missing source is the import's to report
+    }
+    if (sourceStats.dev === stats.dev && sourceStats.ino === stats.ino) {
+      throw new ConfigError(`${path} is one of the sources the new data file is built from (${source}), so it cannot also be replaced by it; it is left as it is. Name another data file with --data`);
+    }
+  }
+  if (stats.size === 0) return;
+  const kind = notADataFile(path);
+  if (kind !== null) throw new ConfigError(kind);
+}
+
+/** Why the non-empty regular file at `path` is not an iplookup data file, or null when it is one (possibly damaged). */
+function notADataFile(path: string): string | null {
+  let tables: string[] | null;
+  try {
+    tables = sqliteTableNames(path);
+  } catch (error) {
+    return `${path} is a SQLite file whose tables cannot be read (${(error as Error)?.message ?? String(error)}), so it cannot be told to be an iplookup data file; it is left as it is. If it is a damaged data file, remove it, then import again`;
+  }
+  if (tables === null) {
+    let format: string | undefined;
+    try {
+      format = detectFormat(sampleOf(path), path);
+    } catch {
+      format = undefined;
+    }
+    const looks = format === undefined ? "" : ` but by its contents a source to import (format ${format}: the sources come after the options)`;
+    return `${path} is not an iplookup data file: it is not a SQLite file${looks}; it is left as it is. --data names the data file an import writes`;
+  }
+  if (DATA_FILE_TABLES.always.every((name) => tables.includes(name)) && tables.every((name) => DATA_FILE_TABLES.ever.has(name))) return null;
+  if (tables.includes("keys") && tables.includes("plans")) {
+    return `${path} is an iplookup state file (keys, plans and usage), not a data file; it is left as it is. --state names the state file; --data names the data file an import writes`;
+  }
+  const named = tables.length === 0 ? "none" : tables.slice(0, 8).join(", ") + (tables.length > 8 ? ", …" : "");
+  return `${path} is a SQLite file but not an iplookup data file (its tables: ${named}); it is left as it is. --data names the data file an import writes`;
+}
+
+/** The file's first HEAD_BYTES and, beyond them, its last TAIL_BYTES (where an MMDB keeps its marker): what detectFormat reads. */
+function sampleOf(path: string): { head: Uint8Array; tail?: Uint8Array } {
+  const fd = openSync(path, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const head = new Uint8Array(Math.min(size, HEAD_BYTES));
+    const headRead = readSync(fd, head, 0, head.byteLength, 0);
+    if (size <= HEAD_BYTES) return { head: head.subarray(0, headRead) };
+    const tailStart = Math.max(HEAD_BYTES, size - TAIL_BYTES);
+    const tail = new Uint8Array(size - tailStart);
+    return { head: head.subarray(0, headRead), tail: tail.subarray(0, readSync(fd, tail, 0, tail.byteLength, tailStart)) };
+  } finally {
+    closeSync(fd);
+  }
+}
