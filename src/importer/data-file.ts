@@ -1,5 +1,5 @@
 import { Database } from "bun:sqlite";
-import { renameSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, renameSync, rmSync, statSync, type Stats } from "node:fs";
 import { checksumsOf, CHECKSUMS_KEY } from "../data-file/checksums.ts";
 import { blobNames, DATA_FORMAT, dataVersionOf, HOSTING_ASNS_KEY, recordBlobs, SCHEMA, SEGMENT_BLOBS, TablesHash, u32Bytes } from "../data-file/layout.ts";
 import { RECIPE_KEY, recipeText, type Recipe } from "../data-file/recipe.ts";
@@ -69,15 +69,48 @@ export function writeBeside(path: string, contents: DataFileContents, options: {
   }
 }
 
-/** The second half of writeDataFile: `check` run on the written file, which is then renamed to `path` (or removed). */
+/**
+ * The second half of writeDataFile: `check` run on the written file, which is then
+ * renamed to `path` (or removed), with the permissions of the file it replaces.
+ */
 export function installWritten(temporary: string, path: string, check?: (written: string) => void): void {
   try {
     check?.(temporary);
+    keepPermissions(temporary, path);
     renameSync(temporary, path);
   } catch (error) {
     removeTemporary(temporary);
     throw error;
   }
+}
+
+/**
+ * Gives the written file the mode of the file at `path` it is about to replace, and its
+ * owner and group where this process may (as root; elsewhere EPERM, and they stay this
+ * process's). The server reading the file may run as another user: an import by root,
+ * or under umask 077, would otherwise install a file that server cannot open, and its
+ * reload (or next start) fails with EACCES. Set before the rename, so the file at `path`
+ * never has other permissions. A new file (nothing at `path`) keeps the mode SQLite
+ * made it with (0644 less the umask).
+ */
+function keepPermissions(temporary: string, path: string): void {
+  let replaced: Stats;
+  try {
+    replaced = statSync(path);
+  } catch {
+    return;
+  }
+  if (!replaced.isFile()) return;
+  const written = statSync(temporary);
+  if (written.uid !== replaced.uid || written.gid !== replaced.gid) {
+    try {
+      chownSync(temporary, replaced.uid, replaced.gid);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException)?.code !== "EPERM") throw error;
+    }
+  }
+  // After the chown, which clears the set-user-ID and set-group-ID bits.
+  chmodSync(temporary, replaced.mode & 0o7777);
 }
 
 /** The name this process writes the data file for `path` under, beside it, until it is renamed into place. */

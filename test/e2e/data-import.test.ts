@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
@@ -173,6 +173,34 @@ describe("data import", () => {
       expect(readFileSync(path).equals(before)).toBe(true);
       expect(readdirSync(sub).filter((name) => name.endsWith(".tmp"))).toEqual([]);
     }
+  });
+
+  test("an import under umask 077 installs the file with the mode of the one it replaces, so a server running as another user still reads it", () => {
+    const sub = join(dir, "mode");
+    mkdirSync(sub);
+    const path = join(sub, "d3.db");
+    expect(cli(["data", "import", "--data", path, cityCsv]).code).toBe(0);
+    chmodSync(path, 0o644);
+    const strict = ["sh", "-c", 'umask 077 && exec "$@"', "sh", process.execPath, join(import.meta.dir, "..", "..", "src", "main.ts")];
+    expect(cli(["data", "import", "--data", path, asnTsv], {}, strict).code).toBe(0);
+    expect((statSync(path).mode & 0o7777).toString(8)).toBe("644");
+    // A new file: as before, what the umask leaves.
+    const fresh = join(sub, "fresh.db");
+    expect(cli(["data", "import", "--data", fresh, asnTsv], {}, strict).code).toBe(0);
+    expect((statSync(fresh).mode & 0o7777).toString(8)).toBe("600");
+  });
+
+  // chown to another user needs root; as another user the file stays its own (EPERM ignored).
+  const asRoot = process.getuid?.() === 0;
+  if (!asRoot) console.warn("skipped: the installed file keeps the replaced file's owner and group (a test for root only)");
+  test.skipIf(!asRoot)("as root, the installed file keeps the owner and group of the one it replaces (root only)", () => {
+    const sub = join(dir, "owner");
+    mkdirSync(sub);
+    const path = join(sub, "d3.db");
+    expect(cli(["data", "import", "--data", path, cityCsv]).code).toBe(0);
+    chownSync(path, 61235, 61236);
+    expect(cli(["data", "import", "--data", path, asnTsv]).code).toBe(0);
+    expect(statSync(path)).toMatchObject({ uid: 61235, gid: 61236 });
   });
 
   test("the binary's embedded data cannot be the target", () => {

@@ -1,10 +1,10 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseAddress } from "../../src/address/parse.ts";
 import { buildDataSet } from "../../src/importer/build.ts";
-import { writeDataFile } from "../../src/importer/data-file.ts";
+import { installWritten, writeBeside, writeDataFile } from "../../src/importer/data-file.ts";
 import { RangeIndex } from "../../src/index/range-index.ts";
 import { writeSmallSources } from "../support/small-dataset.ts";
 import { NO_SIGNAL_SOURCE } from "../support/privacy.ts";
@@ -103,5 +103,25 @@ describe("bad input leaves the installed file alone", () => {
     expect(existsSync(checked)).toBe(false);
     expect(readFileSync(path).equals(before)).toBe(true);
     expect(readdirSync(sub).filter((name) => name.includes(".tmp"))).toEqual([]);
+  });
+});
+
+describe("the installed file's permissions", () => {
+  test("it keeps the mode of the file it replaces, whatever the written one had; a new file keeps its own", async () => {
+    const { path, sub, sources } = await build("mode");
+    const contents = await buildDataSet(sources, new Date());
+    for (const mode of [0o644, 0o640, 0o604]) {
+      chmodSync(path, mode);
+      // As written under umask 077.
+      const { temporary } = writeBeside(path, contents);
+      chmodSync(temporary, 0o600);
+      installWritten(temporary, path);
+      expect((statSync(path).mode & 0o7777).toString(8)).toBe(mode.toString(8));
+    }
+    const fresh = join(sub, "fresh.db");
+    const { temporary } = writeBeside(fresh, contents);
+    chmodSync(temporary, 0o600);
+    installWritten(temporary, fresh);
+    expect((statSync(fresh).mode & 0o7777).toString(8)).toBe("600");
   });
 });
