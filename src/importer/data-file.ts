@@ -7,6 +7,7 @@ import type { NetworkRecord, SourceInfo } from "../index/network-record.ts";
 import type { Privacy } from "../index/privacy.ts";
 import type { RecordField } from "../index/record-fields.ts";
 import { fileSizeLimit, fileSizeLimitText } from "../errors/disk-limits.ts";
+import { osReason, systemErrorCode } from "../errors/file-access.ts";
 import type { PackedSegments } from "./merge.ts";
 
 /** What the importer puts in a data file (laid out as data-file/layout.ts says). */
@@ -77,7 +78,12 @@ export function installWritten(temporary: string, path: string, check?: (written
   try {
     check?.(temporary);
     keepPermissions(temporary, path);
-    renameSync(temporary, path);
+    try {
+      renameSync(temporary, path);
+    } catch (error) {
+      // The system's words name the temporary file, which the operator never named.
+      throw systemErrorCode(error) === null ? error : new Error(`cannot install the data file ${path}: ${osReason(error)}`, { cause: error });
+    }
   } catch (error) {
     removeTemporary(temporary);
     throw error;

@@ -1,7 +1,8 @@
-import { closeSync, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { basename, dirname } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
 import { sqliteTableNames } from "../data-file/sqlite-tables.ts";
-import { systemErrorCode } from "../errors/file-access.ts";
+import { osReason, systemErrorCode } from "../errors/file-access.ts";
 import { detectFormat, HEAD_BYTES, TAIL_BYTES } from "./detect-format.ts";
 import { isUrl } from "./fetch/locations.ts";
 
@@ -26,17 +27,36 @@ const DATA_FILE_TABLES = { always: ["meta", "blobs"], ever: new Set(["meta", "so
  * cannot be told from a state file, and is refused. Anything else (the state file,
  * another program's SQLite file, a CSV, an MMDB, a folder) is refused, naming the path
  * and what it is, and so is a file that is one of `sources` (paths as given; URLs are
- * skipped), whatever it holds.
+ * skipped), whatever it holds. Then the folder must be one this user can write
+ * (checkFolder: else, or when the file cannot be read, a plain Error, exit 1).
  */
 export function checkInstallTarget(path: string, sources: readonly string[]): void {
-  let stats: Stats;
+  let stats: Stats | null = null;
+  let unusable: Error | null = null;
   try {
     stats = statSync(path);
   } catch (error) {
-    // ENOTDIR: a part of the path is a file, so nothing is there to replace.
-    if (systemErrorCode(error) === "ENOENT" || systemErrorCode(error) === "ENOTDIR") return;
-    throw error;
+    const code = systemErrorCode(error);
+    // ENOTDIR: a part of the path is a file, which checkFolder names.
+    if (code !== "ENOENT" && code !== "ENOTDIR") unusable = new Error(`cannot write the data file ${path}: ${osReason(error)}`, { cause: error });
   }
+  try {
+    if (stats !== null) checkReplaceable(path, stats, sources);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    unusable = error as Error;
+  }
+  // A file that cannot be looked at (EACCES) is most often in a folder this user cannot
+  // use, which checkFolder names with what to do.
+  checkFolder(path);
+  if (unusable !== null) throw unusable;
+}
+
+/** What to do about a folder this user cannot use. */
+const USER_HINT = "run it as a user who may write there, or keep the data file in a folder this user may write (--data)";
+
+/** The checks on what is at `path` (see checkInstallTarget). */
+function checkReplaceable(path: string, stats: Stats, sources: readonly string[]): void {
   if (stats.isDirectory()) {
     throw new ConfigError(`${path} is a folder, not a data file: --data names the data file itself (e.g. ${path.replace(/\/+$/, "")}/iplookup-data.db)`);
   }
@@ -58,12 +78,53 @@ export function checkInstallTarget(path: string, sources: readonly string[]): vo
   if (kind !== null) throw new ConfigError(kind);
 }
 
+/**
+ * The data file's folder, where an import writes the new file under a temporary name,
+ * its lock and its downloads, and renames the new file over `path`; made (with the
+ * folders above it) when missing. A part of the path that is a file is a bad --data
+ * (ConfigError: exit 2). A folder this user cannot write, or one on a read-only file
+ * system, is a plain Error (exit 1: the import cannot be done here), naming the data
+ * file, the folder and what to do, before anything is made.
+ */
+function checkFolder(path: string): void {
+  const folder = dirname(path);
+  let existing = folder;
+  for (;;) {
+    let stats: Stats;
+    try {
+      stats = statSync(existing);
+    } catch (error) {
+      const code = systemErrorCode(error);
+      if ((code === "ENOENT" || code === "ENOTDIR") && dirname(existing) !== existing) {
+        existing = dirname(existing);
+        continue;
+      }
+      throw new Error(`cannot write the data file ${path}: its folder ${existing}: ${osReason(error)}${code === "EACCES" ? ` (${USER_HINT})` : ""}`, { cause: error });
+    }
+    if (!stats.isDirectory()) throw new ConfigError(`cannot write the data file ${path}: ${existing} is a file, not a folder; --data names a data file in a folder`);
+    break;
+  }
+  try {
+    accessSync(existing, constants.W_OK | constants.X_OK);
+  } catch (error) {
+    const where = existing === folder ? `its folder ${folder}` : `its folder ${folder} does not exist, and ${existing}, where it would be made,`;
+    const readOnly = systemErrorCode(error) === "EROFS";
+    const what = readOnly ? "is on a read-only file system (EROFS)" : `is not writable: ${osReason(error)}`;
+    const hint = readOnly ? "keep the data file on a writable file system (--data)" : USER_HINT;
+    throw new Error(
+      `cannot write the data file ${path}: ${where} ${what}. The new file is written beside it (with its lock, .${basename(path)}.update-lock) and renamed into place: ${hint}`,
+      { cause: error },
+    );
+  }
+}
+
 /** Why the non-empty regular file at `path` is not an iplookup data file, or null when it is one (possibly damaged). */
 function notADataFile(path: string): string | null {
   let tables: string[] | null;
   try {
     tables = sqliteTableNames(path);
   } catch (error) {
+    if (systemErrorCode(error) !== null) throw new Error(`cannot write the data file ${path}: it cannot be read, to tell that it is one: ${osReason(error)} (${USER_HINT})`, { cause: error });
     return `${path} is a SQLite file whose tables cannot be read (${(error as Error)?.message ?? String(error)}), so it cannot be told to be an iplookup data file; it is left as it is. If it is a damaged data file, remove it, then import again`;
   }
   if (tables === null) {

@@ -1,6 +1,7 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
+import { osReason } from "../errors/file-access.ts";
 import { RECIPE_VERSION, type Recipe, type RecipeSource } from "../data-file/recipe.ts";
 import type { DataSetInfo } from "../index/network-record.ts";
 import { RangeIndex } from "../index/range-index.ts";
@@ -12,7 +13,7 @@ import { DownloadAuth } from "./fetch/locations.ts";
 import { checkInstallTarget } from "./install-target.ts";
 import type { Progress } from "./progress.ts";
 import type { SourceSpec } from "./source.ts";
-import { resolvedDataPath, takeUpdateLock } from "./update-lock.ts";
+import { resolvedDataPath, takeUpdateLock, type UpdateLock } from "./update-lock.ts";
 
 /** What importing or updating a data file runs with. */
 export interface InstallOptions {
@@ -67,25 +68,35 @@ export function abandonUnfinished(): void {
 
 /**
  * Runs `work` with a fetching context whose folder lies beside `path` (same file system:
- * downloads never land in a small /tmp, and nothing of them stays).
+ * downloads never land in a small /tmp, and nothing of them stays). The data file's
+ * folder is made if missing, and removed again (with the folders made above it) when
+ * the run ends with nothing installed in it.
  */
 export async function withWorkDir<T>(path: string, options: InstallOptions, work: (context: AcquireContext) => Promise<T>): Promise<T> {
   const auth = downloadAuth(options.env);
-  mkdirSync(dirname(path), { recursive: true });
-  // One import or update of a file at a time; a second says so (UpdateBusyError).
-  const lock = takeUpdateLock(path);
+  const made = makeFolder(path);
+  let lock: UpdateLock;
+  try {
+    // One import or update of a file at a time; a second says so (UpdateBusyError).
+    lock = takeUpdateLock(path);
+  } catch (error) {
+    removeMadeFolders(path, made);
+    throw error;
+  }
   let workDir: string;
   try {
     removeLeftovers(path);
     workDir = mkdtempSync(join(dirname(path), `.${basename(path)}.sources-`));
   } catch (error) {
     lock.release();
-    throw error;
+    removeMadeFolders(path, made);
+    throw new Error(`cannot write beside the data file ${path}: ${osReason(error)}`, { cause: error });
   }
   const cleanUp = () => {
     rmSync(workDir, { recursive: true, force: true });
     removeTemporary(temporaryBeside(path));
     lock.release();
+    removeMadeFolders(path, made);
   };
   unfinished.add(cleanUp);
   try {
@@ -102,6 +113,33 @@ export async function withWorkDir<T>(path: string, options: InstallOptions, work
     unfinished.delete(cleanUp);
     rmSync(workDir, { recursive: true, force: true });
     lock.release();
+    removeMadeFolders(path, made);
+  }
+}
+
+/** Makes the data file's folder where it is missing: the first folder made, if any. */
+function makeFolder(path: string): string | undefined {
+  try {
+    return mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw new Error(`cannot write the data file ${path}: its folder ${dirname(path)} cannot be made: ${osReason(error)}`, { cause: error });
+  }
+}
+
+/**
+ * Removes the folders makeFolder made for `path`, from the data file's up to `made`,
+ * while nothing is installed at `path` and each is empty (another process may have put
+ * something there meanwhile: then it stays).
+ */
+function removeMadeFolders(path: string, made: string | undefined): void {
+  if (made === undefined || existsSync(path)) return;
+  for (let folder = dirname(path); ; folder = dirname(folder)) {
+    try {
+      rmdirSync(folder);
+    } catch {
+      return;
+    }
+    if (folder === made || dirname(folder) === folder) return;
   }
 }
 

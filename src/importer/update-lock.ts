@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
-import { closeSync, openSync, realpathSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, openSync, realpathSync, rmSync, statSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { osReason, systemErrorCode } from "../errors/file-access.ts";
 
 /**
  * One import or update of a data file at a time (CONTRACT §13): `data update`, `data
@@ -55,22 +56,42 @@ export function updateLockPath(dataPath: string): string {
 export function takeUpdateLock(dataPath: string): UpdateLock {
   const path = updateLockPath(dataPath);
   for (let attempt = 1; ; attempt++) {
-    closeSync(openSync(path, "a", 0o600));
-    const before = statSync(path).ino;
-    const db = new Database(path, { create: true });
+    let before: number;
+    let db: Database;
+    try {
+      closeSync(openSync(path, "a", 0o600));
+      before = statSync(path).ino;
+      db = new Database(path, { create: true });
+    } catch (error) {
+      throw lockProblem(dataPath, path, error);
+    }
     try {
       db.run("PRAGMA busy_timeout = 0");
       db.run("BEGIN EXCLUSIVE");
     } catch (error) {
       db.close();
       if (/locked|busy/i.test((error as Error)?.message ?? "")) throw new UpdateBusyError(dataPath);
-      throw error;
+      throw lockProblem(dataPath, path, error);
     }
     if (inodeOf(path) === before) return held(db, path);
     db.run("ROLLBACK");
     db.close();
     if (attempt >= 5) throw new UpdateBusyError(dataPath);
   }
+}
+
+/**
+ * Why the lock's file cannot be made or locked, naming the data file (the system's
+ * words name only the lock's file, which the operator never named).
+ */
+function lockProblem(dataPath: string, path: string, error: unknown): Error {
+  const reason = systemErrorCode(error) === null ? ((error as Error)?.message ?? String(error)) : osReason(error);
+  // The file is made owner-only: one another user's update made and holds, or left when it was killed.
+  const hint =
+    systemErrorCode(error) === "EACCES" && existsSync(path)
+      ? "; the file is another user's, from an import or update of this data file that runs, or was killed and left it: when none runs, remove it"
+      : "";
+  return new Error(`cannot take the update lock of the data file ${dataPath} (${path}): ${reason}${hint}`, { cause: error });
 }
 
 function held(db: Database, path: string): UpdateLock {

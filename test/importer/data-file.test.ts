@@ -106,6 +106,16 @@ describe("bad input leaves the installed file alone", () => {
   });
 });
 
+test("a rename that fails names the data file, not the file written under its temporary name, which is removed", async () => {
+  const { sub, sources } = await build("rename");
+  // A folder that took the data file's name after the import looked (data import refuses one before it begins).
+  const path = join(sub, "became-a-folder.db");
+  mkdirSync(path);
+  const { temporary } = writeBeside(path, await buildDataSet(sources, new Date()));
+  expect(() => installWritten(temporary, path)).toThrow(`cannot install the data file ${path}: it is a directory (EISDIR)`);
+  expect(existsSync(temporary)).toBe(false);
+});
+
 describe("the installed file's permissions", () => {
   test("it keeps the mode of the file it replaces, whatever the written one had; a new file keeps its own", async () => {
     const { path, sub, sources } = await build("mode");

@@ -145,6 +145,18 @@ describe("refused, left as it was, exit 2", () => {
     expectRefused(result, state, /is an iplookup state file/, dir, ["state.db", "data.db", "six.csv"]);
   });
 
+  test("a folder, and a path under a file: named before anything is made", () => {
+    const dir = folder();
+    const source = sourceIn(dir);
+    const folderResult = cli(["data", "import", "--data", dir, "--format", "asn-csv", source]);
+    expectRefused(folderResult, dir, /is a folder, not a data file: --data names the data file itself \(e\.g\. .*\/iplookup-data\.db\)/, dir, ["six.csv"]);
+    for (const under of [join(source, "x.db"), join(source, "a", "b", "x.db")]) {
+      const result = cli(["data", "import", "--data", under, "--format", "asn-csv", source]);
+      expectRefused(result, under, new RegExp(`cannot write the data file .*: ${source.replace(/[.]/g, "\\.")} is a file, not a folder`), dir, ["six.csv"]);
+    }
+    expect(readFileSync(source, "utf8")).toBe(CSV);
+  });
+
   test("a state file in WAL mode whose tables are still only in its -wal: its own pages declare none", () => {
     const dir = folder();
     const state = join(dir, "state.db");
@@ -158,6 +170,16 @@ describe("refused, left as it was, exit 2", () => {
       db.close();
     }
   });
+});
+
+test("the folders an import made for its data file go when it fails", () => {
+  const dir = folder();
+  const bad = join(dir, "bad.csv");
+  writeFileSync(bad, "1.0.0.9,1.0.0.1,13335,Backwards\n");
+  const result = cli(["data", "import", "--data", join(dir, "new", "sub", "data.db"), "--format", "asn-csv", bad]);
+  expect(result.stderr).toContain("bad.csv:1");
+  expect(result.code).toBe(1);
+  expect(readdirSync(dir)).toEqual(["bad.csv"]);
 });
 
 describe("replaced: what may be an iplookup data file", () => {
