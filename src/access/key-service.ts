@@ -2,6 +2,12 @@ import { changesBetween, type Actor, type AuditLog } from "../audit/audit-log.ts
 import { expiringEvent, expiringView, keyEvent } from "../events/emit.ts";
 import type { ApiKey, IssuedKey, KeyChanges, KeyControls, NewEvent, Store } from "../store/store.ts";
 
+/** What KeyService.revoke did: the key as it is afterwards, and whether this call revoked it (false: it was revoked already). */
+export interface KeyRevocation {
+  readonly key: ApiKey;
+  readonly revoked: boolean;
+}
+
 /** How KeyService announces its changes: the clock of the events. */
 export interface KeyEvents {
   readonly now: () => Date;
@@ -78,15 +84,25 @@ export class KeyService {
     );
   }
 
-  /** Revokes a key; null when there is no such key. Revoking a revoked key changes, records and announces nothing. */
-  async revoke(actor: Actor, id: string): Promise<ApiKey | null> {
-    return this.store.revokeKey(id, (revoked, before) =>
-      before.revokedAt === null
-        ? this.audit.change({ actor, action: "key.revoked", target: id, changes: { revoked_at: { from: null, to: revoked.revokedAt } } }, [
-            keyEvent("key.revoked", revoked, this.events.now()),
+  /**
+   * Revokes a key; null when there is no such key. Revoking a revoked key changes, records
+   * and announces nothing, and answers `revoked` false with the key as it is.
+   */
+  async revoke(actor: Actor, id: string): Promise<KeyRevocation | null> {
+    // Decided where the store decides it: in the revoking transaction, under its lock. Of
+    // two revocations at once, whichever came second sees the key revoked there, however
+    // both read it before. A change tried again calls its audit again: the last call is
+    // the committed one.
+    let revoked = false;
+    const key = await this.store.revokeKey(id, (after, before) => {
+      revoked = before.revokedAt === null;
+      return revoked
+        ? this.audit.change({ actor, action: "key.revoked", target: id, changes: { revoked_at: { from: null, to: after.revokedAt } } }, [
+            keyEvent("key.revoked", after, this.events.now()),
           ])
-        : null,
-    );
+        : null;
+    });
+    return key ? { key, revoked } : null;
   }
 }
 

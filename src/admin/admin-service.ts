@@ -70,12 +70,15 @@ export class AdminService {
     return issuedJson(rotated);
   }
 
-  /** Revokes a key; a key revoked already is answered as it is (revoking is idempotent). */
+  /**
+   * Revokes a key; a key revoked already, before or while this request ran, is answered as
+   * it is, with the revoked_at of the revocation that was made (revoking is idempotent).
+   */
   async revokeKey(actor: Actor, id: string): Promise<Static<typeof AdminKey>> {
     await this.key(id);
-    const revoked = await this.keys.revoke(actor, id);
-    if (!revoked) throw noSuchKey(id);
-    return this.withActivity(revoked);
+    const revocation = await this.keys.revoke(actor, id);
+    if (!revocation) throw noSuchKey(id);
+    return this.withActivity(revocation.key);
   }
 
   /** PATCH: the plan and controls given change, in one step; the rest stay. */

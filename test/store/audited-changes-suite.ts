@@ -108,10 +108,11 @@ export function auditedChangesSuite(kind: AuditedStoreKind): void {
   test("a change that changes nothing records nothing, and so is not refused", async () => {
     const s = await refusingStore(kind);
     const before = await everything(s.store, s.webhook.id);
-    expect(await s.keys.revoke(CLI_ACTOR, s.revokedKey.id)).toEqual(await s.store.getKey(s.revokedKey.id));
+    expect(await s.keys.revoke(CLI_ACTOR, s.revokedKey.id)).toEqual({ key: (await s.store.getKey(s.revokedKey.id))!, revoked: false });
     expect(await s.keys.update(CLI_ACTOR, s.key.key.id, { plan: "free", metadata: null })).toEqual(s.key.key);
     expect(await setPlanAudited(s.store, s.audit, CLI_ACTOR, "free", { rateLimit: 10 })).toEqual({ name: "free", maxBatchSize: 100, monthlyUnits: 100_000, rateLimit: 10 });
-    expect((await revokeAdminTokenAudited(s.store, s.audit, CLI_ACTOR, s.revokedToken.id))?.revokedAt).toBe(NOW.toISOString());
+    const again = await revokeAdminTokenAudited(s.store, s.audit, CLI_ACTOR, s.revokedToken.id);
+    expect([again?.token.revokedAt, again?.revoked]).toEqual([NOW.toISOString(), false]);
     expect(await everything(s.store, s.webhook.id)).toEqual(before);
     await s.store.close();
   });

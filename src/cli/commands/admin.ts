@@ -82,13 +82,16 @@ ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
+    const revokedAlready = (token: AdminToken) => new CommandFailed(`admin token ${token.id} (${token.name}) was revoked on ${token.revokedAt} already`);
     const token = await withStore(flags, context, { create: false }, async (store) => {
       const found = await store.getAdminToken(id);
       if (!found) throw new CommandFailed(`no admin token ${id} (see '${howToRun(context, "admin list")}')`);
-      if (found.revokedAt) throw new CommandFailed(`admin token ${id} (${found.name}) was revoked on ${found.revokedAt} already`);
-      const revoked = await revokeAdminTokenAudited(store, new AuditLog(store, () => context.now()), CLI_ACTOR, id);
-      if (!revoked) throw new CommandFailed(`no admin token ${id}`);
-      return revoked;
+      if (found.revokedAt) throw revokedAlready(found);
+      // A revocation made since the read above (another admin revoke) is told by the revoke itself.
+      const revocation = await revokeAdminTokenAudited(store, new AuditLog(store, () => context.now()), CLI_ACTOR, id);
+      if (!revocation) throw new CommandFailed(`no admin token ${id}`);
+      if (!revocation.revoked) throw revokedAlready(revocation.token);
+      return revocation.token;
     });
     context.io.out(`Revoked admin token ${token.id} (${token.name}).`);
     return EXIT_OK;

@@ -160,11 +160,15 @@ function noSuchKey(id: string, context: CliContext): CommandFailed {
   return new CommandFailed(`no key ${id} (see '${howToRun(context, "keys list")}')`);
 }
 
+function revokedAlready(key: ApiKey): CommandFailed {
+  return new CommandFailed(`key ${key.id} (${key.name}) was revoked on ${key.revokedAt} already`);
+}
+
 /** The key a command changes: refused when it does not exist or is revoked. */
 async function activeKey(store: Store, id: string, context: CliContext): Promise<ApiKey> {
   const key = await store.getKey(id);
   if (!key) throw noSuchKey(id, context);
-  if (key.revokedAt) throw new CommandFailed(`key ${id} (${key.name}) was revoked on ${key.revokedAt} already`);
+  if (key.revokedAt) throw revokedAlready(key);
   return key;
 }
 
@@ -181,10 +185,12 @@ ${STATE_FLAG_HELP}`,
     const id = positionals[0] as string;
     const key = await withStore(flags, context, { create: false }, async (store) => {
       await activeKey(store, id, context);
-      // Null only if the key was deleted in between; a revocation in between is harmless.
-      const revoked = await keyService(store, context).revoke(CLI_ACTOR, id);
-      if (!revoked) throw noSuchKey(id, context);
-      return revoked;
+      // The check above read the key before the revoking transaction: a revocation made in
+      // between (another revoke, the admin API) is told by the revoke itself.
+      const revocation = await keyService(store, context).revoke(CLI_ACTOR, id);
+      if (!revocation) throw noSuchKey(id, context);
+      if (!revocation.revoked) throw revokedAlready(revocation.key);
+      return revocation.key;
     });
     context.io.out(`Revoked key ${key.id} (${key.name}).`);
     return EXIT_OK;
