@@ -112,7 +112,7 @@ export function createAdminApp(deps: AdminAppDeps) {
         return body;
       });
     })
-    .onError(({ error, code }) => errorResponse(error, code, logger))
+    .onError(({ error, code }) => errorResponse(error, code, logger, "admin"))
     .get("/admin/v1/keys", async () => json({ keys: await service.listKeys() }), { query: NoQuery })
     .post("/admin/v1/keys", async ({ body, request }) => json(await service.createKey(actorOf(request), body), 201), { body: CreateKeyRequest })
     .post("/admin/v1/keys/:id/rotate", async ({ params, body, request }) => json(await service.rotateKey(actorOf(request), params.id, body.grace)), { body: RotateKeyRequest })

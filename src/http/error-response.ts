@@ -8,24 +8,31 @@ import { problemResponse } from "./problem.ts";
 import { validationDetail } from "./validation-detail.ts";
 
 /**
- * The one place where anything thrown while answering a request becomes a response.
- * `code` is the framework's name for its own errors: VALIDATION (the body's shape),
- * PARSE, NOT_FOUND; anything unknown is a bug and answers 500 without internals.
+ * The API a response answers for: the public API's requests are charged units; the admin
+ * API's charge none, and its writes change keys, plans, tokens, corrections, webhooks.
  */
-export function errorResponse(thrown: unknown, code: string | number, logger: Logger): Response {
+export type AnsweringApi = "public" | "admin";
+
+/**
+ * The one place where anything thrown while answering a request becomes a response, for
+ * the public API and the admin API alike (`api`: what a 503 tells the client was not
+ * done). `code` is the framework's name for its own errors: VALIDATION (the body's
+ * shape), PARSE, NOT_FOUND; anything unknown is a bug and answers 500 without internals.
+ */
+export function errorResponse(thrown: unknown, code: string | number, logger: Logger, api: AnsweringApi = "public"): Response {
   // The framework wraps what the body parser throws: ours throws ApiErrors, and ClientGoneError for a body cut short.
   const cause = (thrown as Error | undefined)?.cause;
   const error = cause instanceof ApiError || cause instanceof ClientGoneError ? cause : thrown;
   if (error instanceof ApiError) return problemResponse(error);
   if (error instanceof StoreUnavailableError) {
     noteRefusal(error, logger);
-    return problemResponse(storeUnavailable());
+    return problemResponse(storeUnavailable(api));
   }
   // A read of a SQLite state file that cannot be used (a damaged page: a charge that
   // meets one fails with StoreUnavailableError naming the file, see sqlite-faults.ts).
   if (isUnwritable(error)) {
     noteStateFileFault(error, logger);
-    return problemResponse(storeUnavailable());
+    return problemResponse(storeUnavailable(api));
   }
   // Nobody will read it; the status is for the access log and the metrics.
   if (error instanceof ClientGoneError) return new Response(null, { status: CLIENT_GONE_STATUS });
@@ -90,11 +97,15 @@ function firstInAWhile(logger: Logger, message: string): boolean {
 /** How long a client is asked to wait when the state store cannot be reached. */
 const STORE_RETRY_AFTER_SECONDS = 2;
 
-/** Nothing was charged: the client may send the same request again. The cause stays in the logs. */
-function storeUnavailable(): ApiError {
+/**
+ * Nothing was charged (public API) or changed (admin API: a change and its audit entry
+ * are one transaction): the client may send the same request again. The cause stays in
+ * the logs.
+ */
+function storeUnavailable(api: AnsweringApi): ApiError {
   return new ApiError(
     "store_unavailable",
-    "the server cannot use its state store right now (it cannot reach it, or cannot write to it); nothing was charged, try again shortly",
+    `the server cannot use its state store right now (it cannot reach it, or cannot write to it); nothing was ${api === "admin" ? "changed" : "charged"}, try again shortly`,
     { retry_after: STORE_RETRY_AFTER_SECONDS },
     { "retry-after": String(STORE_RETRY_AFTER_SECONDS) },
   );

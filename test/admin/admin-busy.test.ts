@@ -33,14 +33,22 @@ async function oneThreadServer(state: string) {
   return { server, admin, token };
 }
 
+/** What an admin request answered 503 store_unavailable says: it changed nothing (it is charged nothing, unlike /v1's). */
+const NOTHING_CHANGED = "the server cannot use its state store right now (it cannot reach it, or cannot write to it); nothing was changed, try again shortly";
+
 async function startWithAdmin(state: string) {
   const { server, admin, token } = await oneThreadServer(state);
   const createKey = () =>
     fetch(`${admin}/admin/v1/keys`, { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ name: "while locked" }) });
   const putPlan = () =>
     fetch(`${admin}/admin/v1/plans/locked`, { method: "PUT", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ max_batch_size: 1, monthly_units: null, rate_limit: null }) });
-  const keyCount = async () => ((await (await fetch(`${admin}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })).json()) as { keys: unknown[] }).keys.length;
-  return { server, createKey, putPlan, keyCount };
+  const listKeys = async () => ((await (await fetch(`${admin}/admin/v1/keys`, { headers: { authorization: `Bearer ${token}` } })).json()) as { keys: { id: string; plan: string }[] }).keys;
+  const keyCount = async () => (await listKeys()).length;
+  const moved = ((await (await createKey()).json()) as { id: string }).id;
+  const patchKey = () =>
+    fetch(`${admin}/admin/v1/keys/${moved}`, { method: "PATCH", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: JSON.stringify({ plan: "standard" }) });
+  const movedPlan = async () => (await listKeys()).find((key) => key.id === moved)?.plan;
+  return { server, createKey, putPlan, patchKey, movedPlan, keyCount };
 }
 
 /** Sends the admin write, then a health check; the health check must answer first. */
@@ -48,7 +56,7 @@ async function writeWhileLocked(write: () => Promise<Response>, publicUrl: strin
   const order: string[] = [];
   const written = write().then(async (response) => {
     order.push("admin");
-    return { status: response.status, retryAfter: response.headers.get("retry-after"), type: response.headers.get("content-type"), body: (await response.json()) as { code: string } };
+    return { status: response.status, retryAfter: response.headers.get("retry-after"), type: response.headers.get("content-type"), body: (await response.json()) as { code: string; detail: string } };
   });
   await Bun.sleep(50);
   const health = await fetch(`${publicUrl}/healthz`);
@@ -100,19 +108,22 @@ async function works(publicUrl: string, secret: string): Promise<boolean> {
 
 test("SQLite: a write lock held by another connection", async () => {
   const state = join(dir, "state.db");
-  const { server, createKey, putPlan, keyCount } = await startWithAdmin(state);
+  const { server, createKey, putPlan, patchKey, movedPlan, keyCount } = await startWithAdmin(state);
   const before = await keyCount();
   await holdingWriteLock(state, async () => {
-    for (const write of [createKey, putPlan]) {
+    for (const write of [createKey, putPlan, patchKey]) {
       const answer = await writeWhileLocked(write, server.url);
-      expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
+      expect([answer.status, answer.body.code, answer.body.detail]).toEqual([503, "store_unavailable", NOTHING_CHANGED]);
       expect(Number(answer.retryAfter)).toBeGreaterThan(0);
     }
   });
   expect(await keyCount()).toBe(before);
+  expect(await movedPlan()).toBe("free");
   expect((await createKey()).status).toBe(201);
   expect(await keyCount()).toBe(before + 1);
   expect((await putPlan()).status).toBe(200);
+  expect((await patchKey()).status).toBe(200);
+  expect(await movedPlan()).toBe("standard");
 });
 
 test("SQLite: webhooks added, removed or tested while another connection holds the write lock", async () => {
@@ -199,7 +210,7 @@ const states = testStates();
 describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
   test("a lock held by another session on the tables the write needs", async () => {
     const state = await states.fresh();
-    const { server, createKey, putPlan, keyCount } = await startWithAdmin(state);
+    const { server, createKey, putPlan, patchKey, movedPlan, keyCount } = await startWithAdmin(state);
     const before = await keyCount();
     const holder = new SQL(state, { max: 1 });
     const release = Promise.withResolvers<void>();
@@ -212,9 +223,9 @@ describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
     });
     await locked.promise;
     try {
-      for (const write of [createKey, putPlan]) {
+      for (const write of [createKey, putPlan, patchKey]) {
         const answer = await writeWhileLocked(write, server.url);
-        expect([answer.status, answer.body.code]).toEqual([503, "store_unavailable"]);
+        expect([answer.status, answer.body.code, answer.body.detail]).toEqual([503, "store_unavailable", NOTHING_CHANGED]);
       }
     } finally {
       release.resolve();
@@ -222,8 +233,11 @@ describe.skipIf(!postgresAvailable)("PostgreSQL", () => {
       await holder.close();
     }
     expect(await keyCount()).toBe(before);
+    expect(await movedPlan()).toBe("free");
     expect((await createKey()).status).toBe(201);
     expect((await putPlan()).status).toBe(200);
+    expect((await patchKey()).status).toBe(200);
+    expect(await movedPlan()).toBe("standard");
   });
 
   test("a rotation whose audit entry meets a lock held on the audit log answers 503, and the key keeps its secret", async () => {
