@@ -103,7 +103,7 @@ describe("the command line", () => {
     expect(again.stdout).toContain("is on plan unlimited already; nothing changed");
   });
 
-  test("keys revoke, rotate and set-plan: an unknown id, a revoked key or an unknown plan exits 1 with a message and changes nothing", () => {
+  test("keys revoke, rotate, set-plan and update: an unknown id, a revoked key or an unknown plan exits 1 with a message and changes nothing", () => {
     const created = JSON.parse(cli(["keys", "create", "--name", "refused", "--json"], env).stdout) as Record<string, string>;
     const id = created.id!;
     const refuse = (args: string[], message: RegExp) => {
@@ -120,10 +120,13 @@ describe("the command line", () => {
     refuse(["keys", "set-plan", id, "gold-nope"], /^iplookup: there is no plan "gold-nope" \(see 'bun \S*src\/main\.ts plans list'\)/);
 
     expect(cli(["keys", "revoke", id], env).code).toBe(0);
-    const revoked = `^iplookup: key ${id} \\(refused\\) was revoked on \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z already`;
-    refuse(["keys", "revoke", id], new RegExp(revoked));
-    refuse(["keys", "rotate", id], new RegExp(revoked));
-    refuse(["keys", "set-plan", id, "standard"], new RegExp(revoked));
+    // "already" only for a second revoke: each other command says what a revoked key cannot have.
+    const revoked = (refusal: string) => new RegExp(`^iplookup: key ${id} \\(refused\\) was revoked on \\d{4}-\\d\\d-\\d\\dT[0-9:.]+Z${refusal}\n$`);
+    refuse(["keys", "revoke", id], revoked(" already"));
+    refuse(["keys", "rotate", id], revoked("; a revoked key cannot be rotated"));
+    refuse(["keys", "set-plan", id, "standard"], revoked("; a revoked key keeps its plan"));
+    refuse(["keys", "update", id, "--plan", "standard"], revoked("; a revoked key cannot be changed"));
+    refuse(["keys", "update", id, "--metadata", "none"], revoked("; a revoked key cannot be changed"));
   });
 
   test("commands that only read or change the state refuse a state file that does not exist, exit 1, and create nothing", () => {

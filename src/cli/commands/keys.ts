@@ -160,15 +160,28 @@ function noSuchKey(id: string, context: CliContext): CommandFailed {
   return new CommandFailed(`no key ${id} (see '${howToRun(context, "keys list")}')`);
 }
 
-function revokedAlready(key: ApiKey): CommandFailed {
-  return new CommandFailed(`key ${key.id} (${key.name}) was revoked on ${key.revokedAt} already`);
+/**
+ * How each command that changes a key refuses a revoked one, after "key ID (NAME) was
+ * revoked on TIME". Revocation is final: only a second revoke finds its work done
+ * already; the others say what a revoked key cannot have (as the store says it of a key
+ * revoked while they ran).
+ */
+const REVOKED_REFUSALS = {
+  revoke: " already",
+  rotate: "; a revoked key cannot be rotated",
+  "set-plan": "; a revoked key keeps its plan",
+  update: "; a revoked key cannot be changed",
+} as const;
+
+function revokedKey(key: ApiKey, command: keyof typeof REVOKED_REFUSALS): CommandFailed {
+  return new CommandFailed(`key ${key.id} (${key.name}) was revoked on ${key.revokedAt}${REVOKED_REFUSALS[command]}`);
 }
 
-/** The key a command changes: refused when it does not exist or is revoked. */
-async function activeKey(store: Store, id: string, context: CliContext): Promise<ApiKey> {
+/** The key `command` changes: refused when it does not exist or is revoked. */
+async function activeKey(store: Store, id: string, context: CliContext, command: keyof typeof REVOKED_REFUSALS): Promise<ApiKey> {
   const key = await store.getKey(id);
   if (!key) throw noSuchKey(id, context);
-  if (key.revokedAt) throw revokedAlready(key);
+  if (key.revokedAt) throw revokedKey(key, command);
   return key;
 }
 
@@ -184,12 +197,12 @@ ${STATE_FLAG_HELP}`,
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
     const key = await withStore(flags, context, { create: false }, async (store) => {
-      await activeKey(store, id, context);
+      await activeKey(store, id, context, "revoke");
       // The check above read the key before the revoking transaction: a revocation made in
       // between (another revoke, the admin API) is told by the revoke itself.
       const revocation = await keyService(store, context).revoke(CLI_ACTOR, id);
       if (!revocation) throw noSuchKey(id, context);
-      if (!revocation.revoked) throw revokedAlready(revocation.key);
+      if (!revocation.revoked) throw revokedKey(revocation.key, "revoke");
       return revocation.key;
     });
     context.io.out(`Revoked key ${key.id} (${key.name}).`);
@@ -222,7 +235,7 @@ ${STATE_FLAG_HELP}`,
       }
     }
     const issued = await withStore(flags, context, { create: false }, async (store) => {
-      await activeKey(store, id, context);
+      await activeKey(store, id, context, "rotate");
       const rotated = await keyService(store, context).rotate(CLI_ACTOR, id, graceMs);
       if (!rotated) throw new CommandFailed(`key ${id} was revoked or deleted meanwhile; nothing changed`);
       return rotated;
@@ -248,7 +261,7 @@ ${STATE_FLAG_HELP}`,
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [2, 2], arguments: ["ID", "PLAN"] });
     const [id, plan] = positionals as [string, string];
     const outcome = await withStore(flags, context, { create: false }, async (store) => {
-      const key = await activeKey(store, id, context);
+      const key = await activeKey(store, id, context, "set-plan");
       if (!(await store.getPlan(plan))) throw new CommandFailed(`there is no plan "${plan}" (see '${howToRun(context, "plans list")}')`);
       if (key.plan === plan) return { key, changed: false };
       let moved: ApiKey | null;
@@ -289,7 +302,7 @@ ${STATE_FLAG_HELP}`,
     const changes: KeyChanges = { ...controlFlags(flags, context.now().getTime()), ...(typeof flags.plan === "string" ? { plan: flags.plan } : {}) };
     if (Object.keys(changes).length === 0) throw new ConfigError("nothing to change: give --plan, --expires-at, --allowed-cidrs, --allowed-origins or --metadata");
     const key = await withStore(flags, context, { create: false }, async (store) => {
-      await activeKey(store, id, context);
+      await activeKey(store, id, context, "update");
       if (changes.plan !== undefined && !(await store.getPlan(changes.plan))) throw new CommandFailed(`there is no plan "${changes.plan}" (see '${howToRun(context, "plans list")}')`);
       let updated: ApiKey | null;
       try {
