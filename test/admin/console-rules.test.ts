@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { correctionAsn, dataSetTime, firstShownDay, isStale, keyMetadata, LEAST_DAYS_SHOWN, STALE_AFTER_DAYS, WHOLE_STEPS } from "../../src/admin/console/rules.ts";
+import { correctionAsn, dataSetTime, firstShownDay, isStale, keyMetadata, LEAST_DAYS_SHOWN, planSave, STALE_AFTER_DAYS, WHOLE_STEPS } from "../../src/admin/console/rules.ts";
 
 const DAY = 86_400_000;
 
@@ -50,4 +50,21 @@ test("a key's metadata is a JSON object or nothing: a list, null, a string or a 
     expect(() => keyMetadata(typed)).toThrow(`Metadata must be a JSON object of named values, not ${what}: write an object such as {"team": "maps"}, or leave it empty`);
   }
   expect(() => keyMetadata("{team: maps}")).toThrow("Metadata is not JSON");
+});
+
+test("a plan row's Save: a limit not changed in the row is sent as it is now, a changed one as typed; one changed in both places is a conflict", () => {
+  const drawn = { max_batch_size: 100, monthly_units: 100_000, rate_limit: 10 };
+  // Nothing typed: the plan as it is now.
+  expect(planSave(drawn, drawn, { ...drawn, rate_limit: 50 })).toEqual({ body: { max_batch_size: 100, monthly_units: 100_000, rate_limit: 50 } });
+  // Max batch typed, the rate changed elsewhere: both kept.
+  expect(planSave(drawn, { ...drawn, max_batch_size: 200 }, { ...drawn, rate_limit: 50 })).toEqual({ body: { max_batch_size: 200, monthly_units: 100_000, rate_limit: 50 } });
+  // Unlimited is a value like another, both ways.
+  expect(planSave(drawn, { ...drawn, rate_limit: null }, { ...drawn, monthly_units: null })).toEqual({ body: { max_batch_size: 100, monthly_units: null, rate_limit: null } });
+  expect(planSave({ ...drawn, monthly_units: null }, { ...drawn, monthly_units: null, max_batch_size: 5 }, { ...drawn, monthly_units: 7 })).toEqual({ body: { max_batch_size: 5, monthly_units: 7, rate_limit: 10 } });
+  // Typed back to what the row showed: not a change.
+  expect(planSave(drawn, drawn, { ...drawn, max_batch_size: 1 })).toEqual({ body: { ...drawn, max_batch_size: 1 } });
+  // Changed in both places, even to the same value: named, nothing to send.
+  expect(planSave(drawn, { ...drawn, rate_limit: 20, max_batch_size: 300 }, { ...drawn, rate_limit: 50 })).toEqual({ conflicts: ["rate_limit"] });
+  expect(planSave(drawn, { ...drawn, rate_limit: 50 }, { ...drawn, rate_limit: 50 })).toEqual({ conflicts: ["rate_limit"] });
+  expect(planSave(drawn, { max_batch_size: 1, monthly_units: null, rate_limit: 2 }, { max_batch_size: 2, monthly_units: 3, rate_limit: 10 })).toEqual({ conflicts: ["max_batch_size", "monthly_units"] });
 });

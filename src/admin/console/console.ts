@@ -16,7 +16,7 @@ import { askGrace, closeEditor, decorateKeyRow, initKeyControls } from "./key-co
 import { applyTokenAccess } from "./token-access.ts";
 import { startAsnLookup } from "./asn-lookup.ts";
 import { startWebhooks, type ConsoleKit } from "./webhooks.ts";
-import { dataSetTime, firstShownDay, isStale as isStaleAt, STALE_AFTER_DAYS, WHOLE_STEPS } from "./rules.ts";
+import { dataSetTime, firstShownDay, isStale as isStaleAt, PLAN_LIMIT_NAMES, planSave, STALE_AFTER_DAYS, WHOLE_STEPS, type PlanLimit, type PlanLimits } from "./rules.ts";
 import { byId as element, isolate, labelCells, make, named, type Message } from "./dom.ts";
 import type { IssuedKey, Key, Plan, Status, Usage } from "./api-types.ts";
 
@@ -539,11 +539,19 @@ async function copySecret(): Promise<void> {
   secretParts.copy.textContent = "Copied";
 }
 
+interface LimitField {
+  readonly cell: HTMLTableCellElement;
+  /** The limit in the boxes; throws a FieldError when it is not one. */
+  read(): number | null;
+  /** Back to the value the row was drawn with, as if never typed into. */
+  reset(): void;
+}
+
 /**
  * A plan's limit: a number box and, where a limit may be lifted, an explicit
  * "unlimited" box. An empty number is never read as unlimited: the operator ticks it.
  */
-function limitField(value: number | null, label: string, name: string, canBeUnlimited: boolean, isNew: boolean): { cell: HTMLTableCellElement; read(): number | null } {
+function limitField(value: number | null, label: string, name: string, canBeUnlimited: boolean, isNew: boolean): LimitField {
   const cell = make("td", undefined, { class: "limit" });
   const input = make("input", undefined, { type: "number", min: "1", step: "1", "aria-label": label });
   // The saved value is the default: a value typed since is an edit (see renderPlans).
@@ -574,8 +582,23 @@ function limitField(value: number | null, label: string, name: string, canBeUnli
       }
       return value;
     },
+    reset() {
+      input.value = input.defaultValue;
+      if (unlimited && unlimited.checked !== unlimited.defaultChecked) {
+        unlimited.checked = unlimited.defaultChecked;
+        unlimited.dispatchEvent(new Event("change"));
+      }
+    },
   };
 }
+
+/** A plan's limits as the messages say them: `100 a batch, 100,000 units a month, 10 requests a second`. */
+function limitsText(plan: PlanLimits): string {
+  return `${formatCount(plan.max_batch_size)} a batch, ${formatCount(plan.monthly_units)} ${plan.monthly_units === 1 ? "unit" : "units"} a month, ${formatCount(plan.rate_limit)} ${plan.rate_limit === 1 ? "request" : "requests"} a second`;
+}
+
+/** Each limit's name in a plan row's messages, and its box's label (with ` of NAME`). */
+const LIMIT_NAMES: Readonly<Record<PlanLimit, string>> = { max_batch_size: "Max batch", monthly_units: "Units a month", rate_limit: "Requests a second" };
 
 function planRow(plan: Plan | null): HTMLTableRowElement {
   const place = `plan:${plan?.name ?? "+new"}`;
@@ -584,23 +607,45 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
   const nameInput = make("input", undefined, { "aria-label": "New plan's name", placeholder: "new plan", maxlength: "64" });
   if (!plan) name.append(nameInput);
   const of = plan?.name ?? "the new plan";
-  const batch = limitField(plan?.max_batch_size ?? null, `Max batch of ${of}`, "Max batch", false, !plan);
-  const units = limitField(plan?.monthly_units ?? null, `Units a month of ${of}`, "Units a month", true, !plan);
-  const rate = limitField(plan?.rate_limit ?? null, `Requests a second of ${of}`, "Requests a second", true, !plan);
+  const batch = limitField(plan?.max_batch_size ?? null, `${LIMIT_NAMES.max_batch_size} of ${of}`, LIMIT_NAMES.max_batch_size, false, !plan);
+  const units = limitField(plan?.monthly_units ?? null, `${LIMIT_NAMES.monthly_units} of ${of}`, LIMIT_NAMES.monthly_units, true, !plan);
+  const rate = limitField(plan?.rate_limit ?? null, `${LIMIT_NAMES.rate_limit} of ${of}`, LIMIT_NAMES.rate_limit, true, !plan);
+  const fields: Readonly<Record<PlanLimit, LimitField>> = { max_batch_size: batch, monthly_units: units, rate_limit: rate };
   const save = make("button", plan ? "Save" : "Add plan", { type: "button", class: "write" });
   save.addEventListener("click", () =>
     attempt(async () => {
       const planName = plan?.name ?? nameInput.value.trim();
       if (planName === "") throw new FieldError("Give the new plan a name; nothing was saved", nameInput);
-      const body = { max_batch_size: batch.read(), monthly_units: units.read(), rate_limit: rate.read() };
+      // Max batch has no "unlimited" box: it reads a number or throws.
+      const typed: PlanLimits = { max_batch_size: batch.read()!, monthly_units: units.read(), rate_limit: rate.read() };
+      let body = typed;
       // PUT creates or replaces: a name that is taken would overwrite that plan's limits
       // from the row meant for new ones. The plans are read again first (another operator
       // may have added it since the page drew them).
       if (!plan) await refuseExistingPlan(planName, nameInput);
+      else {
+        // PUT takes all three limits, and the row shows them as they were when it was
+        // drawn: the plan is read again first, so that a limit changed meanwhile elsewhere
+        // (the CLI, another console) and not in this row keeps its new value, and a limit
+        // changed in both places is not overwritten unseen (see planSave).
+        const listed = (await api<{ plans: Plan[] }>("GET", "/admin/v1/plans")).plans;
+        const current = listed.find((existing) => existing.name === plan.name);
+        if (!current) {
+          plans = listed;
+          renderPlans();
+          throw new Error(`Plan ${plan.name} is no longer listed; nothing was saved`);
+        }
+        const decided = planSave(plan, typed, current);
+        if ("conflicts" in decided) {
+          changedMeanwhile(place, plan, typed, current, decided.conflicts, fields, listed);
+          return;
+        }
+        body = decided.body;
+      }
       const saved = await api<Plan>("PUT", `/admin/v1/plans/${encodeURIComponent(planName)}`, body);
       savedPlanRow = place;
       await refresh();
-      say(`Plan ${saved.name} saved: ${formatCount(saved.max_batch_size)} a batch, ${formatCount(saved.monthly_units)} ${saved.monthly_units === 1 ? "unit" : "units"} a month, ${formatCount(saved.rate_limit)} ${saved.rate_limit === 1 ? "request" : "requests"} a second.`, false, `plan:${saved.name}`);
+      say(`Plan ${saved.name} saved: ${limitsText(saved)}.`, false, `plan:${saved.name}`);
     }, place),
   );
   const actions = make("td", undefined, { class: "actions" });
@@ -613,6 +658,28 @@ function planRow(plan: Plan | null): HTMLTableRowElement {
     save.click();
   });
   return row;
+}
+
+/**
+ * Says beside a plan's row that nothing was saved because a limit changed in it was also
+ * changed elsewhere since the row was drawn: each such limit as the row showed it, as
+ * typed and as it is now, and the plan's limits now. The plans are drawn again as they
+ * are now; in this row, the limits in conflict show their current values (marked), and
+ * the operator's other changes are kept, so that they decide and save again.
+ */
+function changedMeanwhile(place: string, drawn: Plan, typed: PlanLimits, current: Plan, conflicts: readonly PlanLimit[], fields: Readonly<Record<PlanLimit, LimitField>>, listed: Plan[]): void {
+  for (const limit of conflicts) fields[limit].reset();
+  const othersKept = PLAN_LIMIT_NAMES.some((limit) => !conflicts.includes(limit) && typed[limit] !== drawn[limit]);
+  plans = listed;
+  renderPlans();
+  const boxes = [...document.querySelectorAll<HTMLInputElement>(`#plans tr[data-place="${CSS.escape(place)}"] input`)];
+  for (const limit of conflicts) boxes.find((box) => box.getAttribute("aria-label") === `${LIMIT_NAMES[limit]} of ${current.name}`)?.setAttribute("aria-invalid", "true");
+  const each = conflicts.map((limit) => `${LIMIT_NAMES[limit]}: this row showed ${formatCount(drawn[limit])}, you typed ${formatCount(typed[limit])}, it is now ${formatCount(current[limit])}`);
+  say(
+    `Plan ${current.name} was changed elsewhere since this row was drawn, so nothing was saved. ${each.join("; ")}. Its limits now: ${limitsText(current)}. The row shows them${othersKept ? ", with your other changes kept" : ""}: type what you want and save again.`,
+    true,
+    place,
+  );
 }
 
 /**
