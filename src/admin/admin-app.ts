@@ -132,7 +132,7 @@ export function createAdminApp(deps: AdminAppDeps) {
     .delete("/admin/v1/corrections/:cidr", async ({ params, request }) => json(await corrections.remove(actorOf(request), params.cidr)))
     .get("/admin/v1/asn/:asn", ({ params }) => asnAnswer(() => asns!.answer(asns!.check(params.asn))))
     .get("/admin/v1/asn", ({ request }) => asnAnswer(() => asns!.search(asns!.checkQuery(queryValues(request.url, "q")))), { query: AsnSearchQuery })
-    .get("/admin/v1/webhooks", async () => json({ webhooks: await webhooks.list() }), { query: NoQuery })
+    .get("/admin/v1/webhooks", async ({ request }) => json({ webhooks: await webhooks.list(tokenOf(request).readOnly === true) }), { query: NoQuery })
     .post("/admin/v1/webhooks", async ({ body, request }) => json(await webhooks.create(actorOf(request), body.url, body.events), 201), { body: CreateWebhookRequest })
     .delete("/admin/v1/webhooks/:id", async ({ params, request }) => (await webhooks.remove(actorOf(request), params.id), new Response(null, { status: 204, headers: { "cache-control": "no-store" } })))
     .post("/admin/v1/webhooks/:id/test", async ({ params }) => json(await webhooks.test(params.id)), { body: TestWebhookRequest })
@@ -149,9 +149,14 @@ export type AdminApp = ReturnType<typeof createAdminApp>;
 
 /** Who makes a change through the admin API (and the console): the admin token's id, for the audit log. */
 function actorOf(request: Request): string {
+  return tokenOf(request).id;
+}
+
+/** The admin token of an /admin/v1 request, which the gate has checked before any route runs. */
+function tokenOf(request: Request): AdminToken {
   const token = infos.get(request)?.token;
   if (!token) throw new Error("no admin token recorded for an /admin/v1 request");
-  return token.id;
+  return token;
 }
 
 /**

@@ -4,6 +4,7 @@ import type { Deliverer } from "../events/deliverer.ts";
 import { Webhooks, WebhookRefusal } from "../events/webhooks.ts";
 import { ApiError } from "../errors/api-error.ts";
 import { deliveryJson, testResultJson, webhookJson } from "../events/webhook-json.ts";
+import { shownWebhookUrl } from "../events/webhook-url.ts";
 import type { IssuedWebhook as Issued } from "../store/store.ts";
 import type { AdminDelivery, AdminWebhook, IssuedWebhook, WebhookTestResult } from "./webhook-schemas.ts";
 
@@ -22,8 +23,14 @@ export class AdminWebhooks {
     this.webhooks = new Webhooks(store, now);
   }
 
-  async list(): Promise<Static<typeof AdminWebhook>[]> {
-    return (await this.webhooks.list()).map(webhookJson);
+  /**
+   * Every webhook. `readOnly`: for a token that may read webhooks but not manage them,
+   * each URL as shownWebhookUrl shows it (its path and query may hold the receiver's
+   * secret); a read-write token manages the URL and gets it whole.
+   */
+  async list(readOnly: boolean): Promise<Static<typeof AdminWebhook>[]> {
+    const listed = (await this.webhooks.list()).map(webhookJson);
+    return readOnly ? listed.map((webhook) => ({ ...webhook, url: shownWebhookUrl(webhook.url) })) : listed;
   }
 
   async create(actor: Actor, url: string, events: readonly string[]): Promise<Static<typeof IssuedWebhook>> {

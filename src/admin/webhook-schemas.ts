@@ -9,10 +9,14 @@ const Time = Type.String({ format: "date-time", description: "RFC 3339, UTC" });
 export const WebhookId = Type.String({ description: "A webhook's id, wh_…", examples: ["wh_abcdefghijklmnop"] });
 const EventName = Type.String({ description: `One of: ${EVENT_TYPES.join(", ")}`, examples: ["usage.threshold"] });
 
+const DELIVERED_TO = "Where deliveries are POSTed (http:// or https://)";
+
 export const AdminWebhook = Type.Object(
   {
     id: WebhookId,
-    url: Type.String({ description: "Where deliveries are POSTed (http:// or https://)" }),
+    url: Type.String({
+      description: `${DELIVERED_TO}. A read-only token gets it shortened to its origin, with "/…" in place of any path or query (either may hold the receiver's secret): https://hooks.example.com/…`,
+    }),
     events: Type.Array(EventName, { description: "The events it receives" }),
     created_at: Time,
   },
@@ -24,6 +28,8 @@ export const AdminWebhookList = Type.Object({ webhooks: Type.Array(AdminWebhook)
 export const IssuedWebhook = Type.Object(
   {
     ...AdminWebhook.properties,
+    // Only a read-write token registers a webhook: it gets the URL whole.
+    url: Type.String({ description: DELIVERED_TO }),
     secret: Type.String({ description: "The signing secret, whsec_… (Standard Webhooks): shown only in this answer" }),
   },
   { additionalProperties: false },

@@ -66,3 +66,27 @@ export function withoutUserInfo(text: string): string {
   const start = /^(?:[a-z][a-z0-9+.-]*:[/\\]+|https?:)?/i.exec(text)![0].length;
   return `${text.slice(0, start)}***${text.slice(at)}`;
 }
+
+/** What a webhook URL is shown as when not even its origin can be read from it. */
+const HIDDEN = "…";
+
+/**
+ * A webhook URL as it is shown to whoever may read webhooks but not manage them (a
+ * read-only admin token, and so the console signed in with one) and as the audit log
+ * records it: its origin (scheme, host, port), and "/…" in place of a path beyond "/"
+ * or a query. Both may hold the receiver's secret (`?token=…`, a Slack-style
+ * `/services/T0/B0/XXXX`), and no rule can tell a secret path from a harmless one, so
+ * neither is shown. User info never reaches the origin (it is refused anyway). Text
+ * that is no http(s) URL is hidden whole. Shown twice, a URL stays as it was shown
+ * once ("/…" is a path beyond "/"), so stored entries can be shown again safely.
+ */
+export function shownWebhookUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return HIDDEN;
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return HIDDEN;
+  return url.pathname === "/" && url.search === "" ? url.origin : `${url.origin}/${HIDDEN}`;
+}

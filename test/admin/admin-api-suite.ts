@@ -488,6 +488,30 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       expect(await (await adminRequest("GET", "/admin/v1/keys")).text()).toBe(before);
     });
 
+    test("a webhook's URL, whose path and query may hold the receiver's secret: whole for a read-write token and the CLI, its origin and /… for a read-only token", async () => {
+      const url = "http://127.0.0.1:9/hook/path-sekret?token=query-sekret";
+      const env = { IPLOOKUP_STATE: state };
+      const reader = (JSON.parse(cli(["admin", "create", "--name", "hook-reader", "--read-only", "--json"], env).stdout) as { token: string }).token;
+      const created = await adminJson<{ id: string; url: string }>("POST", "/admin/v1/webhooks", { url, events: ["data.updated"] });
+      expect([created.status, created.body.url]).toEqual([201, url]);
+      const { id } = created.body;
+      const listed = async (bearer?: string) => {
+        const response = await adminRequest("GET", "/admin/v1/webhooks", { bearer });
+        expect(response.status).toBe(200);
+        return response.text();
+      };
+      const urlIn = (text: string) => (JSON.parse(text) as { webhooks: { id: string; url: string }[] }).webhooks.find((webhook) => webhook.id === id)?.url;
+      expect(urlIn(await listed())).toBe(url);
+      const read = await listed(reader);
+      expect(urlIn(read)).toBe("http://127.0.0.1:9/…");
+      const deliveries = await adminRequest("GET", `/admin/v1/webhooks/${id}/deliveries`, { bearer: reader });
+      expect(deliveries.status).toBe(200);
+      for (const text of [read, await deliveries.text()]) expect(text).not.toContain("sekret");
+      // The command line is an operator on the machine, who manages the URL.
+      expect((JSON.parse(cli(["webhooks", "list", "--json"], env).stdout) as { id: string; url: string }[]).find((webhook) => webhook.id === id)?.url).toBe(url);
+      expect((await adminRequest("DELETE", `/admin/v1/webhooks/${id}`)).status).toBe(204);
+    });
+
     test("the audit log: every change by the API (its token's id) and the CLI (cli), newest first, the same in iplookup audit, never a secret", async () => {
       const secrets: string[] = [token];
       const { body: me } = await adminJson<{ id: string }>("GET", "/admin/v1/token");

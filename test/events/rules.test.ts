@@ -4,7 +4,7 @@ import { emitExpiringKeys, EXPIRING_NOTICE_MS } from "../../src/events/emit.ts";
 import { nextAttemptAt, retryDelayMs, RETRY_FOR_MS } from "../../src/events/retry-schedule.ts";
 import { newWebhookSecret, signatureHeader } from "../../src/events/signature.ts";
 import { crossedThresholds, crossesThreshold } from "../../src/events/usage-thresholds.ts";
-import { webhookUrlError } from "../../src/events/webhook-url.ts";
+import { shownWebhookUrl, webhookUrlError } from "../../src/events/webhook-url.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 
 describe("usage thresholds", () => {
@@ -80,6 +80,25 @@ describe("webhook URLs", () => {
     }
     expect(webhookUrlError("https://example.com/sp#x", "stored")).toBe("a webhook URL has no #fragment");
     for (const ok of ["https://example.com/sp?a", "https://example.com/sp?=", "https://example.com/%3F"]) expect(webhookUrlError(ok)).toBeNull();
+  });
+
+  test("the shown form: the origin, and /… in place of any path or query; the same when shown again", () => {
+    for (const [url, shown] of [
+      ["http://127.0.0.1:43199/hook?token=sekret", "http://127.0.0.1:43199/…"],
+      ["https://hooks.slack.com/services/T0/B0/XXXX", "https://hooks.slack.com/…"],
+      ["https://hooks.example.com/?token=sekret", "https://hooks.example.com/…"],
+      ["HTTP://Hooks.Example.com:80/", "http://hooks.example.com"],
+      ["https://hooks.example.com", "https://hooks.example.com"],
+      ["http://[::1]:8080/h", "http://[::1]:8080/…"],
+      // Stored before such URLs were refused: read as URL() reads them.
+      ["http:x/sekret", "http://x/…"],
+      ["https://user:sekret@example.com/x", "https://example.com/…"],
+      ["not a URL sekret", "…"],
+      ["ftp://example.com/sekret", "…"],
+    ] as const) {
+      expect({ url, shown: shownWebhookUrl(url) }).toEqual({ url, shown });
+      expect(shownWebhookUrl(shown)).toBe(shown);
+    }
   });
 
   test("a refusal never quotes user info, even of text that is no URL", () => {
