@@ -1,3 +1,4 @@
+import { shownWebhookUrl } from "../events/webhook-url.ts";
 import type { AuditEntry, AuditPosition, ChangeRecord, NewEvent, Store } from "../store/store.ts";
 
 /** Who made a change: an admin token's id (`adm_…`), or `cli` for the command line. */
@@ -32,10 +33,12 @@ const SECRET_TEXT = /\b(?:ipla?_|whsec_)[A-Za-z0-9_+/=-]{8,}|\b[0-9a-f]{64}\b/g;
  * (webhooks, corrections, …) gives the store's change an Audit (store.ts) that answers
  * `change(…)`, and the change and its entry are committed together or not at all (a
  * change that fails, a 503 included, leaves no entry, and no change is left without
- * one). An entry never keeps a secret: members named like one are dropped and text that
+ * one). An entry never keeps a secret: members named like one are dropped, text that
  * looks like one (a key, token or webhook secret, a SHA-256 hash) is replaced by
- * "[redacted]" wherever it is (actor, action, target, values, member names), whatever
- * the caller passed.
+ * "[redacted]" wherever it is (actor, action, target, values, member names), and a
+ * webhook entry's URL is its shown form (shownWebhookUrl), whatever the caller passed.
+ * Entries are scrubbed again as they are read, for those written before a rule was
+ * added (a webhook's URL was recorded whole until the shown form was).
  */
 export class AuditLog {
   constructor(
@@ -54,8 +57,8 @@ export class AuditLog {
   }
 
   /** Entries of the UTC days from `from` to `to` (`YYYY-MM-DD`, both included), newest first, at most `limit`. */
-  list(from: string, to: string, limit: number): Promise<AuditEntry[]> {
-    return this.store.listAudit(`${from}T00:00:00.000Z`, endOfDay(to), limit);
+  async list(from: string, to: string, limit: number): Promise<AuditEntry[]> {
+    return (await this.store.listAudit(`${from}T00:00:00.000Z`, endOfDay(to), limit)).map(scrubEntry);
   }
 
   /**
@@ -66,7 +69,7 @@ export class AuditLog {
     const position = before === null ? null : parseAuditCursor(before);
     if (before !== null && position === null) throw new AuditCursorError(before);
     const page = await this.store.pageAudit(`${from}T00:00:00.000Z`, endOfDay(to), limit, position);
-    return { entries: page.entries, next: page.next && auditCursor(page.next) };
+    return { entries: page.entries.map(scrubEntry), next: page.next && auditCursor(page.next) };
   }
 }
 
@@ -134,10 +137,12 @@ export function everyMember(after: Readonly<Record<string, unknown>>): Record<st
 
 /**
  * An entry without anything that looks like a secret (see AuditLog): what the log writes,
+ * what it answers of the entries it reads (the admin API, the console, `iplookup audit`),
  * and what a store keeps of an entry it imports (`state copy`, `backup`), since an entry
- * written before the log scrubbed member names, target, actor and action may still hold
- * one. Scrubbing a scrubbed entry changes nothing: REDACTED looks like no secret, and a
- * name made unique by " (2)" is left as it is.
+ * written before the log scrubbed member names, target, actor and action, or before it
+ * recorded a webhook's URL in its shown form, may still hold a secret. Scrubbing a
+ * scrubbed entry changes nothing: REDACTED looks like no secret, a name made unique by
+ * " (2)" is left as it is, and a shown URL is shown as it is.
  */
 export function scrubEntry(entry: AuditEntry): AuditEntry {
   return {
@@ -146,8 +151,28 @@ export function scrubEntry(entry: AuditEntry): AuditEntry {
     action: scrubText(entry.action),
     // A target may be text a caller chose (a plan's name is its URL's last segment).
     target: scrubText(entry.target),
-    changes: scrub(entry.changes) as Record<string, unknown>,
+    changes: scrub(entry.action.startsWith(WEBHOOK_ACTIONS) ? withShownUrl(entry.changes) : entry.changes) as Record<string, unknown>,
   };
+}
+
+/** The actions of webhooks (webhook.created, webhook.removed), whose `url` change is a webhook's URL. */
+const WEBHOOK_ACTIONS = "webhook.";
+
+/**
+ * A webhook entry's changes with every text of its `url` member (`from`, `to`) in its
+ * shown form: the path and query of a webhook's URL may hold the receiver's secret. Only
+ * that member is the webhook's URL; others are left as they are.
+ */
+function withShownUrl(changes: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  // Read back from a store, changes are whatever JSON was stored: reading must not fail on it.
+  if (typeof changes !== "object" || changes === null || !Object.hasOwn(changes, "url")) return changes;
+  const shown = (value: unknown): unknown => {
+    if (typeof value === "string") return shownWebhookUrl(value);
+    if (Array.isArray(value)) return value.map(shown);
+    if (typeof value === "object" && value !== null) return Object.fromEntries(Object.entries(value).map(([name, member]) => [name, shown(member)]));
+    return value;
+  };
+  return { ...changes, url: shown(changes.url) };
 }
 
 /** Text with everything that looks like a secret replaced by REDACTED. */

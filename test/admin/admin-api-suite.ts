@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
 
 /**
@@ -510,6 +512,49 @@ export function adminApiSuite(fresh: () => Promise<string>): void {
       // The command line is an operator on the machine, who manages the URL.
       expect((JSON.parse(cli(["webhooks", "list", "--json"], env).stdout) as { id: string; url: string }[]).find((webhook) => webhook.id === id)?.url).toBe(url);
       expect((await adminRequest("DELETE", `/admin/v1/webhooks/${id}`)).status).toBe(204);
+
+      // The audit log, which read-only tokens read, records the shown form alone.
+      const audit = await adminRequest("GET", `/admin/v1/audit?from=${today()}&to=${today()}`, { bearer: reader });
+      expect(audit.status).toBe(200);
+      const text = await audit.text();
+      const entries = (JSON.parse(text) as { entries: { action: string; target: string; changes: unknown }[] }).entries.filter((entry) => entry.target === id);
+      expect(entries.map((entry) => [entry.action, entry.changes])).toEqual([
+        ["webhook.removed", { url: { from: "http://127.0.0.1:9/…", to: null }, events: { from: ["data.updated"], to: null } }],
+        ["webhook.created", { url: { from: null, to: "http://127.0.0.1:9/…" }, events: { from: null, to: ["data.updated"] } }],
+      ]);
+      const printed = cli(["audit", "--json", "--from", today(), "--to", today()], env);
+      expect(printed.code).toBe(0);
+      for (const shown of [text, printed.stdout]) expect(shown).not.toContain("sekret");
+    });
+
+    test("an entry recorded before the audit log shortened a webhook's URL (written straight into the state) is read shortened: the admin API and iplookup audit", async () => {
+      const at = new Date().toISOString();
+      const changes = JSON.stringify({ url: { from: null, to: "https://hooks.slack.com/services/T0/B0/old-sekret" }, events: { from: null, to: ["key.created"] } });
+      if (/^postgres(ql)?:\/\//.test(state)) {
+        const sql = new SQL(state, { max: 1 });
+        await sql`INSERT INTO audit_log (at, actor, action, target, changes) VALUES (${at}, 'cli', 'webhook.created', 'wh_oldentryoldentry', ${changes})`;
+        await sql.close();
+      } else {
+        const db = new Database(state);
+        db.run("PRAGMA busy_timeout = 5000");
+        db.run("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?, 'cli', 'webhook.created', 'wh_oldentryoldentry', ?)", [at, changes]);
+        db.close();
+      }
+      const env = { IPLOOKUP_STATE: state };
+      const reader = (JSON.parse(cli(["admin", "create", "--name", "old-entry-reader", "--read-only", "--json"], env).stdout) as { token: string }).token;
+      const span = `from=${at.slice(0, 10)}&to=${at.slice(0, 10)}`;
+      for (const bearer of [reader, token]) {
+        const text = await (await adminRequest("GET", `/admin/v1/audit?${span}`, { bearer })).text();
+        expect(text).not.toContain("sekret");
+        const old = (JSON.parse(text) as { entries: { target: string; changes: unknown }[] }).entries.find((entry) => entry.target === "wh_oldentryoldentry");
+        expect(old?.changes).toEqual({ url: { from: null, to: "https://hooks.slack.com/…" }, events: { from: null, to: ["key.created"] } });
+      }
+      for (const args of [["--json"], []]) {
+        const printed = cli(["audit", ...args, "--from", at.slice(0, 10), "--to", at.slice(0, 10)], env);
+        expect(printed.code).toBe(0);
+        expect(printed.stdout).toContain("wh_oldentryoldentry");
+        expect(printed.stdout).not.toContain("sekret");
+      }
     });
 
     test("the audit log: every change by the API (its token's id) and the CLI (cli), newest first, the same in iplookup audit, never a secret", async () => {

@@ -1,5 +1,6 @@
 import { afterAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,5 +98,40 @@ for (const kind of ["SQLite", "PostgreSQL"] as const) {
       target: `${id} ${REDACTED}`,
       changes: { metadata: { from: null, to: { [REDACTED]: "x", team: "maps" } } },
     });
+  }, 30_000);
+}
+
+/**
+ * A webhook entry written before the log recorded a webhook's URL in its shown form holds
+ * the URL whole, path and query (where a receiver's secret may be) included: `state copy`
+ * keeps only the shown form in the copy, SQLite or PostgreSQL.
+ */
+for (const kind of ["SQLite", "PostgreSQL"] as const) {
+  test.skipIf(kind === "PostgreSQL" && !postgresAvailable)(`state copy to ${kind}: an old webhook entry's URL is its origin and /… in the copy`, async () => {
+    const source = join(dir, `old-webhook-${kind}.db`);
+    const run = (...args: string[]) => runCliInProcess(join(dir, "no-data.db"), args);
+    expect((await run("keys", "create", "--name", "k", "--state", source)).code).toBe(0);
+    const raw = new Database(source);
+    raw.run("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, 'cli', 'webhook.removed', 'wh_oldentryoldentry', ?2)", [
+      new Date().toISOString(),
+      JSON.stringify({ url: { from: "http://127.0.0.1:43199/hook?token=copied-sekret", to: null }, events: { from: ["key.created"], to: null } }),
+    ]);
+    raw.close();
+    const destination = kind === "SQLite" ? join(dir, "webhook-copy.db") : await states.fresh();
+    expect((await run("state", "copy", "--from", source, "--to", destination)).code).toBe(0);
+    // What the copy stores, not only what it shows.
+    let rows: { target: string; changes: string }[];
+    if (kind === "SQLite") {
+      const copy = new Database(destination, { readonly: true });
+      rows = copy.query("SELECT target, changes FROM audit_log").all() as typeof rows;
+      copy.close();
+    } else {
+      const sql = new SQL(destination, { max: 1 });
+      rows = [...(await sql`SELECT target, changes FROM audit_log`)] as typeof rows;
+      await sql.close();
+    }
+    expect(JSON.stringify(rows)).not.toContain("sekret");
+    const old = rows.find((row) => row.target === "wh_oldentryoldentry");
+    expect(JSON.parse(old!.changes)).toEqual({ url: { from: "http://127.0.0.1:43199/…", to: null }, events: { from: ["key.created"], to: null } });
   }, 30_000);
 }

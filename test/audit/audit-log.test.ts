@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AuditLog, REDACTED, changesBetween, scrub } from "../../src/audit/audit-log.ts";
+import { AuditLog, REDACTED, changesBetween, scrub, scrubEntry } from "../../src/audit/audit-log.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 
@@ -38,6 +38,18 @@ test("an entry keeps no secret whatever it is given: secret-named members droppe
   }
   expect(text).toContain(hashSecret(issued.secret)); // (the keys themselves keep their hashes, as they must)
   await store.close();
+});
+
+test("a webhook entry's url change is the URL's origin and /…, however it was recorded; no other member, nor another action's url, is touched", () => {
+  const at = "2026-11-15T12:00:00.000Z";
+  const written = { at, actor: "cli", action: "webhook.created", target: "wh_1", changes: { url: { from: null, to: "https://hooks.slack.com/services/T0/B0/XXXX" }, note: { from: null, to: "https://x.example/kept" } } };
+  const shown = scrubEntry(written);
+  expect(shown.changes).toEqual({ url: { from: null, to: "https://hooks.slack.com/…" }, note: { from: null, to: "https://x.example/kept" } });
+  expect(scrubEntry(shown)).toEqual(shown);
+  const key = { at, actor: "cli", action: "key.updated", target: "key_1", changes: { metadata: { from: null, to: { url: "https://x.example/kept" } }, url: { from: null, to: "https://x.example/kept" } } };
+  expect(scrubEntry(key)).toEqual(key);
+  // Changes stored as no object (never written so, but read back as stored) are read, not refused.
+  expect(scrubEntry({ ...written, changes: null as unknown as Record<string, unknown> }).changes).toBeNull();
 });
 
 test("list spans whole UTC days, both ends included", async () => {
