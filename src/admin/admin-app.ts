@@ -170,11 +170,12 @@ function json(value: unknown, status = 200): Response {
 /**
  * The console's files, embedded in the binary. The page allows scripts, styles and
  * requests from its own origin only, and cannot be framed; nothing is fetched from
- * elsewhere, and the admin token in the page's fragment is never sent.
+ * elsewhere, and the admin token in the page's fragment is never sent. The admin
+ * listener adds X-Content-Type-Options: nosniff to these as to every admin answer.
  */
 async function asset(name: ConsoleAssetName): Promise<Response> {
   const { body, type } = await consoleAsset(name);
-  const headers: Record<string, string> = { "content-type": type, "cache-control": "no-cache", "x-content-type-options": "nosniff", "referrer-policy": "no-referrer" };
+  const headers: Record<string, string> = { "content-type": type, "cache-control": "no-cache", "referrer-policy": "no-referrer" };
   if (name === "page") {
     headers["content-security-policy"] =
       "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";

@@ -70,8 +70,8 @@ const RETIRE_MS = 50;
  * every thread (and every server on the same PostgreSQL database) the way CLI changes do:
  * each write moves the store's change counter, which every thread's key cache polls.
  *
- * Around each request: an X-Request-Id, and an access-log line with the admin token's id
- * (never a token or a key's secret).
+ * Around each request: an X-Request-Id, X-Content-Type-Options: nosniff, and an
+ * access-log line with the admin token's id (never a token or a key's secret).
  */
 export async function startAdminListener(options: AdminListenerOptions): Promise<AdminListener> {
   // Admin writes never wait for a lock on the thread, which serves lookups too: on SQLite
@@ -115,6 +115,10 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
           response = unhandled(logger, requestId, error);
         }
         response.headers.set("x-request-id", requestId);
+        // Here, so that every answer has it whatever made it (a route, a refusal, an unhandled
+        // error, the console's files): a browser reads no admin answer as other than its
+        // Content-Type says, and JSON and problem+json ones quote what a caller chose.
+        response.headers.set("x-content-type-options", "nosniff");
         dateHeadAnswer(request, response);
         if (logger.enabled("info")) {
           const info = adminRequestInfo(request);

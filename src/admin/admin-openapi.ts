@@ -51,7 +51,7 @@ export function adminOpenApiDocument(version: string) {
       title: "iplookup admin API",
       version,
       description:
-        "Keys, plans, usage, local corrections, webhooks, the audit log and status of an iplookup server, on its admin listener (serve --admin-host, --admin-port; 127.0.0.1:8081 by default). Every /admin/v1 request needs an admin token (iplookup admin create), never an API key; a read-only token (admin create --read-only) may only read (GET, HEAD), and any other method answers 403 read_only_token. Admin requests cost no units. Changes reach every server within a second, new keys at once, and each is recorded in the audit log with the admin token's id. Every answer carries X-Request-Id; a path not in this document answers 404 not_found.",
+        "Keys, plans, usage, local corrections, webhooks, the audit log and status of an iplookup server, on its admin listener (serve --admin-host, --admin-port; 127.0.0.1:8081 by default). Every /admin/v1 request needs an admin token (iplookup admin create), never an API key; a read-only token (admin create --read-only) may only read (GET, HEAD), and any other method answers 403 read_only_token. Admin requests cost no units. Changes reach every server within a second, new keys at once, and each is recorded in the audit log with the admin token's id. Every answer carries X-Request-Id and X-Content-Type-Options: nosniff; a path not in this document answers 404 not_found.",
     },
     servers: [{ url: "/" }],
     security: [{ adminToken: [] }],

@@ -153,3 +153,37 @@ test("serve --tls-cert --tls-key: the admin listener speaks HTTPS too, and SIGHU
     expect(await server.stop()).toBe(0);
   }
 }, 30_000);
+
+test("every answer of the admin listener says X-Content-Type-Options: nosniff: JSON, problem+json, the OpenAPI document, the console's files", async () => {
+  const state = join(dir, "nosniff.db");
+  const store = SqliteStore.open(state);
+  const writer = await store.createAdminToken("ops");
+  const reader = await store.createReadOnlyAdminToken("auditor");
+  await store.close();
+  const index = defaultIndex();
+  const listener = await startAdminListener({ host: "127.0.0.1", port: 0, statePath: state, logger: createLogger("silent", () => {}), now: () => new Date(), version: "t", workers: 1, dataInfo: () => index.info });
+  try {
+    const base = listener.url.href.replace(/\/$/, "");
+    const ask = (method: string, path: string, bearer: string | null, body?: string) =>
+      fetch(`${base}${path}`, { method, body, headers: { ...(bearer ? { authorization: `Bearer ${bearer}` } : {}), ...(body === undefined ? {} : { "content-type": "application/json" }) } });
+    for (const [method, path, bearer, body, status] of [
+      ["GET", "/admin/v1/plans", writer.secret, undefined, 200],
+      ["HEAD", "/admin/v1/plans", writer.secret, undefined, 200],
+      ["POST", "/admin/v1/keys", writer.secret, '{"name":"k"}', 201],
+      ["GET", "/admin/v1/plans", null, undefined, 401],
+      ["POST", "/admin/v1/keys", reader.secret, '{"name":"k"}', 403],
+      ["POST", "/admin/v1/keys", writer.secret, '{"name":', 400],
+      ["GET", "/admin/v1/nowhere", writer.secret, undefined, 404],
+      ["DELETE", "/admin/v1/keys", writer.secret, undefined, 405],
+      ["GET", "/admin/openapi.json", null, undefined, 200],
+      ["GET", "/console", null, undefined, 200],
+      ["GET", "/console/console.js", null, undefined, 200],
+    ] as const) {
+      const response = await ask(method, path, bearer, body);
+      await response.arrayBuffer();
+      expect({ method, path, status: response.status, sniff: response.headers.get("x-content-type-options") }).toEqual({ method, path, status, sniff: "nosniff" });
+    }
+  } finally {
+    await listener.stop();
+  }
+});
