@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { asRoot, cliAsOtherUser as command, giveToOtherUser, otherUserRuns as runnable } from "../support/other-user.ts";
 import { cli } from "../support/server-process.ts";
 
 /**
@@ -16,23 +17,17 @@ import { cli } from "../support/server-process.ts";
  * it runs as that user beside a folder of its own, mode 0. Skipped only as root without
  * setpriv, or where that user cannot run bun on this checkout.
  */
-const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
-const OTHER = 61235;
-const asRoot = process.getuid?.() === 0;
-const command = asRoot ? ["setpriv", `--reuid=${OTHER}`, `--regid=${OTHER}`, "--clear-groups", process.execPath, MAIN] : [process.execPath, MAIN];
-const runnable = !asRoot || (Bun.which("setpriv") !== null && cli(["--version"], {}, command).code === 0);
-if (!runnable) console.warn("skipped: running as root without setpriv, or uid 61235 cannot run bun on this checkout");
 
 const root = mkdtempSync(join(tmpdir(), "iplookup-state-reach-"));
 chmodSync(root, 0o755);
 /** Where the CLI's user may write. */
 const own = join(root, "own");
 mkdirSync(own, { mode: 0o700 });
-if (asRoot) chownSync(own, OTHER, OTHER);
+giveToOtherUser(own);
 /** The CLI's home (bun keeps a cache there). */
 const home = join(root, "home");
 mkdirSync(home, { mode: 0o700 });
-if (asRoot) chownSync(home, OTHER, OTHER);
+giveToOtherUser(home);
 /** The folder the CLI's user cannot search. */
 const locked = join(root, "locked");
 mkdirSync(locked, { mode: 0o700 });

@@ -1,8 +1,11 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { asRoot, cliAsOtherUser as command, giveToOtherUser, otherUserRuns as runnable } from "../support/other-user.ts";
 import { cli } from "../support/server-process.ts";
+
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 
 /**
  * A data file whose folder this user cannot write (the server's, 0755, as another user;
@@ -18,12 +21,6 @@ import { cli } from "../support/server-process.ts";
  * unshare (a mount namespace of the command's own, gone with it). Each is skipped,
  * saying so, where it cannot run.
  */
-const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
-const OTHER = 61235;
-const asRoot = process.getuid?.() === 0;
-const command = asRoot ? ["setpriv", `--reuid=${OTHER}`, `--regid=${OTHER}`, "--clear-groups", process.execPath, MAIN] : [process.execPath, MAIN];
-const runnable = !asRoot || (Bun.which("setpriv") !== null && cli(["--version"], {}, command).code === 0);
-if (!runnable) console.warn("skipped: running as root without setpriv, or uid 61235 cannot run bun on this checkout");
 
 const root = mkdtempSync(join(tmpdir(), "iplookup-install-access-"));
 chmodSync(root, 0o755);
@@ -32,7 +29,7 @@ const home = join(root, "home");
 const own = join(root, "own");
 for (const folder of [home, own]) {
   mkdirSync(folder, { mode: 0o755 });
-  if (asRoot) chownSync(folder, OTHER, OTHER);
+  giveToOtherUser(folder);
 }
 const source = join(root, "six.csv");
 writeFileSync(source, "1.0.0.0,1.0.0.255,13335,Cloudflare\n");
