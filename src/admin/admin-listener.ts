@@ -138,13 +138,8 @@ export async function startAdminListener(options: AdminListenerOptions): Promise
   let port: number;
   let server: ReturnType<typeof listen>;
   try {
-    const claim = claimPort(options.host, options.port, ADMIN_FLAGS);
-    port = claim.port;
-    try {
-      server = listen(port, options.tls);
-    } finally {
-      claim.release();
-    }
+    port = claimPort(options.host, options.port, ADMIN_FLAGS);
+    server = listen(port, options.tls);
   } catch (error) {
     await store.close();
     throw bindError(error, options.host, options.port, ADMIN_FLAGS);

@@ -1,44 +1,22 @@
-/** A port claimed for this process (claimPort), held until its own listener binds it. */
-export interface PortClaim {
-  readonly port: number;
-  /** Gives the port up to the listeners bound meanwhile (with SO_REUSEPORT); call once they listen, or on failure. */
-  release(): void;
-}
-
 /**
- * Claims the port for this process: binds it alone for a moment (no SO_REUSEPORT), which
- * fails if anything listens there, another iplookup included (its sockets have
- * SO_REUSEPORT, which only lets sockets that all set it share a port), then at once
- * binds it again with SO_REUSEPORT and holds it, until `release`. The holder keeps the
- * port this process's own: another iplookup starting meanwhile finds it in use, however
- * long this one takes (opening a PostgreSQL store, loading the keys) before its
- * listeners bind it with SO_REUSEPORT too. Giving it back in between would let that one
- * claim it as well, and the kernel would spread connections over both. Only the two
- * binds' own instant remains open. A connection the holder takes in the moment both it
- * and the listener are bound is closed, as it would be refused before the listener.
- * The port is chosen by the system when `port` is 0.
+ * Binds the port alone for a moment (no SO_REUSEPORT) and gives it back: the bind fails
+ * if anything listens there, another iplookup included (its sockets have SO_REUSEPORT,
+ * which only lets sockets that all set it share a port). Returns the port, chosen by
+ * the system when `port` is 0. The caller binds it again with SO_REUSEPORT at once, in
+ * the same turn, with nothing to wait for between: until then another iplookup may
+ * claim it too, and the kernel would spread connections over both (so a server claims
+ * it only once its store is open and its keys are loaded, not before).
  */
-export function claimPort(host: string, port: number, flags?: ListenFlags): PortClaim {
-  let holder: Bun.TCPSocketListener<undefined>;
+export function claimPort(host: string, port: number, flags?: ListenFlags): number {
+  let probe: Bun.TCPSocketListener<undefined>;
   try {
-    const probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
-    const claimed = probe.port;
-    probe.stop(true);
-    // Bun (1.4) honours reusePort in Bun.listen, though its types name it only for connect.
-    const holding: Bun.TCPSocketListenOptions<undefined> & { reusePort: boolean } = { hostname: host, port: claimed, reusePort: true, socket: { open: (socket) => void socket.end(), data() {} } };
-    holder = Bun.listen(holding);
+    probe = Bun.listen({ hostname: host, port, socket: { data() {} } });
   } catch (error) {
     throw bindError(error, host, port, flags);
   }
-  let released = false;
-  return {
-    port: holder.port,
-    release() {
-      if (released) return;
-      released = true;
-      holder.stop(true);
-    },
-  };
+  const claimed = probe.port;
+  probe.stop(true);
+  return claimed;
 }
 
 /**

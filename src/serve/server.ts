@@ -107,14 +107,10 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   Bun.gc(true);
   let tls = config.tls && loadTlsAtStart(config.tls, environment.now());
   if (tls) mainMetrics.setTlsCertificateExpiry(tls.expiresAtMs);
-  // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
-  // new certificate's listener joins before the old one leaves), so the port is first
-  // bound alone, once: a port in use by anything, another iplookup included, is refused
-  // here, and the claim holds it until the main thread's listener has bound it too.
-  const claim = claimPort(config.host, config.port);
   const setup: ThreadSetup = {
     config,
-    port: claim.port,
+    // Claimed by the main thread just before it listens (below); the worker threads get it then.
+    port: config.port,
     tls,
     thread: 0,
     image: index.current().image,
@@ -126,12 +122,13 @@ export async function startServer(requested: ServeConfig, environment: ServerEnv
   };
   // Its failures come as they are: opening the state file names the file (see
   // sqlite-faults.ts), and listening says what is wrong with the port (see port.ts).
-  let main: ServingThread;
-  try {
-    main = await startServingThread(setup, () => index.current(), logger, environment.now);
-  } finally {
-    claim.release();
-  }
+  // Every listener of this server has SO_REUSEPORT (the threads share the port, and a
+  // new certificate's listener joins before the old one leaves), so the port is first
+  // bound alone, once, by the main thread, in the turn it listens in, once its store is
+  // open and its keys loaded: a port in use by anything, another iplookup included, is
+  // refused then and never shared, and until then nothing listens (a connection is
+  // refused, not taken and dropped).
+  const main: ServingThread = await startServingThread(setup, () => index.current(), logger, environment.now, () => claimPort(config.host, config.port));
   let checkpoints: HelperThread | null = null;
   let admin: AdminListener | null = null;
   /** For a start that fails part-way: stops what has started, the checkpoint thread last (a thread left running keeps the process alive). */

@@ -56,7 +56,14 @@ export interface ServingThread {
  * with its own app and store connection (SQLite connections belong to one thread), over
  * the index, rate-limit buckets and metrics that all threads share.
  */
-export async function startServingThread(setup: ThreadSetup, index: () => RangeIndex, logger: Logger, now: () => Date): Promise<ServingThread> {
+export async function startServingThread(
+  setup: ThreadSetup,
+  index: () => RangeIndex,
+  logger: Logger,
+  now: () => Date,
+  /** The main thread's: claims the port (claimPort) just before the first listen, and gives the port to listen on. */
+  claimPort?: () => number,
+): Promise<ServingThread> {
   const { config } = setup;
   // The server's checkpoint thread checkpoints the state file (see wal-checkpoints.ts), never a charge here.
   // requireWritable: a state file this process may read but not write is refused at
@@ -138,19 +145,22 @@ export async function startServingThread(setup: ThreadSetup, index: () => RangeI
     storeHealth: health,
     corrections: () => corrections.current(),
   });
+  let port = setup.port;
   const open = (tls: TlsPair | null): Listener => {
     const listener = { retiring: false } as Listener;
-    listener.server = listen(app, { host: config.host, port: setup.port, reusePort: true, tls: tls ?? undefined, closeConnections: () => listener.retiring, metrics, logger, trustProxy: config.trustProxy });
+    listener.server = listen(app, { host: config.host, port, reusePort: true, tls: tls ?? undefined, closeConnections: () => listener.retiring, metrics, logger, trustProxy: config.trustProxy });
     return listener;
   };
   let current: Listener;
   try {
+    // Claimed and listened on in one turn: nothing between the two lets another claim it.
+    if (claimPort) port = claimPort();
     current = open(setup.tls);
   } catch (error) {
     changes.stop();
     await store.close();
-    // Only the bind's failures are told as the port's (EACCES there: a port below 1024).
-    throw bindError(error, config.host, setup.port);
+    // Only the bind's failures are told as the port's (EACCES there: a port below 1024); a claim's are already.
+    throw bindError(error, config.host, port);
   }
   /** Listeners replaced by a new certificate, finishing their connections. */
   const draining = new Set<Promise<void>>();

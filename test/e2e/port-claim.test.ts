@@ -1,16 +1,18 @@
 /**
  * CONTRACT §8: a server never shares its port with another. A server claims its port
- * before it opens its state store and loads its keys, and holds it until its own
- * listeners are bound: a second iplookup started meanwhile on the same port is refused,
- * however long the first takes (here: PostgreSQL reached through a proxy that holds the
- * first server's connection). Skipped when PostgreSQL cannot be reached.
+ * (binds it alone for a moment) in the turn it starts listening, once its state store
+ * is open and its keys are loaded, and not before: while it waits for its store (here:
+ * PostgreSQL reached through a proxy that holds the first server's connection) nothing
+ * listens (a connection is refused, not taken and dropped), a second iplookup may take
+ * the port, and the first is then refused it rather than sharing it. Skipped when
+ * PostgreSQL cannot be reached.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
-import { cli, startServerProcess, type ServerProcess } from "../support/server-process.ts";
+import { startServerProcess } from "../support/server-process.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
 const states = testStates();
@@ -21,6 +23,19 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
+
+/** Whether a TCP connection to the port on loopback is accepted. */
+async function connects(port: number): Promise<boolean> {
+  try {
+    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
+    socket.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A port nothing listens on now. */
 function freePort(): number {
   const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
@@ -30,7 +45,7 @@ function freePort(): number {
 }
 
 describe.skipIf(!postgresAvailable)("the port while a server starts", () => {
-  test("a second server started while the first waits for its store is refused; the first then serves alone", async () => {
+  test("a server waiting for its store does not listen yet; a second one started meanwhile takes the port, and the first is refused it, never sharing it", async () => {
     const direct = new URL(await states.freshDatabase());
     const proxy: TcpProxy = await startTcpProxy({ hostname: direct.hostname, port: Number(direct.port || 5432) });
     cleanups.push(() => proxy.close());
@@ -38,19 +53,25 @@ describe.skipIf(!postgresAvailable)("the port while a server starts", () => {
     through.port = String(proxy.port);
     const port = freePort();
 
-    // The first server's first connection to the database is held: it has claimed its port and waits.
+    // The first server's first connection to the database is held: it waits for its store.
     const held = proxy.stallWhenSent("iplookup");
-    const first = startServerProcess(["--state", through.href, "--port", String(port), "--admin-port", "off"], { timeoutMs: 30_000 });
-    first.then((server) => cleanups.push(() => server.stop("SIGKILL")), () => {});
+    const first = Bun.spawn([process.execPath, MAIN, "serve", "--host", "127.0.0.1", "--port", String(port), "--admin-port", "off", "--workers", "1", "--state", through.href], { stdout: "pipe", stderr: "pipe" });
+    cleanups.push(() => first.kill("SIGKILL"));
     await held;
+    // Nothing listens on the port yet: a client is refused, as before any server started.
+    expect(await connects(port)).toBe(false);
 
-    const second = cli(["serve", "--host", "127.0.0.1", "--port", String(port), "--admin-port", "off", "--workers", "1", "--state", join(dir, "second.db")]);
-    expect(second.code).toBe(1);
-    expect(second.stderr).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use`);
+    const second = await startServerProcess(["--port", String(port), "--admin-port", "off", "--state", join(dir, "second.db")]);
+    cleanups.push(() => second.stop("SIGKILL"));
+    expect(new URL(second.url).port).toBe(String(port));
 
     proxy.restore();
-    const server: ServerProcess = await first;
-    expect(new URL(server.url).port).toBe(String(port));
-    expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+    expect(await first.exited).toBe(1);
+    expect(await new Response(first.stderr).text()).toContain(`cannot listen on 127.0.0.1:${port}: the port is in use`);
+    // The port is the second server's alone: every connection reaches it.
+    const pids = new Set<string>();
+    for (let i = 0; i < 20; i++) pids.add((await fetch(`${second.url}/healthz`, { headers: { connection: "close" } })).headers.get("x-request-id")!.split("-")[0]!);
+    expect(pids.size).toBe(1);
+    expect(second.process.exitCode).toBeNull();
   }, 60_000);
 });
