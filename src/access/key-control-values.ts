@@ -1,5 +1,5 @@
 import { hasUnsafeCharacter, printable } from "./plain-text.ts";
-import { parseCidr } from "../address/cidr.ts";
+import { isShortMappedPrefix, MAPPED_PREFIX_HINT, parseCidr } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import type { KeyChanges } from "../store/store.ts";
 
@@ -63,7 +63,7 @@ export function parseCidrList(values: readonly string[], field = "allowed_cidrs"
   const out: string[] = [];
   for (const value of values) {
     const cidr = typeof value === "string" ? parseCidr(value.trim()) : null;
-    if (!cidr) throw new ControlValueError(`${field}: "${shorten(String(value))}" is not an IP address or CIDR block`);
+    if (!cidr) throw new ControlValueError(`${field}: "${shorten(String(value))}" is not an IP address or CIDR block${typeof value === "string" && isShortMappedPrefix(value.trim()) ? ` (${MAPPED_PREFIX_HINT})` : ""}`);
     const text = canonicalCidr(cidr.network.version, cidr.network.version === 4 ? [cidr.network.value] : cidr.network.words, cidr.prefix);
     if (!out.includes(text)) out.push(text);
   }

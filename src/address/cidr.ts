@@ -1,5 +1,5 @@
 import type { Address } from "./address.ts";
-import { ipv6Text, parseAddress } from "./parse.ts";
+import { parseAddress } from "./parse.ts";
 
 /** An address block: every address whose first `prefix` bits equal the network's. */
 export interface Cidr {
@@ -11,10 +11,11 @@ export interface Cidr {
  * Parses `ADDRESS/PREFIX` (or a bare address, as a single-address block) with the strict
  * address parser. The host bits need not be zero (`10.1.2.3/8` means 10.0.0.0/8).
  * An IPv4-mapped IPv6 block (`::ffff:10.0.0.0/104`) is read as the IPv4 block it carries.
- * A mapped address with a prefix under 96 (`::ffff:0:0/95`) is no such block: it is an
- * IPv6 block reaching past ::ffff:0:0/96, written with host bits set (the last bit of
- * `ffff` is one), and is read as one, so that a caller refusing host bits names the
- * block meant (::fffe:0:0/95) rather than calling the text no block at all.
+ * A mapped address with a prefix under 96 (`::ffff:10.0.0.0/95`) is refused: read as the
+ * IPv6 block it would be, it reaches past the mapped addresses into IPv6 space, with its
+ * host bits cleared where a caller takes the block around them (an allowlist, the
+ * trusted proxies), so a slip meant as an IPv4 block would allow an IPv6 range nobody
+ * named and no IPv4 client. MAPPED_PREFIX_HINT says why, for the callers' messages.
  */
 export function parseCidr(text: string): Cidr | null {
   const slash = text.indexOf("/");
@@ -27,11 +28,19 @@ export function parseCidr(text: string): Cidr | null {
   const prefix = Number(digits);
   const mapped = network.version === 4 && text.includes(":");
   if (!mapped) return prefix > max ? null : { network, prefix };
-  if (prefix > 128) return null;
-  if (prefix >= 96) return { network, prefix: prefix - 96 };
-  const words = [0, 0, 0xffff, network.value] as const;
-  return { network: { version: 6, text: ipv6Text(words), words }, prefix };
+  return prefix < 96 || prefix > 128 ? null : { network, prefix: prefix - 96 };
 }
+
+/** Whether parseCidr refused `text` as a mapped address with a prefix under 96 (which MAPPED_PREFIX_HINT explains). */
+export function isShortMappedPrefix(text: string): boolean {
+  const slash = text.indexOf("/");
+  if (slash < 0 || !/^(0|[1-9][0-9]?)$/.test(text.slice(slash + 1)) || Number(text.slice(slash + 1)) >= 96) return false;
+  const address = text.slice(0, slash);
+  return address.includes(":") && parseAddress(address)?.version === 4;
+}
+
+/** What a message adds for a text isShortMappedPrefix refused. */
+export const MAPPED_PREFIX_HINT = "an IPv4-mapped address (::ffff:a.b.c.d) takes a prefix of 96 to 128, the IPv4 block it carries";
 
 /** True when the address lies in the block (families never match each other). */
 export function cidrContains(cidr: Cidr, address: Address): boolean {

@@ -1,4 +1,4 @@
-import { parseCidr, type Cidr } from "../address/cidr.ts";
+import { isShortMappedPrefix, MAPPED_PREFIX_HINT, parseCidr, type Cidr } from "../address/cidr.ts";
 import { parseAddress } from "../address/parse.ts";
 import { ConfigError } from "./config-error.ts";
 import { availableParallelism } from "node:os";
@@ -38,7 +38,7 @@ function parseCidrList(text: string, name: string): Cidr[] {
     .filter((part) => part !== "")
     .map((part) => {
       const cidr = parseCidr(part);
-      if (!cidr) throw new ConfigError(`${name}: "${part}" is not an address or CIDR block`);
+      if (!cidr) throw new ConfigError(`${name}: "${part}" is not an address or CIDR block${isShortMappedPrefix(part) ? ` (${MAPPED_PREFIX_HINT})` : ""}`);
       return cidr;
     });
 }

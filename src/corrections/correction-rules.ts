@@ -1,5 +1,5 @@
 import { characterCount, hasUnsafeCharacter, printable } from "../access/plain-text.ts";
-import { parseCidr, type Cidr } from "../address/cidr.ts";
+import { isShortMappedPrefix, MAPPED_PREFIX_HINT, parseCidr, type Cidr } from "../address/cidr.ts";
 import { ipv4Text, ipv6Text } from "../address/parse.ts";
 import { continentOf } from "./country-continents.ts";
 import { CORRECTION_FIELDS, PRIVACY_SIGNALS, type CorrectionFields } from "./correction.ts";
@@ -29,7 +29,7 @@ export interface CorrectionBlock {
  */
 export function parseCorrectionBlock(text: string): CorrectionBlock {
   const cidr = /^[0-9A-Fa-f:./]{1,64}$/.test(text) ? parseCidr(text) : null;
-  if (!cidr) throw new CorrectionError(`"${shorten(text)}" is not a CIDR block (ADDRESS/PREFIX, IPv4 or IPv6)`);
+  if (!cidr) throw new CorrectionError(`"${shorten(text)}" is not a CIDR block (${isShortMappedPrefix(text) ? MAPPED_PREFIX_HINT : "ADDRESS/PREFIX, IPv4 or IPv6"})`);
   const block = blockOf(cidr);
   const networkText = cidr.network.version === 4 ? ipv4Text(Number(block.first)) : ipv6Text(wordsOf(block.first));
   if (block.first !== addressValue(cidr)) {
