@@ -31,6 +31,7 @@ const DATA_FILE_TABLES = { always: ["meta", "blobs"], ever: new Set(["meta", "so
  * (checkFolder: else, or when the file cannot be read, a plain Error, exit 1).
  */
 export function checkInstallTarget(path: string, sources: readonly string[]): void {
+  checkNotCompanion(path);
   let stats: Stats | null = null;
   let unusable: Error | null = null;
   try {
@@ -50,6 +51,32 @@ export function checkInstallTarget(path: string, sources: readonly string[]): vo
   // use, which checkFolder names with what to do.
   checkFolder(path);
   if (unusable !== null) throw unusable;
+}
+
+/**
+ * Refuses a path that names a SQLite file's companion (its write-ahead log, emptied by
+ * every checkpoint; its shared memory; its rollback journal), there or not: a data file
+ * written there would replace a running server's -wal, taking its state file from under
+ * it, or be taken by SQLite for that file's log when it opens it next.
+ */
+function checkNotCompanion(path: string): void {
+  const companion = /-(wal|shm|journal)$/.exec(path);
+  if (companion === null) return;
+  const main = path.slice(0, -companion[0].length);
+  if (sqliteFileAt(main)) {
+    const what = companion[1] === "wal" ? "write-ahead log" : companion[1] === "shm" ? "shared memory file" : "rollback journal";
+    throw new ConfigError(`${path} is the ${what} of the SQLite file ${main}, not a data file: it is left as it is; --data names the data file an import writes`);
+  }
+}
+
+/** Whether a readable file at `path` begins as a SQLite file does. */
+function sqliteFileAt(path: string): boolean {
+  try {
+    return sqliteTableNames(path) !== null;
+  } catch (error) {
+    // Its schema unreadable: still a SQLite file. Nothing there, or not readable: not known to be one.
+    return systemErrorCode(error) === null;
+  }
 }
 
 /** What to do about a folder this user cannot use. */

@@ -170,6 +170,29 @@ describe("refused, left as it was, exit 2", () => {
       db.close();
     }
   });
+
+  test("a state file's -wal, empty after a checkpoint, and its -shm and -journal, there or not: named as what they are", () => {
+    const dir = folder();
+    const state = join(dir, "state.db");
+    const db = new Database(state, { create: true });
+    try {
+      db.run("PRAGMA journal_mode = WAL");
+      db.run("CREATE TABLE plans (name TEXT)");
+      db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+      expect(readFileSync(`${state}-wal`).byteLength).toBe(0);
+      const before = readdirSync(dir).sort();
+      const source = sourceIn(dir);
+      const result = cli(["data", "import", "--data", `${state}-wal`, "--format", "asn-csv", source]);
+      expectRefused(result, `${state}-wal`, /state\.db-wal is the write-ahead log of the SQLite file .*state\.db, not a data file: it is left as it is/, dir, [...before, "six.csv"]);
+      expect(readFileSync(`${state}-wal`).byteLength).toBe(0);
+      expect(() => checkInstallTarget(`${state}-shm`, [])).toThrow(`${state}-shm is the shared memory file of the SQLite file ${state}, not a data file`);
+      expect(() => checkInstallTarget(`${state}-journal`, [])).toThrow(`${state}-journal is the rollback journal of the SQLite file ${state}, not a data file`);
+    } finally {
+      db.close();
+    }
+    // Beside a file that is not SQLite, such a name is a name like another.
+    expect(() => checkInstallTarget(join(dir, "six.csv-wal"), [])).not.toThrow();
+  });
 });
 
 test("the folders an import made for its data file go when it fails", () => {
