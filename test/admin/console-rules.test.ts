@@ -63,8 +63,8 @@ test("a plan row's Save: a limit not changed in the row is sent as it is now, a 
   expect(planSave({ ...drawn, monthly_units: null }, { ...drawn, monthly_units: null, max_batch_size: 5 }, { ...drawn, monthly_units: 7 })).toEqual({ body: { max_batch_size: 5, monthly_units: 7, rate_limit: 10 } });
   // Typed back to what the row showed: not a change.
   expect(planSave(drawn, drawn, { ...drawn, max_batch_size: 1 })).toEqual({ body: { ...drawn, max_batch_size: 1 } });
-  // Changed in both places, even to the same value: named, nothing to send.
+  // Changed in both places: named, nothing to send; changed to the same value in both, no conflict.
   expect(planSave(drawn, { ...drawn, rate_limit: 20, max_batch_size: 300 }, { ...drawn, rate_limit: 50 })).toEqual({ conflicts: ["rate_limit"] });
-  expect(planSave(drawn, { ...drawn, rate_limit: 50 }, { ...drawn, rate_limit: 50 })).toEqual({ conflicts: ["rate_limit"] });
+  expect(planSave(drawn, { ...drawn, rate_limit: 50 }, { ...drawn, rate_limit: 50 })).toEqual({ body: { ...drawn, rate_limit: 50 } });
   expect(planSave(drawn, { max_batch_size: 1, monthly_units: null, rate_limit: 2 }, { max_batch_size: 2, monthly_units: 3, rate_limit: 10 })).toEqual({ conflicts: ["max_batch_size", "monthly_units"] });
 });

@@ -88,11 +88,12 @@ export const PLAN_LIMIT_NAMES: readonly PlanLimit[] = ["max_batch_size", "monthl
  * a limit not changed in the row is sent as it is now, so that a change made meanwhile
  * elsewhere (`plans set free --rate-limit 50`) stays, as a flag left out of `plans set`
  * keeps its value (CONTRACT §4); a limit changed in the row is sent as typed. A limit
- * changed in the row that was also changed elsewhere since the row was drawn is a
- * conflict: nothing is to be sent, and `conflicts` names those limits.
+ * changed in the row that was also changed elsewhere since the row was drawn, to another
+ * value than the one typed, is a conflict: nothing is to be sent, and `conflicts` names
+ * those limits.
  */
 export function planSave(drawn: PlanLimits, typed: PlanLimits, current: PlanLimits): { readonly body: PlanLimits } | { readonly conflicts: readonly PlanLimit[] } {
-  const conflicts = PLAN_LIMIT_NAMES.filter((limit) => typed[limit] !== drawn[limit] && current[limit] !== drawn[limit]);
+  const conflicts = PLAN_LIMIT_NAMES.filter((limit) => typed[limit] !== drawn[limit] && current[limit] !== drawn[limit] && typed[limit] !== current[limit]);
   if (conflicts.length > 0) return { conflicts };
   const pick = <K extends PlanLimit>(limit: K): PlanLimits[K] => (typed[limit] !== drawn[limit] ? typed[limit] : current[limit]);
   return { body: { max_batch_size: pick("max_batch_size"), monthly_units: pick("monthly_units"), rate_limit: pick("rate_limit") } };
