@@ -6,8 +6,8 @@ import type { Store } from "./store.ts";
 export { isPostgresUrl, redactUrl } from "./redact-url.ts";
 
 /**
- * Options of openStore: each store reads its own and ignores the other's (`clock` and
- * `create` mean the same to both).
+ * Options of openStore: each store reads its own and ignores the other's (`clock`,
+ * `create` and `readOnly` mean the same to both).
  */
 export type OpenStoreOptions = SqliteStoreOptions & PostgresStoreOptions;
 

@@ -1,5 +1,5 @@
 import type { SQL } from "bun";
-import { StateNotFoundError, StoreError } from "./store.ts";
+import { OlderSchemaError, StateNotFoundError, StoreError } from "./store.ts";
 
 /**
  * The PostgreSQL schema, as migrations applied in order; `iplookup_schema.version` is the
@@ -244,6 +244,24 @@ export async function migratePostgres(sql: SQL, label: string, create = true): P
     for (; version < POSTGRES_SCHEMA_VERSION; version++) await tx.unsafe(MIGRATIONS[version] as string);
     await tx`UPDATE iplookup_schema SET version = ${POSTGRES_SCHEMA_VERSION} WHERE id = 1`;
   });
+}
+
+/**
+ * For a command that only reads (PostgresStoreOptions.readOnly): checks, changing
+ * nothing, that the database holds this version's schema. A database without one is
+ * refused with StateNotFoundError, one of a newer iplookup with StoreError, and one of an
+ * older schema with OlderSchemaError: migrating it would lock every server of the older
+ * version out at its next start, which only a server of this version, or a command that
+ * changes the state, may do.
+ */
+export async function checkPostgresSchema(sql: SQL, label: string): Promise<void> {
+  const found = await schemaVersion(sql, label);
+  if (found === null) throw new StateNotFoundError(`${label} holds no iplookup state (no iplookup_schema table)`);
+  if (found < POSTGRES_SCHEMA_VERSION) {
+    throw new OlderSchemaError(
+      `${label} has schema version ${found}, older than this iplookup's (${POSTGRES_SCHEMA_VERSION}); a command that only reads does not upgrade it. A server of this version, or any command that changes the state (keys create, plans set, …), upgrades it, after which servers of older versions are refused at start`,
+    );
+  }
 }
 
 /**

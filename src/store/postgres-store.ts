@@ -5,7 +5,7 @@ import { isReadOnly, isRefusal, isUnavailable, sqlstateOf } from "./postgres-una
 import { chargeQuickRows, planQuickCharges, rowId } from "./postgres-quick-charges.ts";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
-import { migratePostgres } from "./postgres-schema.ts";
+import { checkPostgresSchema, migratePostgres } from "./postgres-schema.ts";
 import { redactUrl } from "./redact-url.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
@@ -21,6 +21,7 @@ import type { UsageCrossing } from "./sqlite-webhooks.ts";
 import { crossesThreshold } from "../events/usage-thresholds.ts";
 import { scrubEntry } from "../audit/audit-log.ts";
 import {
+  OlderSchemaError,
   StoreError,
   StoreTimeoutError,
   StoreRefusedError,
@@ -94,6 +95,12 @@ export interface PostgresStoreOptions {
    * for, see resetPool). A charge's transaction waits until its own time instead.
    */
   readonly lockTimeoutMs?: number;
+  /**
+   * For a command that only reads: the schema is checked, never created nor migrated
+   * (see checkPostgresSchema), and the sessions are read-only
+   * (default_transaction_read_only), so that nothing in the database changes.
+   */
+  readonly readOnly?: boolean;
 }
 
 interface KeyRow extends ControlColumns {
@@ -255,7 +262,8 @@ export class PostgresStore implements Store {
 
   /**
    * Connects to the database of a `postgres://` or `postgresql://` URL and brings its
-   * schema up to date (see migratePostgres). The database itself must exist.
+   * schema up to date (see migratePostgres; with `readOnly`, only checks it). The
+   * database itself must exist.
    */
   static async open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresStore> {
     const label = redactUrl(url);
@@ -289,6 +297,7 @@ export class PostgresStore implements Store {
         idle_in_transaction_session_timeout: 10_000,
         ...(lockTimeoutMs !== undefined ? { lock_timeout: lockTimeoutMs } : {}),
         ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
+        ...(options.readOnly ? { default_transaction_read_only: "on" } : {}),
       },
     });
     const quickLockWaitMs = Math.min(QUICK_LOCK_WAIT_MS, options.lockTimeoutMs ?? Infinity);
@@ -300,7 +309,8 @@ export class PostgresStore implements Store {
     const connect = (): Pools => ({ sql: pool(poolSize, options.lockTimeoutMs), quick: pool(groupsInFlight, quickLockWaitMs, chargeTimeoutMs) });
     const pools = connect();
     try {
-      await migratePostgres(pools.sql, label, options.create ?? true);
+      if (options.readOnly) await checkPostgresSchema(pools.sql, label);
+      else await migratePostgres(pools.sql, label, options.create ?? true);
     } catch (error) {
       await Promise.all([pools.sql.close({ timeout: 0 }), pools.quick.close({ timeout: 0 })]);
       throw openError(error, label, database);
@@ -1078,7 +1088,7 @@ class ChargeDeadline extends Error {
 
 /** An error of open(), with the database named without its password. */
 function openError(error: unknown, label: string, database: string): Error {
-  if (error instanceof StoreError) return error;
+  if (error instanceof StoreError || error instanceof OlderSchemaError) return error;
   const message = redactUrl((error as Error)?.message ?? String(error));
   const sqlstate = sqlstateOf(error);
   // 3D000: invalid_catalog_name, the database does not exist. Not StateNotFoundError,

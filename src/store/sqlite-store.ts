@@ -6,7 +6,8 @@ import { GroupCommit } from "./group-commit.ts";
 import { isMissing } from "../errors/file-access.ts";
 import { busyError, isBusy, isUnwritable, stateFileError, unwritableError, WriteFaults, type WriteFault } from "./sqlite-faults.ts";
 import { applyPlanChanges, samePlan } from "./plan-rules.ts";
-import { migrate, schemaVersion } from "./schema.ts";
+import { migrate, SCHEMA_VERSION, schemaVersion } from "./schema.ts";
+import { openReadOnly, type ReadOnlyFile } from "./sqlite-read-only.ts";
 import { hashSecret, newKeyId, newSecret } from "./secret.ts";
 import { newAdminSecret, newAdminTokenId } from "./admin-token.ts";
 import { DayTally } from "./usage-days.ts";
@@ -120,6 +121,15 @@ export interface SqliteStoreOptions {
    * not one a request. The charges themselves fail with StoreUnavailableError.
    */
   readonly onWriteFault?: (fault: WriteFault) => void;
+  /**
+   * For a command that only reads: nothing on disk changes, and a file this process may
+   * only read is read. The file is opened read-only (see openReadOnly), never switched to
+   * WAL nor migrated; one of an older schema is read from a copy migrated in memory, so
+   * that an older iplookup can still open it (a backup kept to go back to, say). A
+   * missing file is refused with StateNotFoundError (`create` is not read). Every write
+   * asked of the store fails.
+   */
+  readonly readOnly?: boolean;
 }
 
 const KEY_COLUMNS = `id, name, plan, created_at, revoked_at, ${controlColumnList()}`;
@@ -188,6 +198,8 @@ export class SqliteStore implements Store {
     onWriteFault?: (fault: WriteFault) => void,
     /** The files opened; null for `:memory:`. */
     private readonly files: StateFileIdentity | null = null,
+    /** Run once the connection is closed; what it throws, close() throws. */
+    private readonly afterClose: () => void = () => {},
   ) {
     this.connection = db;
     this.db = files ? guardedConnection(db, files, FILE_CHECK_MS) : db;
@@ -245,11 +257,13 @@ export class SqliteStore implements Store {
    * directory with mode 0700, the file with mode 0600, since it holds key hashes and
    * usage. `:memory:` opens a store that lives and dies with the process.
    * Throws StoreError when the file is not an iplookup state file, StateNotFoundError
-   * when it is missing and `options.create` is false.
+   * when it is missing and `options.create` is false. With `options.readOnly`, nothing
+   * is created, switched or migrated (see SqliteStoreOptions.readOnly).
    */
   static open(path: string, options: SqliteStoreOptions = {}): SqliteStore {
     const busyTimeoutMs = options.busyTimeoutMs ?? BUSY_TIMEOUT_MS;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new RangeError(`busyTimeoutMs must be a whole number of milliseconds (got ${busyTimeoutMs})`);
+    if (options.readOnly && path !== ":memory:" && path !== "") return SqliteStore.openForReading(path, busyTimeoutMs, options.clock ?? (() => new Date()));
     const create = options.create ?? true;
     const created = path !== ":memory:" && create ? createPrivateFile(path) : { directory: null, file: false };
     let db: Database;
@@ -286,12 +300,39 @@ export class SqliteStore implements Store {
         throw busyError(path, error);
       }
       removeCreated(path, created);
-      if ((error as { code?: unknown }).code === "SQLITE_NOTADB") throw new StoreError(`${path} is not an iplookup state file (not a SQLite database)`);
-      if (isUnwritable(error)) throw stateFileError(path, error, stage);
-      throw error;
+      throw openFailure(path, error, stage);
     }
     const files = path === ":memory:" || path === "" ? null : StateFileIdentity.of(path);
     return new SqliteStore(db, options.clock ?? (() => new Date()), path, options.lockWaitMs, options.onWriteFault, files);
+  }
+
+  /** SqliteStore.open with `readOnly` (see SqliteStoreOptions.readOnly). */
+  private static openForReading(path: string, busyTimeoutMs: number, clock: () => Date): SqliteStore {
+    let file: ReadOnlyFile;
+    try {
+      file = openReadOnly(path);
+    } catch (error) {
+      if (isMissing(path)) throw new StateNotFoundError(`there is no state file at ${path}`);
+      throw openFailure(path, error);
+    }
+    const { db } = file;
+    let copy: Database | null = null;
+    try {
+      db.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
+      if (schemaVersion(db, path) < SCHEMA_VERSION) {
+        copy = migratedCopy(db, path);
+        file.checkUnchanged();
+      }
+    } catch (error) {
+      copy?.close();
+      db.close();
+      throw openFailure(path, error);
+    }
+    // No StateFileIdentity: it keeps a connection from writing into, or checkpointing
+    // over, files that another took the place of, and this one does neither.
+    if (copy === null) return new SqliteStore(db, clock, path, undefined, undefined, null, () => file.checkUnchanged());
+    db.close();
+    return new SqliteStore(copy, clock, path);
   }
 
   private now(): string {
@@ -756,6 +797,45 @@ export class SqliteStore implements Store {
     this.closed = true;
     if (changed) closeKeepingFiles(this.connection, this.files!);
     else this.connection.close();
+    this.afterClose();
+  }
+}
+
+/**
+ * What opening a state file failed with, as the command line tells it: another
+ * process's write lock kept (StateFileBusyError), a file that is not SQLite's
+ * (StoreError), one the system refuses or that is damaged (StateFileError), else the
+ * error itself.
+ */
+function openFailure(path: string, error: unknown, stage: "open" | "write" = "open"): unknown {
+  if (isBusy(error)) return busyError(path, error);
+  if ((error as { code?: unknown }).code === "SQLITE_NOTADB") return new StoreError(`${path} is not an iplookup state file (not a SQLite database)`);
+  if (isUnwritable(error)) return stateFileError(path, error, stage);
+  return error;
+}
+
+/**
+ * A state file of an older schema, for reading: a copy of it in memory (one snapshot,
+ * read through `source`), migrated there, and refusing writes as the file opened
+ * read-only does. Nothing of it is ever on disk (it holds key hashes), and it is gone
+ * with the connection, whatever ends the command.
+ */
+function migratedCopy(source: Database, path: string): Database {
+  const image = source.serialize();
+  // A file in WAL mode says so in its header (bytes 18 and 19), and SQLite refuses such
+  // a header in memory, where there is no WAL: the copy's is that of rollback-journal mode.
+  if (image.length >= 20) image[18] = image[19] = 1;
+  // An empty file (version 0, no tables) is an empty state: SQLite makes no image of it.
+  const copy = image.length === 0 ? new Database(":memory:") : Database.deserialize(image);
+  try {
+    // Nor any of it in SQLite's temporary files, for a sort too large for its cache.
+    copy.run("PRAGMA temp_store = MEMORY");
+    migrate(copy, path);
+    copy.run("PRAGMA query_only = ON");
+    return copy;
+  } catch (error) {
+    copy.close();
+    throw error;
   }
 }
 

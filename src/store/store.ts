@@ -673,6 +673,16 @@ export class StoreError extends Error {
 export class StateNotFoundError extends StoreError {}
 
 /**
+ * The state is of an older schema than this iplookup's, and the caller only reads it,
+ * which does not migrate it (a PostgreSQL database, which a whole fleet shares). Not a
+ * StoreError (a bad value, exit 2): what was asked is fine, but cannot be done on it
+ * yet, and a command exits 1.
+ */
+export class OlderSchemaError extends Error {
+  override readonly name = "OlderSchemaError";
+}
+
+/**
  * The store cannot be reached or did not answer in time (PostgreSQL down, unreachable,
  * or too slow): worth trying again later, unlike StoreError. The message names the
  * database without its password. A charge refused this way was not made, except one
