@@ -16,6 +16,6 @@ export async function readCorrections(flags: Readonly<Record<string, unknown>>, 
   const named = readSetting("state", flags, context.env, "");
   const location = named === "" ? readSetting("state", flags, context.env) : named;
   if (named === "" && isFilePath(location) && !existsSync(location)) return null;
-  const corrections = await withStoreAt(location, { create: false }, (store) => store.listCorrections());
+  const corrections = await withStoreAt(location, { create: false, readOnly: true }, (store) => store.listCorrections());
   return corrections.length === 0 ? null : CorrectionTable.build(corrections);
 }

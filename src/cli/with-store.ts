@@ -10,14 +10,27 @@ import type { Store } from "../store/store.ts";
 import type { CliContext } from "./command.ts";
 
 /** How a command opens the state. */
-export interface WithStoreOptions {
-  /**
-   * Whether a state that does not exist yet is created (`keys create`, `plans set`).
-   * Commands that only read or change what is there pass false: a mistyped --state is
-   * then refused (StateNotFoundError, exit 1) and nothing is created (CONTRACT §12).
-   */
-  readonly create: boolean;
-}
+export type WithStoreOptions =
+  | {
+      /**
+       * Whether a state that does not exist yet is created (`keys create`, `plans set`).
+       * Commands that only read or change what is there pass false: a mistyped --state is
+       * then refused (StateNotFoundError, exit 1) and nothing is created (CONTRACT §12).
+       */
+      readonly create: boolean;
+      readonly readOnly?: false;
+    }
+  | {
+      readonly create: false;
+      /**
+       * For a command that only reads (`keys list`, `usage`, `state copy`'s source, …):
+       * the state is not changed in any way, not even migrated, so that a state an older
+       * iplookup wrote (a backup kept to go back to) stays one it can open, and a file
+       * this user may only read is read (see SqliteStoreOptions.readOnly and
+       * PostgresStoreOptions.readOnly).
+       */
+      readonly readOnly: true;
+    };
 
 /**
  * Opens the state named by `--state` / IPLOOKUP_STATE (a SQLite file, or a PostgreSQL
@@ -36,10 +49,11 @@ export async function withStore<T>(
 
 /** withStore on a location given by the command itself (`state copy --from … --to …`). */
 export async function withStoreAt<T>(path: string, options: WithStoreOptions, work: (store: Store) => Promise<T>): Promise<T> {
-  const created = isFilePath(path) ? missingFiles(path) : [];
+  // Reading creates nothing, so there is nothing of its own to remove after.
+  const created = isFilePath(path) && !options.readOnly ? missingFiles(path) : [];
   let store: Store;
   try {
-    store = await openStore(path, { create: options.create });
+    store = await openStore(path, { create: options.create, readOnly: options.readOnly === true });
   } catch (error) {
     // Busy: another process has the file open, maybe the one that created it since.
     if (!(error instanceof StateFileBusyError || isBusy(error))) removeCreated(created);

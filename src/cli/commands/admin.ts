@@ -58,7 +58,7 @@ Lists every admin token, revoked ones included. The tokens themselves are never 
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const tokens = await withStore(flags, context, { create: false }, (store) => store.listAdminTokens());
+    const tokens = await withStore(flags, context, { create: false, readOnly: true }, (store) => store.listAdminTokens());
     if (flags.json) {
       context.io.out(JSON.stringify(tokens.map(tokenJson)));
     } else if (tokens.length === 0) {

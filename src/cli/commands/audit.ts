@@ -46,7 +46,7 @@ ${STATE_FLAG_HELP}`,
     const span = daysBetween(from, to);
     if (span < 1) throw new ConfigError(`--from ${from} is after --to ${to}`);
     if (span > MAX_DAYS) throw new ConfigError(`--from ${from} --to ${to} is ${span} days; at most ${MAX_DAYS}`);
-    const { entries, next } = await withStore(flags, context, { create: false }, (store) => new AuditLog(store).page(from, to, LIMIT, before));
+    const { entries, next } = await withStore(flags, context, { create: false, readOnly: true }, (store) => new AuditLog(store).page(from, to, LIMIT, before));
     if (next !== null) {
       context.io.err(
         `${before === null ? "the newest " : ""}${LIMIT.toLocaleString("en-US")} changes from ${from} to ${to} are shown; there are more, older: iplookup audit --from ${from} --to ${to} --before ${next}`,

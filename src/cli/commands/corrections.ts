@@ -103,7 +103,7 @@ corrects, its note and when it was last set.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const corrections = await withStore(flags, context, { create: false }, (store) => store.listCorrections());
+    const corrections = await withStore(flags, context, { create: false, readOnly: true }, (store) => store.listCorrections());
     if (flags.json) {
       context.io.out(JSON.stringify(corrections.map(correctionJson)));
     } else if (corrections.length === 0) {

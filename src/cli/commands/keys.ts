@@ -126,7 +126,7 @@ Lists every key, revoked ones included, with its plan. Secrets are never shown.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const keys = await withStore(flags, context, { create: false }, (store) => store.listKeys());
+    const keys = await withStore(flags, context, { create: false, readOnly: true }, (store) => store.listKeys());
     if (flags.json) {
       context.io.out(JSON.stringify(keys.map(keyJson)));
     } else if (keys.length === 0) {

@@ -30,7 +30,7 @@ Lists the plans: largest batch, units a month and requests a second.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const plans = await withStore(flags, context, { create: false }, (store) => store.listPlans());
+    const plans = await withStore(flags, context, { create: false, readOnly: true }, (store) => store.listPlans());
     if (flags.json) {
       context.io.out(JSON.stringify(plans.map(planJson)));
     } else {

@@ -43,7 +43,7 @@ Without --replace, plans the destination has and the source has not are kept.
     if (from === to) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
     const replace = flags.replace === true;
 
-    const snapshot = await withStoreAt(from, { create: false }, (source) => source.exportState()).catch((error: unknown) => {
+    const snapshot = await withStoreAt(from, { create: false, readOnly: true }, (source) => source.exportState()).catch((error: unknown) => {
       // The source is named by --from, not --state: the hint names the flag to check.
       if (error instanceof StateNotFoundError) throw new CommandFailed(`${error.message}; check --from (the state to copy from must exist)`);
       throw error;

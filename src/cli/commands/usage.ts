@@ -33,7 +33,7 @@ ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [0, 1] });
     const id = positionals[0];
-    const reports = await withStore(flags, context, { create: false }, (store) => reportsFor(store, id, context.now()));
+    const reports = await withStore(flags, context, { create: false, readOnly: true }, (store) => reportsFor(store, id, context.now()));
     if (!reports) {
       context.io.err(`iplookup: no key ${id} (see '${howToRun(context, "keys list")}')`);
       return EXIT_FAILED;

@@ -13,11 +13,11 @@ import { CommandFailed, type CliContext, type Command } from "../command.ts";
 import { STATE_FLAG_HELP } from "../flag-help.ts";
 import { EXIT_FAILED, EXIT_OK } from "../io.ts";
 import { formatTable } from "../table.ts";
-import { withStore } from "../with-store.ts";
+import { withStore, type WithStoreOptions } from "../with-store.ts";
 
 /** Runs webhook work on the state, turning refusals into the command line's: bad input exits 2, no such webhook 1. */
-function withWebhooks<T>(flags: Readonly<Record<string, unknown>>, context: CliContext, create: boolean, work: (webhooks: Webhooks, store: Store) => Promise<T>): Promise<T> {
-  return withStore(flags, context, { create }, async (store) => {
+function withWebhooks<T>(flags: Readonly<Record<string, unknown>>, context: CliContext, options: WithStoreOptions, work: (webhooks: Webhooks, store: Store) => Promise<T>): Promise<T> {
+  return withStore(flags, context, options, async (store) => {
     try {
       return await work(new Webhooks(store, context.now), store);
     } catch (error) {
@@ -51,7 +51,7 @@ ${STATE_FLAG_HELP}`,
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], strings: ["events"], booleans: ["json"], positionals: [1, 1], arguments: ["URL"] });
     if (typeof flags.events !== "string") throw new ConfigError(`--events is required: some of ${EVENT_TYPES.join(", ")}`);
     const events = flags.events.split(",");
-    const issued = await withWebhooks(flags, context, true, (webhooks) => webhooks.add(CLI_ACTOR, positionals[0] as string, events));
+    const issued = await withWebhooks(flags, context, { create: true }, (webhooks) => webhooks.add(CLI_ACTOR, positionals[0] as string, events));
     if (flags.json) {
       context.io.out(JSON.stringify({ ...webhookJson(issued.webhook), secret: issued.secret }));
       return EXIT_OK;
@@ -74,7 +74,7 @@ Lists every webhook with its URL and events. Secrets are never shown.
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"] });
-    const all = await withWebhooks(flags, context, false, (webhooks) => webhooks.list());
+    const all = await withWebhooks(flags, context, { create: false, readOnly: true }, (webhooks) => webhooks.list());
     if (flags.json) context.io.out(JSON.stringify(all.map(webhookJson)));
     else if (all.length === 0) context.io.out(`No webhooks yet. Add one with: ${howToRun(context, "webhooks add URL --events usage.threshold")}`);
     else context.io.out(formatTable(["ID", "URL", "EVENTS", "CREATED"], all.map((w) => [w.id, w.url, w.events.join(","), w.createdAt])));
@@ -93,7 +93,7 @@ ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
-    await withWebhooks(flags, context, false, (webhooks) => webhooks.remove(CLI_ACTOR, id));
+    await withWebhooks(flags, context, { create: false }, (webhooks) => webhooks.remove(CLI_ACTOR, id));
     context.io.out(`Removed webhook ${id}.`);
     return EXIT_OK;
   },
@@ -122,7 +122,7 @@ ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
     const id = positionals[0] as string;
-    const { eventId, attempt } = await withWebhooks(flags, context, false, async (webhooks, store) => {
+    const { eventId, attempt } = await withWebhooks(flags, context, { create: false }, async (webhooks, store) => {
       const sent = await webhooks.test(id, new Deliverer({ store, now: () => context.now().getTime() }));
       // A running server's deliverer claimed it first: its outcome decides the exit code too.
       return sent.attempt ? sent : { eventId: sent.eventId, attempt: await webhooks.firstAttempt(id, sent.eventId, TEST_WAIT_MS) };
@@ -160,7 +160,7 @@ out (\u001b, \u202e).
 ${STATE_FLAG_HELP}`,
   async run(argv, context) {
     const { flags, positionals } = parseCommandArgs(argv, { settings: ["state"], booleans: ["json"], positionals: [1, 1], arguments: ["ID"] });
-    const records = await withWebhooks(flags, context, false, (webhooks) => webhooks.deliveries(positionals[0] as string));
+    const records = await withWebhooks(flags, context, { create: false, readOnly: true }, (webhooks) => webhooks.deliveries(positionals[0] as string));
     if (flags.json) {
       context.io.out(JSON.stringify(records.map(deliveryJson)));
       return EXIT_OK;
