@@ -1,17 +1,19 @@
-import { Database } from "bun:sqlite";
+import { openReadOnly } from "./sqlite-read-only.ts";
 import type { FromWorker, ToWorker } from "../serve/messages.ts";
 
 /**
  * Copies the SQLite file at `path` into the file `into` with VACUUM INTO: one snapshot,
- * read while writers carry on. `into` may exist empty (its mode is kept).
+ * read while writers carry on. `into` may exist empty (its mode is kept). The file
+ * copied is only read: nothing in it or beside it changes (see openReadOnly).
  */
 export function vacuumInto(path: string, into: string): void {
-  const db = new Database(path, { readonly: true });
+  const file = openReadOnly(path);
   try {
-    db.run("PRAGMA busy_timeout = 10000");
-    db.query("VACUUM INTO ?1").run(into);
+    file.db.run("PRAGMA busy_timeout = 10000");
+    file.db.query("VACUUM INTO ?1").run(into);
+    file.checkUnchanged();
   } finally {
-    db.close();
+    file.db.close();
   }
 }
 

@@ -1,10 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SCHEMA_VERSION } from "../../src/store/schema.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
 import { cli } from "../support/server-process.ts";
+import { downgradeSqlite } from "../store/downgrade.ts";
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
 const dir = mkdtempSync(join(tmpdir(), "iplookup-backup-"));
@@ -79,6 +81,31 @@ describe("backup FILE", () => {
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(`iplookup: ${notSqlite} is not an iplookup state file (not a SQLite database)\n`);
     expect(readdirSync(folder)).toEqual(["notes.txt"]);
+  });
+
+  test.each([
+    ["the current schema", SCHEMA_VERSION],
+    ["the previous schema", SCHEMA_VERSION - 1],
+  ])("the state file (%s, in WAL mode, open in no process) is only read: byte for byte as it was, no -wal or -shm made beside it", async (_schema, version) => {
+    const folder = freshFolder(`source-${version}`);
+    const source = join(folder, "state.db");
+    const store = SqliteStore.open(source);
+    await store.createKey("real", "free");
+    await store.close();
+    if (version < SCHEMA_VERSION) {
+      const db = new Database(source);
+      downgradeSqlite(db, version);
+      db.close();
+    }
+    const hash = () => new Bun.CryptoHasher("sha256").update(readFileSync(source)).digest("hex");
+    const before = hash();
+    expect(readdirSync(folder)).toEqual(["state.db"]);
+    const target = join(freshFolder(`copy-${version}`), "copy.db");
+    expect(cli(["backup", target, "--state", source])).toMatchObject({ code: 0, stderr: "" });
+    expect(readdirSync(folder)).toEqual(["state.db"]);
+    expect(hash()).toBe(before);
+    // The schema version (PRAGMA user_version) of each, read from its header.
+    expect([readFileSync(source).readUInt32BE(60), readFileSync(target).readUInt32BE(60)]).toEqual([version, version]);
   });
 
   test("a target whose folder does not exist is a bad argument", () => {

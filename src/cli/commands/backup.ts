@@ -1,4 +1,4 @@
-import { Database } from "bun:sqlite";
+import type { Database } from "bun:sqlite";
 import { closeSync, existsSync, fsyncSync, linkSync, openSync, renameSync, statSync } from "node:fs";
 import { basename, dirname } from "node:path";
 import { ConfigError } from "../../config/config-error.ts";
@@ -6,6 +6,7 @@ import { absolutePath, isFilePath } from "../../config/paths.ts";
 import { isMissing } from "../../errors/file-access.ts";
 import { readSetting } from "../../config/settings.ts";
 import { schemaVersion } from "../../store/schema.ts";
+import { openReadOnly } from "../../store/sqlite-read-only.ts";
 import { StateFileError, stateFileError } from "../../store/sqlite-faults.ts";
 import { StateNotFoundError, StoreError } from "../../store/store.ts";
 import { vacuumIntoOnThread } from "../../store/vacuum-into.ts";
@@ -89,11 +90,14 @@ async function backUp(state: string, target: string, workerEntry: string): Promi
   syncDirectory(dirname(target));
 }
 
-/** Refuses, before anything is written, a file that is not a state file. */
+/**
+ * Refuses, before anything is written, a file that is not a state file. The state file
+ * is only read, as the copy reads it: a backup changes nothing of it (see openReadOnly).
+ */
 function checkStateFile(state: string): void {
   let db: Database;
   try {
-    db = new Database(state, { readonly: true });
+    db = openReadOnly(state).db;
   } catch (error) {
     if (isMissing(state)) throw new StateNotFoundError(`there is no state file at ${state}`);
     throw stateFileError(state, error, "open");
