@@ -19,8 +19,9 @@ export async function listCorrections(sql: SQL): Promise<Correction[]> {
 /** The corrections and the change counter, from one snapshot. */
 export function correctionSnapshot(sql: SQL): Promise<CorrectionSnapshot> {
   return sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-    const [generation] = await tx<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`;
-    return { generation: toGeneration(generation!), corrections: await listCorrections(tx) };
+    const [row] = await tx<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`;
+    const generation = toGeneration(row);
+    return { generation, corrections: await listCorrections(tx) };
   });
 }
 

@@ -546,7 +546,7 @@ export class PostgresStore implements Store {
 
   async generation(): Promise<Generation> {
     const [row] = await this.read(() => this.sql<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`, true);
-    return toGeneration(row!);
+    return toGeneration(row, `the state database at ${this.label}`);
   }
 
   async authSnapshot(): Promise<AuthSnapshot> {
@@ -555,7 +555,8 @@ export class PostgresStore implements Store {
     // would never be reloaded).
     return this.read(() =>
       this.sql.begin("ISOLATION LEVEL REPEATABLE READ READ ONLY", async (tx) => {
-        const [generation] = await tx<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`;
+        const [counter] = await tx<GenerationRow[]>`SELECT value, store_id FROM generation WHERE id = 1`;
+        const generation = toGeneration(counter, `the state database at ${this.label}`);
         const rows = await tx.unsafe<ActiveKeyRow[]>(`${ACTIVE_KEYS} WHERE k.revoked_at IS NULL`);
         const keysByHash = new Map<string, ActiveKey>();
         for (const row of rows) {
@@ -563,7 +564,7 @@ export class PostgresStore implements Store {
           keysByHash.set(row.secret_hash, active);
           if (row.previous_secret_hash !== null) keysByHash.set(row.previous_secret_hash, previousSecret(active));
         }
-        return { generation: toGeneration(generation!), keysByHash };
+        return { generation, keysByHash };
       }),
     );
   }

@@ -37,13 +37,38 @@ const UNAVAILABLE_CODES = new Set([
  *   again empty, a table or column dropped, a restore of an older backup). Its
  *   statements name only those tables and columns, and a request's values are always
  *   parameters, never part of a statement's text: no request can cause these.
+ * - 42P10 (invalid_column_reference): an ON CONFLICT whose table has lost the unique
+ *   key it names. iplookup's ON CONFLICT clauses name only the keys its schema creates,
+ *   so the schema is what changed: `pg_restore --clean` creates each table, fills it,
+ *   and adds its primary and unique keys only at the end.
  *
- * A request's own bad values (class 22, data exceptions; 23, constraint violations)
- * and a statement iplookup got wrong (42601, syntax) stay what they are: 400 where the
- * request is checked first, else 500, a bug.
+ * And one constraint violation: 23502 (not_null_violation) in a column whose value the
+ * database itself gives, never iplookup (IDENTITY_COLUMNS): `pg_restore` creates such a
+ * column NOT NULL and makes it an identity in a later step, between which every insert
+ * is refused.
+ *
+ * A request's own bad values (class 22, data exceptions; 23, any other constraint
+ * violation) and a statement iplookup got wrong (42601, syntax) stay what they are: 400
+ * where the request is checked first, else 500, a bug.
  */
 const UNAVAILABLE_CLASSES = ["08", "28", "53", "57", "58"];
-const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03", "42501", "42P01", "42703"]);
+const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03", "42501", "42P01", "42703", "42P10"]);
+
+/** The identity columns of the schema (postgres-schema.ts), by table: filled by the database on every insert. */
+const IDENTITY_COLUMNS: Readonly<Record<string, string>> = {
+  keys: "seq",
+  admin_tokens: "seq",
+  webhooks: "seq",
+  audit_log: "seq",
+  webhook_deliveries: "id",
+};
+
+/** Whether a PostgreSQL error is a null refused in an identity column (see IDENTITY_COLUMNS): the column has lost its identity. */
+function isIdentityLost(error: unknown): boolean {
+  if (sqlstateOf(error) !== "23502") return false;
+  const { table, column } = error as { table?: unknown; column?: unknown };
+  return typeof table === "string" && Object.hasOwn(IDENTITY_COLUMNS, table) && IDENTITY_COLUMNS[table] === column;
+}
 
 /** A PostgreSQL error's SQLSTATE (Bun's SQL client gives it as `errno`), or undefined for any other error. */
 export function sqlstateOf(error: unknown): string | undefined {
@@ -61,12 +86,12 @@ export function isReadOnly(error: unknown): boolean {
 }
 
 /** The refusals among UNAVAILABLE_STATES: the database serves, but not this statement of iplookup's. */
-const REFUSED_STATES = new Set(["42501", "42P01", "42703"]);
+const REFUSED_STATES = new Set(["42501", "42P01", "42703", "42P10"]);
 
-/** Whether a PostgreSQL error is a statement refused while the database otherwise serves (a privilege, a table or column gone). */
+/** Whether a PostgreSQL error is a statement refused while the database otherwise serves (a privilege, a table, column or key gone). */
 export function isRefusal(error: unknown): boolean {
   const sqlstate = sqlstateOf(error);
-  return sqlstate !== undefined && REFUSED_STATES.has(sqlstate);
+  return (sqlstate !== undefined && REFUSED_STATES.has(sqlstate)) || isIdentityLost(error);
 }
 
 /** Whether a PostgreSQL error means the database cannot be reached or cannot serve now. */
@@ -75,5 +100,5 @@ export function isUnavailable(error: unknown): boolean {
   if (typeof code === "string" && UNAVAILABLE_CODES.has(code)) return true;
   const sqlstate = sqlstateOf(error);
   if (sqlstate === undefined) return false;
-  return UNAVAILABLE_CLASSES.includes(sqlstate.slice(0, 2)) || UNAVAILABLE_STATES.has(sqlstate);
+  return UNAVAILABLE_CLASSES.includes(sqlstate.slice(0, 2)) || UNAVAILABLE_STATES.has(sqlstate) || isIdentityLost(error);
 }

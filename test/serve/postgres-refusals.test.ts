@@ -1,7 +1,8 @@
 /**
  * A PostgreSQL database that is reached but refuses iplookup's statements, through no
  * fault of the request (CONTRACT §3, §9): a privilege revoked from iplookup's role, a
- * table gone from under the server, a database that takes no writes. Lookups answer 503
+ * table gone from under the server or not whole yet (a restore under way), a database
+ * that takes no writes. Lookups answer 503
  * store_unavailable with Retry-After and cost nothing, the server logs one line for it
  * (not one a request, and never "unhandled error"), and serves again by itself once the
  * database is put right: a read-only database's sessions are made again. A server in
@@ -138,6 +139,27 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
     expect((await lookup()).status).toBe(200);
   }, 30_000);
 
+  test("a primary key not back yet, as while pg_restore --clean runs (ON CONFLICT refused, 42P10): 503 store_unavailable, nothing charged, one log line, still ready; 200 once it is back", async () => {
+    expect((await lookup()).status).toBe(200);
+    const before = await unitsUsed();
+    const logged = server.logs.length;
+    await onDatabase.unsafe("ALTER TABLE usage DROP CONSTRAINT usage_pkey");
+    try {
+      for (let i = 0; i < 20; i++) await expectStoreUnavailable(await lookup());
+      expect(await unitsUsed()).toBe(before);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
+      const lines = server.logs.slice(logged);
+      expect(lines.filter((line) => line.includes("unhandled error"))).toEqual([]);
+      const refused = lines.filter((line) => line.includes("refused a statement"));
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toContain('"sqlstate":"42P10"');
+    } finally {
+      await onDatabase.unsafe("ALTER TABLE usage ADD PRIMARY KEY (key_id, period)");
+    }
+    expect((await lookup()).status).toBe(200);
+    expect(await unitsUsed()).toBe(before + 1);
+  }, 30_000);
+
   test("a database that takes no writes, then does again: 503 store_unavailable meanwhile, and the server's read-only sessions are made again", async () => {
     const before = await unitsUsed();
     const logged = server.logs.length;
@@ -205,7 +227,7 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
     expect(await unitsUsed()).toBe(before + 1);
   }, 30_000);
 
-  test("a poll that fails for another reason on every tick (the change counter's row gone): one line, then one when it works again", async () => {
+  test("a poll that fails for another reason on every tick (the change counter's row gone, as while pg_restore --clean runs): one line saying so, the keys held still serve; then one line when it works again", async () => {
     const logged = server.logs.length;
     const linesSaying = (text: string) => server.logs.slice(logged).filter((line) => line.includes(text));
     await onDatabase`DELETE FROM generation`;
@@ -214,7 +236,11 @@ describe.skipIf(!postgresAvailable)("a database that refuses iplookup's statemen
       for (let i = 0; i < 100 && linesSaying("change counter failed").length === 0; i++) await Bun.sleep(50);
       await Bun.sleep(2000);
       expect(linesSaying("reading the store's change counter failed")).toHaveLength(1);
+      expect(linesSaying("reading the store's change counter failed")[0]).toContain("has no change counter: its table generation has no row");
+      expect(linesSaying("TypeError")).toEqual([]);
       expect(linesSaying("works again")).toEqual([]);
+      expect((await lookup()).status).toBe(200);
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200);
     } finally {
       await onDatabase`INSERT INTO generation (id, value) VALUES (1, 1000000)`;
     }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { POSTGRES_SCHEMA_VERSION } from "../../src/store/postgres-schema.ts";
 import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { hashSecret } from "../../src/store/secret.ts";
-import { StateNotFoundError, StoreError, StoreTimeoutError, StoreUnavailableError } from "../../src/store/store.ts";
+import { StateNotFoundError, StoreError, StoreRefusedError, StoreTimeoutError, StoreUnavailableError } from "../../src/store/store.ts";
 import { databaseUrl, postgresAvailable, testStates } from "../support/postgres.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { downgradePostgres } from "./downgrade.ts";
@@ -475,6 +475,62 @@ describe.skipIf(!postgresAvailable)("PostgresStore", () => {
       const [day] = await servers[0].usageByDay("2026-11-01", "2026-12-31", key.id).then((rows) => rows.filter((row) => row.units > 0));
       expect(day?.units).toBe(limit);
       await Promise.all(servers.map((server) => server.close()));
+    });
+  });
+
+  // `pg_restore --clean` into the database of running servers, without
+  // --single-transaction, commits each step on its own: it creates each table empty,
+  // copies the rows in (the generation table's before the keys'), makes the identity
+  // columns identities again in a step after their CREATE TABLE, and adds the primary and
+  // unique keys last. The store refuses what it cannot do meanwhile, as it refuses
+  // statements on a table gone (StoreRefusedError: 503, the server stays ready), writes
+  // nothing, and serves again once the restore is done.
+  describe("a restore under way (pg_restore --clean)", () => {
+    test("a table whose primary key is not back yet (ON CONFLICT refused, 42P10): the charge is refused, nothing charged; it is charged once the key is back", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      const { key } = await store.createKey("k", "free");
+      await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null });
+      await raw(url, (sql) => sql`ALTER TABLE usage DROP CONSTRAINT usage_pkey`);
+      const refused = await store.charge({ keyId: key.id, period: PERIOD, units: 5, limit: null }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(StoreRefusedError);
+      expect((refused as Error).message).toStartWith(`the state database at ${url} refused a statement: there is no unique or exclusion constraint`);
+      expect(await store.unitsUsed(key.id, PERIOD)).toBe(1);
+      await raw(url, (sql) => sql`ALTER TABLE usage ADD PRIMARY KEY (key_id, period)`);
+      expect(await store.charge({ keyId: key.id, period: PERIOD, units: 1, limit: null })).toEqual({ ok: true, used: 2 });
+      await store.close();
+    });
+
+    test("an identity column not yet an identity again (its null refused, 23502): the key is not created; it is once the column is an identity", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      await raw(url, (sql) => sql`ALTER TABLE keys ALTER COLUMN seq DROP IDENTITY`);
+      const refused = await store.createKey("k", "free").catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(StoreRefusedError);
+      expect((refused as Error).message).toContain(`null value in column "seq" of relation "keys"`);
+      expect(await store.listKeys()).toEqual([]);
+      await raw(url, (sql) => sql`ALTER TABLE keys ALTER COLUMN seq ADD GENERATED ALWAYS AS IDENTITY`);
+      const { key } = await store.createKey("k", "free");
+      expect((await store.listKeys()).map((listed) => listed.id)).toEqual([key.id]);
+      await store.close();
+    });
+
+    test("the change counter's row not copied back yet: its reads are refused, saying so; they read the row once it is back", async () => {
+      const url = await states.fresh();
+      const store = await PostgresStore.open(url);
+      await store.createKey("k", "free");
+      const before = await store.generation();
+      await raw(url, (sql) => sql`DELETE FROM generation`);
+      for (const read of [() => store.generation(), () => store.authSnapshot(), () => store.correctionSnapshot()]) {
+        const refused = await read().catch((error: unknown) => error);
+        expect(refused).toBeInstanceOf(StoreRefusedError);
+        expect((refused as Error).message).toContain("has no change counter: its table generation has no row");
+      }
+      await raw(url, (sql) => sql`INSERT INTO generation (id, value, store_id) VALUES (1, ${before.count}, ${before.storeId})`);
+      expect(await store.generation()).toEqual(before);
+      expect((await store.authSnapshot()).keysByHash.size).toBe(1);
+      expect((await store.correctionSnapshot()).generation).toEqual(before);
+      await store.close();
     });
   });
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { isUnavailable } from "../../src/store/postgres-unavailable.ts";
+import { isRefusal, isUnavailable } from "../../src/store/postgres-unavailable.ts";
 
 /** An error as Bun's PostgreSQL client makes one: its code, and the server's SQLSTATE as errno. */
 const serverError = (errno: string) => Object.assign(new Error(errno), { code: "ERR_POSTGRES_SERVER_ERROR", errno });
@@ -22,6 +22,7 @@ test.each([
   ["42501", "insufficient privilege (a REVOKE, CONNECT on the database lost)"],
   ["42P01", "undefined table (the database dropped and created again empty)"],
   ["42703", "undefined column (the schema changed under the server)"],
+  ["42P10", "no unique key for ON CONFLICT (a restore that has not added the keys back yet)"],
 ])("SQLSTATE %s (%s): the database cannot serve now", (errno) => {
   expect(isUnavailable(serverError(errno))).toBe(true);
 });
@@ -37,6 +38,17 @@ test.each([
   ["XX000", "internal error"],
 ])("SQLSTATE %s (%s): the statement, not the database, is at fault", (errno) => {
   expect(isUnavailable(serverError(errno))).toBe(false);
+});
+
+test("a null refused in an identity column (a restore that has not made it an identity again) counts; in any other column it does not", () => {
+  const notNull = (table: string, column: string) => Object.assign(serverError("23502"), { table, column });
+  for (const [table, column] of [["keys", "seq"], ["admin_tokens", "seq"], ["webhooks", "seq"], ["audit_log", "seq"], ["webhook_deliveries", "id"]] as const) {
+    expect({ table, column, unavailable: isUnavailable(notNull(table, column)), refused: isRefusal(notNull(table, column)) }).toEqual({ table, column, unavailable: true, refused: true });
+  }
+  for (const [table, column] of [["keys", "name"], ["keys", "id"], ["usage", "used"], ["webhook_attempts", "delivery_id"], ["other", "seq"]] as const) {
+    expect({ table, column, unavailable: isUnavailable(notNull(table, column)) }).toEqual({ table, column, unavailable: false });
+  }
+  expect(isUnavailable(serverError("23502"))).toBe(false);
 });
 
 test("Bun's connection codes count; other errors and non-errors do not", () => {
