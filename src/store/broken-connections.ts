@@ -2,12 +2,13 @@ import { sqlstateOf } from "./postgres-unavailable.ts";
 
 /**
  * A connection that was already dead, or died under the statement (the server restarted,
- * failed over, or ended it): a pool holds such connections until it next uses them.
+ * failed over, or ended it, 25P03 included: a transaction left idle past the pool's
+ * limit): a pool holds such connections until it next uses them.
  */
 function isBrokenConnection(error: unknown): boolean {
   if ((error as { code?: unknown } | null | undefined)?.code === "ERR_POSTGRES_CONNECTION_CLOSED") return true;
   const sqlstate = sqlstateOf(error);
-  return sqlstate !== undefined && (sqlstate.startsWith("08") || ["57P01", "57P02", "57P03"].includes(sqlstate));
+  return sqlstate !== undefined && (sqlstate.startsWith("08") || ["57P01", "57P02", "57P03", "25P03"].includes(sqlstate));
 }
 
 /**

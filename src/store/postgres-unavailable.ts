@@ -37,6 +37,9 @@ const UNAVAILABLE_CODES = new Set([
  *   again empty, a table or column dropped, a restore of an older backup). Its
  *   statements name only those tables and columns, and a request's values are always
  *   parameters, never part of a statement's text: no request can cause these.
+ * - 25P03 (idle_in_transaction_session_timeout): the server ended a session whose
+ *   transaction sat idle past the pool's limit (PostgresStore.open sets it); the
+ *   transaction was rolled back and the connection is gone, as with 57P01.
  * - 42P10 (invalid_column_reference): an ON CONFLICT whose table has lost the unique
  *   key it names. iplookup's ON CONFLICT clauses name only the keys its schema creates,
  *   so the schema is what changed: `pg_restore --clean` creates each table, fills it,
@@ -52,7 +55,7 @@ const UNAVAILABLE_CODES = new Set([
  * where the request is checked first, else 500, a bug.
  */
 const UNAVAILABLE_CLASSES = ["08", "28", "53", "57", "58"];
-const UNAVAILABLE_STATES = new Set(["3D000", "25006", "55000", "55P03", "42501", "42P01", "42703", "42P10"]);
+const UNAVAILABLE_STATES = new Set(["3D000", "25006", "25P03", "55000", "55P03", "42501", "42P01", "42703", "42P10"]);
 
 /** The identity columns of the schema (postgres-schema.ts), by table: filled by the database on every insert. */
 const IDENTITY_COLUMNS: Readonly<Record<string, string>> = {

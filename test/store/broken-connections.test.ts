@@ -24,6 +24,13 @@ test("a read that meets every connection of the pool broken, one after another, 
   expect(read.tries()).toBe(6);
 });
 
+test("a session the server ended for a transaction left idle (25P03) is a broken connection too: the read answers from another", async () => {
+  const idle = Object.assign(new Error("terminating connection due to idle-in-transaction timeout"), { errno: "25P03" });
+  const read = statement([idle]);
+  expect(await readPastBrokenConnections(read.run, 5)).toBe("rows");
+  expect(read.tries()).toBe(2);
+});
+
 test("more broken connections than the pool holds: the last error is the caller's", async () => {
   const read = statement(Array(6).fill(ended));
   await expect(readPastBrokenConnections(read.run, 5)).rejects.toBe(ended);

@@ -17,6 +17,7 @@ test.each([
   ["58030", "I/O error"],
   ["3D000", "database does not exist"],
   ["25006", "read-only transaction (a standby after failover)"],
+  ["25P03", "session ended for a transaction left idle (the pool's idle_in_transaction_session_timeout)"],
   ["55000", "database not accepting connections"],
   ["55P03", "lock not available"],
   ["42501", "insufficient privilege (a REVOKE, CONNECT on the database lost)"],
