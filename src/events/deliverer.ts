@@ -110,6 +110,8 @@ export class Deliverer {
     const state: DeliveryState = delivered ? "delivered" : next === null ? "failed" : "pending";
     await this.record(leaseEndsMs, {
       deliveryId: delivery.deliveryId,
+      eventId: delivery.eventId,
+      webhookId: delivery.webhookId,
       attempt: delivery.attempt,
       at: new Date(startedMs).toISOString(),
       status: outcome.status,

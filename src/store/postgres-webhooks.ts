@@ -136,7 +136,7 @@ export class PostgresWebhooks implements WebhookStore {
       this.db.sql().begin(async (tx) => {
         const moved = await tx`UPDATE webhook_deliveries SET attempts = ${result.attempt}, state = ${result.state},
             next_attempt_at = coalesce(${result.nextAttemptAt}::int8, next_attempt_at), lease_until = NULL
-          WHERE id = ${result.deliveryId} AND attempts = ${result.attempt - 1}`;
+          WHERE id = ${result.deliveryId} AND event_id = ${result.eventId} AND webhook_id = ${result.webhookId} AND attempts = ${result.attempt - 1}`;
         if (moved.count === 0) return false;
         await tx`INSERT INTO webhook_attempts (delivery_id, attempt, at, status, duration_ms, response, error)
           VALUES (${result.deliveryId}, ${result.attempt}, ${result.at}::timestamptz, ${result.status}, ${Math.round(result.durationMs)}, ${result.response}, ${result.error})`;

@@ -184,8 +184,11 @@ export class SqliteWebhooks implements WebhookStore {
     return this.db
       .transaction(() => {
         const moved = this.db
-          .query("UPDATE webhook_deliveries SET attempts = ?2, state = ?3, next_attempt_at = coalesce(?4, next_attempt_at), lease_until = NULL WHERE id = ?1 AND attempts = ?2 - 1")
-          .run(result.deliveryId, result.attempt, result.state, result.nextAttemptAt);
+          .query(
+            `UPDATE webhook_deliveries SET attempts = ?2, state = ?3, next_attempt_at = coalesce(?4, next_attempt_at), lease_until = NULL
+             WHERE id = ?1 AND event_id = ?5 AND webhook_id = ?6 AND attempts = ?2 - 1`,
+          )
+          .run(result.deliveryId, result.attempt, result.state, result.nextAttemptAt, result.eventId, result.webhookId);
         if (moved.changes === 0) return false;
         this.db
           .query("INSERT INTO webhook_attempts (delivery_id, attempt, at, status, duration_ms, response, error) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")

@@ -418,7 +418,15 @@ export interface DeliveryAttempt {
 
 /** What an attempt came to, for recordAttempt. */
 export interface AttemptResult extends DeliveryAttempt {
+  /**
+   * The delivery, as claimed (DueDelivery). Its id alone does not name it for good: a
+   * state replaced while the attempt was under way (`state copy --replace` empties the
+   * outbox, and SQLite then gives the same ids again; a PostgreSQL restore sets the ids
+   * back) may hold another delivery by that id. Its event and webhook do.
+   */
   readonly deliveryId: number;
+  readonly eventId: string;
+  readonly webhookId: string;
   readonly state: DeliveryState;
   /** When to try again (ms since the epoch), for state `pending`. */
   readonly nextAttemptAt: number | null;
@@ -488,7 +496,8 @@ export interface WebhookStore {
   /**
    * Logs an attempt and moves its delivery on (delivered, failed, or pending until
    * nextAttemptAt), releasing the lease. False, changing nothing, when the attempt was
-   * recorded already (a lease that ran out and a second sender).
+   * recorded already (a lease that ran out and a second sender), or when the delivery is
+   * no longer there (its id now another event's or webhook's: see AttemptResult).
    */
   recordAttempt(result: AttemptResult): Promise<boolean>;
   /** A webhook's latest deliveries, newest event first, with their attempts. */

@@ -66,7 +66,7 @@ test("'webhooks deliveries' shows every attempt: its time, status or error, dura
   const T0 = Date.parse("2026-11-25T08:00:00.000Z");
   await store.webhooks.addEvent({ id: "msg_twice", type: "key.created", body: "{}", createdAt: new Date(T0).toISOString() });
   const [due] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
-  const attempt = { deliveryId: due!.deliveryId, response: null, error: null, state: "pending" as const };
+  const attempt = { deliveryId: due!.deliveryId, eventId: due!.eventId, webhookId: due!.webhookId, response: null, error: null, state: "pending" as const };
   await store.webhooks.recordAttempt({ ...attempt, attempt: 1, at: new Date(T0).toISOString(), status: 503, durationMs: 41.6, response: "busy\u202e, try later\n", nextAttemptAt: T0 + 30_000 });
   await store.webhooks.recordAttempt({ ...attempt, attempt: 2, at: new Date(T0 + 30_000).toISOString(), status: null, durationMs: 10_000, error: "timed out after 10 s", nextAttemptAt: T0 + 90_000 });
   await store.close();

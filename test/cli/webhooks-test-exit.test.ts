@@ -27,12 +27,14 @@ async function takenByAServer(name: string, answer: { status: number | null; err
   const db = new Database(state);
   db.run("CREATE TRIGGER leased AFTER INSERT ON webhook_deliveries BEGIN UPDATE webhook_deliveries SET lease_until = 9e15 WHERE id = new.id; END");
   const run = runCliInProcess(join(dir, "no-data.db"), ["webhooks", "test", webhook.id, "--state", state]);
-  let delivery: { id: number } | null = null;
-  while (!(delivery = db.query<{ id: number }, []>("SELECT id FROM webhook_deliveries").get())) await Bun.sleep(20);
+  let delivery: { id: number; event_id: string; webhook_id: string } | null = null;
+  while (!(delivery = db.query<{ id: number; event_id: string; webhook_id: string }, []>("SELECT id, event_id, webhook_id FROM webhook_deliveries").get())) await Bun.sleep(20);
   await Bun.sleep(100);
   const now = new Date().toISOString();
   await store.webhooks.recordAttempt({
     deliveryId: delivery.id,
+    eventId: delivery.event_id,
+    webhookId: delivery.webhook_id,
     attempt: 1,
     at: now,
     status: answer.status,

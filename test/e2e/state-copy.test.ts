@@ -78,7 +78,7 @@ async function announced(location: string): Promise<string> {
     const { key } = await store.createKey("ending", "free", { expiresAt: new Date(now.getTime() + 3 * 86_400_000).toISOString(), allowedCidrs: null, allowedOrigins: null, metadata: null });
     expect(await emitExpiringKeys(store, (await store.listKeys()).map(expiringView), now)).toBe(1);
     const [due] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: now.getTime(), leaseMs: 60_000 });
-    await store.webhooks.recordAttempt({ deliveryId: due!.deliveryId, attempt: 1, at: now.toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
+    await store.webhooks.recordAttempt({ deliveryId: due!.deliveryId, eventId: due!.eventId, webhookId: due!.webhookId, attempt: 1, at: now.toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
     return key.id;
   });
 }

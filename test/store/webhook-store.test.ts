@@ -4,6 +4,7 @@ import { emitExpiringKeys, expiringView } from "../../src/events/emit.ts";
 import { thresholdOnceKey } from "../../src/events/usage-thresholds.ts";
 import { webhookUrlError } from "../../src/events/webhook-url.ts";
 import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { downgradeSqlite } from "./downgrade.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
@@ -22,7 +23,13 @@ const states = testStates();
 const PERIOD = "2026-11";
 const T0 = Date.UTC(2026, 10, 25, 8, 0, 0);
 
-function webhookSuite(fresh: () => Promise<string>) {
+/**
+ * `fresh`: a new state's location. `reuseDeliveryIds`: makes the state's next delivery
+ * take `id` again, as a state replaced under a running server may: SQLite's rowid starts
+ * again at 1 in a table emptied by `state copy --replace`; PostgreSQL's identity is set
+ * back by `pg_restore` of an older backup.
+ */
+function webhookSuite(fresh: () => Promise<string>, reuseDeliveryIds: (location: string, id: number) => Promise<void>) {
   const open = async (): Promise<Store> => openStore(await fresh(), { clock: () => new Date(T0) });
   const event = (id: string, type = "key.created", extra: { onceKey?: string; webhookId?: string } = {}) => ({
     id,
@@ -136,16 +143,16 @@ function webhookSuite(fresh: () => Promise<string>) {
     const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
     await store.webhooks.addEvent(event("msg_2"));
     const [first] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
-    const failed = { deliveryId: first!.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 500, durationMs: 12, response: "oops", error: null };
+    const failed = { deliveryId: first!.deliveryId, eventId: first!.eventId, webhookId: first!.webhookId, attempt: 1, at: new Date(T0).toISOString(), status: 500, durationMs: 12, response: "oops", error: null };
     expect(await store.webhooks.recordAttempt({ ...failed, state: "pending", nextAttemptAt: T0 + 30_000 })).toBe(true);
     // The same attempt again (a second sender whose lease ran out): refused, nothing changes.
     expect(await store.webhooks.recordAttempt({ ...failed, state: "delivered", nextAttemptAt: null })).toBe(false);
     expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 29_999, leaseMs: 60_000 })).toEqual([]);
     const [second] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 30_000, leaseMs: 60_000 });
     expect(second!.attempt).toBe(2);
-    await store.webhooks.recordAttempt({ deliveryId: second!.deliveryId, attempt: 2, at: new Date(T0 + 30_000).toISOString(), status: null, durationMs: 3, response: null, error: "connection refused", state: "pending", nextAttemptAt: T0 + 90_000 });
+    await store.webhooks.recordAttempt({ deliveryId: second!.deliveryId, eventId: second!.eventId, webhookId: second!.webhookId, attempt: 2, at: new Date(T0 + 30_000).toISOString(), status: null, durationMs: 3, response: null, error: "connection refused", state: "pending", nextAttemptAt: T0 + 90_000 });
     const [third] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 90_000, leaseMs: 60_000 });
-    await store.webhooks.recordAttempt({ deliveryId: third!.deliveryId, attempt: 3, at: new Date(T0 + 90_000).toISOString(), status: 204, durationMs: 4, response: "", error: null, state: "delivered", nextAttemptAt: null });
+    await store.webhooks.recordAttempt({ deliveryId: third!.deliveryId, eventId: third!.eventId, webhookId: third!.webhookId, attempt: 3, at: new Date(T0 + 90_000).toISOString(), status: 204, durationMs: 4, response: "", error: null, state: "delivered", nextAttemptAt: null });
     const [record] = await store.webhooks.listDeliveries(hook.id, 10);
     expect(record).toMatchObject({ eventId: "msg_2", eventType: "key.created", state: "delivered", nextAttemptAt: null });
     expect(record!.attempts.map((a) => [a.attempt, a.status, a.error])).toEqual([
@@ -154,6 +161,42 @@ function webhookSuite(fresh: () => Promise<string>) {
       [3, 204, null],
     ]);
     expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 10 * 86_400_000, leaseMs: 60_000 })).toEqual([]);
+    await store.close();
+  });
+
+  test("an attempt on a delivery that was replaced meanwhile by another of the same id (a state copy --replace, a restore) records nothing on the new one", async () => {
+    const location = await fresh();
+    const store = await openStore(location, { clock: () => new Date(T0) });
+    const hook = (await store.webhooks.createWebhook("http://127.0.0.1:9/a", ["key.created"])).webhook;
+    await store.webhooks.addEvent(event("msg_before"));
+    const [sending] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
+    // While it is being sent, the state is replaced by one that holds the webhook and no outbox.
+    await store.importState(await store.exportState(), { replace: true });
+    await reuseDeliveryIds(location, sending!.deliveryId);
+    await store.webhooks.addEvent(event("msg_after"));
+    const [next] = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0, leaseMs: 60_000 });
+    expect({ eventId: next!.eventId, deliveryId: next!.deliveryId }).toEqual({ eventId: "msg_after", deliveryId: sending!.deliveryId });
+    const outcome = (due: typeof sending, status: number) => ({
+      deliveryId: due!.deliveryId,
+      eventId: due!.eventId,
+      webhookId: due!.webhookId,
+      attempt: due!.attempt,
+      at: new Date(T0).toISOString(),
+      status,
+      durationMs: 5,
+      response: "",
+      error: null,
+      state: status === 200 ? ("delivered" as const) : ("pending" as const),
+      nextAttemptAt: status === 200 ? null : T0 + 30_000,
+    });
+    expect(await store.webhooks.recordAttempt(outcome(sending, 500))).toBe(false);
+    const [untouched] = await store.webhooks.listDeliveries(hook.id, 10);
+    expect(untouched).toMatchObject({ eventId: "msg_after", state: "pending", attempts: [] });
+    // Still leased to its own sender, whose outcome is the one recorded.
+    expect(await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 30_000, leaseMs: 60_000 })).toEqual([]);
+    expect(await store.webhooks.recordAttempt(outcome(next, 200))).toBe(true);
+    const [recorded] = await store.webhooks.listDeliveries(hook.id, 10);
+    expect(recorded).toMatchObject({ eventId: "msg_after", state: "delivered", attempts: [{ attempt: 1, status: 200 }] });
     await store.close();
   });
 
@@ -299,7 +342,7 @@ function webhookSuite(fresh: () => Promise<string>) {
     await store.webhooks.addEvent(at(T0 + 10 * 86_400_000, "msg_new_done"));
     for (const due of await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 20 * 86_400_000, leaseMs: 1000 })) {
       if (due.eventId === "msg_old_pending") continue;
-      await store.webhooks.recordAttempt({ deliveryId: due.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
+      await store.webhooks.recordAttempt({ deliveryId: due.deliveryId, eventId: due.eventId, webhookId: due.webhookId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
     }
     expect(await store.webhooks.pruneOutbox(new Date(T0 + 86_400_000).toISOString())).toBe(1);
     expect((await store.webhooks.listDeliveries(hook.id, 10)).map((d) => d.eventId).sort()).toEqual(["msg_new_done", "msg_old_pending"]);
@@ -328,7 +371,7 @@ async function tellOnce(store: Store): Promise<{ keyId: string; webhookId: strin
   const due = await store.webhooks.claimDeliveries({ limit: 10, nowMs: T0 + 1000, leaseMs: 60_000 });
   expect(due.map((d) => d.eventType).sort()).toEqual(["key.expiring", "usage.threshold"]);
   for (const d of due) {
-    await store.webhooks.recordAttempt({ deliveryId: d.deliveryId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
+    await store.webhooks.recordAttempt({ deliveryId: d.deliveryId, eventId: d.eventId, webhookId: d.webhookId, attempt: 1, at: new Date(T0).toISOString(), status: 200, durationMs: 1, response: "", error: null, state: "delivered", nextAttemptAt: null });
   }
   return { keyId: key.id, webhookId: hook.id };
 }
@@ -363,7 +406,8 @@ describe.skipIf(!postgresAvailable)("the events told once, copied between SQLite
 });
 
 describe("webhooks on SQLite", () => {
-  webhookSuite(async () => freshPath());
+  // The rowid of a table emptied starts again at 1 by itself.
+  webhookSuite(async () => freshPath(), async () => {});
 
   test("a state file of schema version 2 gains the webhook tables, keeping its keys and units", async () => {
     const path = freshPath();
@@ -399,4 +443,13 @@ describe("webhooks on SQLite", () => {
     await copy.close();
   });
 });
-describe.skipIf(!postgresAvailable)("webhooks on PostgreSQL", () => webhookSuite(states.fresh));
+describe.skipIf(!postgresAvailable)("webhooks on PostgreSQL", () =>
+  webhookSuite(states.fresh, async (url, id) => {
+    const sql = new SQL(url, { max: 1 });
+    try {
+      await sql.unsafe(`ALTER TABLE webhook_deliveries ALTER COLUMN id RESTART WITH ${id}`);
+    } finally {
+      await sql.close();
+    }
+  }),
+);
