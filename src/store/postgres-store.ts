@@ -988,6 +988,7 @@ export class PostgresStore implements Store {
             ORDER BY n`;
         }
         await corrections.insertCorrections(tx, snapshot.corrections ?? []);
+        await writeChangeRecord(tx, options.audit?.(snapshot, null) ?? null);
       }),
     );
   }

@@ -712,6 +712,7 @@ export class SqliteStore implements Store {
         const entry = this.db.query("INSERT INTO audit_log (at, actor, action, target, changes) VALUES (?1, ?2, ?3, ?4, ?5)");
         // Scrubbed on the way in: an entry from before the log scrubbed all of it may hold a secret.
         for (const a of (snapshot.audit ?? []).map(scrubEntry)) entry.run(a.at, a.actor, a.action, a.target, JSON.stringify(a.changes));
+        writeChangeRecord(this.db, options.audit?.(snapshot, null) ?? null);
       })
       .immediate();
   }

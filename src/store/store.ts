@@ -136,7 +136,7 @@ export interface StateSnapshot {
   readonly onceEvents?: readonly OnceEventRecord[];
 }
 
-/** How importState treats a store that holds keys already. */
+/** How importState treats a store that holds keys already, and how the import is audited. */
 export interface ImportOptions {
   /**
    * False (the default): such a store is refused with StoreError, changing nothing.
@@ -144,6 +144,12 @@ export interface ImportOptions {
    * it holds exactly the snapshot.
    */
   readonly replace?: boolean;
+  /**
+   * The import's own audit entry (see Audit), given the snapshot written: written in the
+   * import's transaction after the snapshot's audit log, which a replace puts in place of
+   * the store's, so that the entry is kept either way.
+   */
+  readonly audit?: Audit<StateSnapshot>;
 }
 
 /** One request's units to charge against a key's monthly quota. */

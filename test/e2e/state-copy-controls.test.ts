@@ -41,10 +41,20 @@ test.skipIf(!postgresAvailable)("state copy, SQLite to PostgreSQL and back, and 
 
   const database = await states.fresh();
   expect(cli(["state", "copy", "--from", file, "--to", database]).code).toBe(0);
-  expect(shown(database)).toEqual(original);
+  // Each copy adds its own entry, newest, to the entries it copied.
+  const entries = (original.audit as { entries: unknown[] }).entries;
+  const copied = (source: string, audit_entries: number) => ({
+    at: expect.any(String),
+    actor: "cli",
+    action: "state.copied",
+    target: "state",
+    changes: { source, plans: 3, keys: 1, revoked_keys: 0, monthly_usage_rows: 0, units: 0, daily_usage_rows: 0, admin_tokens: 1, corrections: 0, webhooks: 0, audit_entries },
+  });
+  const there = copied(file, 3);
+  expect(shown(database)).toEqual({ ...original, audit: { entries: [there, ...entries], next: null } });
   const back = join(dir, "back.db");
   expect(cli(["state", "copy", "--from", database, "--to", back]).code).toBe(0);
-  expect(shown(back)).toEqual(original);
+  expect(shown(back)).toEqual({ ...original, audit: { entries: [copied(database, 4), there, ...entries], next: null } });
   const backup = join(dir, "backup.db");
   expect(cli(["backup", backup], env).code).toBe(0);
   expect(shown(backup)).toEqual(original);

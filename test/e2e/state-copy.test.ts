@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { emitExpiringKeys, expiringView } from "../../src/events/emit.ts";
 import { openStore } from "../../src/store/open-store.ts";
 import { hashSecret } from "../../src/store/secret.ts";
-import type { Store } from "../../src/store/store.ts";
+import type { StateSnapshot, Store } from "../../src/store/store.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { cli } from "../support/server-process.ts";
 import { runCliInProcess } from "../support/in-process-cli.ts";
@@ -48,10 +48,25 @@ async function populate(location: string) {
   });
 }
 
-/** The copy holds what the source held, and every active key's secret (and the admin token) authenticates on it. */
-async function expectSameState(source: string, copy: string, { secrets, ids, adminSecret }: Awaited<ReturnType<typeof populate>>) {
+/** What `state copy` copies of a state made by populate, counted as its audit entry counts it. */
+const POPULATED = { plans: 4, keys: 3, revoked_keys: 1, monthly_usage_rows: 4, units: 1246, daily_usage_rows: 4, admin_tokens: 1, corrections: 0, webhooks: 0, audit_entries: 0 };
+
+/** The audit entry a `state copy` from `source` (as shown, without a password) writes in its destination. */
+function copyEntry(source: string, counted: Record<string, number>, action = "state.copied") {
+  return { at: expect.any(String), actor: "cli", action, target: "state", changes: { source, ...counted } };
+}
+
+/** The copy holds what the source held, and after the source's audit log, the entries `copies` of the copies that made it. */
+async function expectCopied(source: string, copy: string, copies: readonly object[]) {
   const [original, copied] = [await using(source, (store) => store.exportState()), await using(copy, (store) => store.exportState())];
-  expect(copied).toEqual(original);
+  const held = original.audit!.length;
+  expect({ ...copied, audit: copied.audit!.slice(0, held) } as StateSnapshot).toEqual(original);
+  expect(copied.audit!.slice(held) as object[]).toEqual([...copies]);
+}
+
+/** The copy holds what the source held (see expectCopied), and every active key's secret (and the admin token) authenticates on it. */
+async function expectSameState(source: string, copy: string, { secrets, ids, adminSecret }: Awaited<ReturnType<typeof populate>>, copies: readonly object[]) {
+  await expectCopied(source, copy, copies);
   await using(copy, async (store) => {
     for (const secret of secrets) expect(await store.findActiveKey(hashSecret(secret))).not.toBeNull();
     for (const id of ids) for (const period of ["2026-10", "2026-11"]) {
@@ -105,7 +120,7 @@ describe("state copy", () => {
     const populated = await populate(from);
     const result = await run("state", "copy", "--from", from, "--to", to);
     expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows and 1 admin token from ${from} to ${to}.\n`, stderr: "" });
-    await expectSameState(from, to, populated);
+    await expectSameState(from, to, populated, [copyEntry(from, POPULATED)]);
   });
 
   test("a destination that holds keys is refused and left alone; --replace replaces what it holds", async () => {
@@ -121,7 +136,7 @@ describe("state copy", () => {
     expect(replaced.code).toBe(0);
     expect(replaced.stdout).toEndWith(`from ${from} to ${to}, replacing what it held.\n`);
     expect(await using(to, (store) => store.findActiveKey(hashSecret(own.secret)))).toBeNull();
-    expect(await using(to, (store) => store.exportState())).toEqual(await using(from, (store) => store.exportState()));
+    await expectCopied(from, to, [copyEntry(from, POPULATED, "state.replaced")]);
   });
 
   test("a missing source exits 1 and creates nothing; the same state twice, or a flag left out, exits 2", async () => {
@@ -156,12 +171,14 @@ describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
     const result = await run("state", "copy", "--from", file, "--to", url.href);
     const shown = url.href.replace(":pw-state-copy@", ":***@");
     expect(result).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows and 1 admin token from ${file} to ${shown}.\n`, stderr: "" });
-    await expectSameState(file, url.href, populated);
+    const there = copyEntry(file, POPULATED);
+    await expectSameState(file, url.href, populated, [there]);
 
     const back = freshFile();
     const returned = await run("state", "copy", "--from", url.href, "--to", back);
-    expect(returned).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows and 1 admin token from ${shown} to ${back}.\n`, stderr: "" });
-    await expectSameState(file, back, populated);
+    expect(returned).toEqual({ code: 0, stdout: `Copied 4 plans, 3 keys (1 revoked), 4 monthly usage rows (1,246 units), 4 daily usage rows, 1 admin token and 1 audit entry from ${shown} to ${back}.\n`, stderr: "" });
+    // The copy back records its source as shown: the password is not kept.
+    await expectSameState(file, back, populated, [there, copyEntry(shown, { ...POPULATED, audit_entries: 1 })]);
 
     // Into a database that holds keys: refused, naming it without the password.
     const refused = await run("state", "copy", "--from", back, "--to", url.href);
@@ -174,7 +191,7 @@ describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
     const populated = await populate(from);
     await populate(to);
     expect((await run("state", "copy", "--from", from, "--to", to, "--replace")).code).toBe(0);
-    await expectSameState(from, to, populated);
+    await expectSameState(from, to, populated, [copyEntry(from, POPULATED, "state.replaced")]);
   });
 
   test("no command shows a URL's password, whatever it prints and however it fails", async () => {

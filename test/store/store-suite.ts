@@ -565,6 +565,27 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
       await target.close();
     });
 
+    test("an import's own audit entry is written with it, after the snapshot's entries, which a replace puts in place of the store's; a refused import writes none", async () => {
+      const { store } = await populated();
+      const entry = (action: string, at: string) => ({ at, actor: "cli", action, target: "state", changes: { keys: 3 } });
+      const source = await store.exportState();
+      const snapshot = { ...source, audit: [...(source.audit ?? []), { at: "2026-11-01T00:00:05.000Z", actor: "adm_aaaaaaaaaaaaaaaa", action: "key.updated", target: "key_x", changes: {} }] };
+      await store.close();
+      const target = await kind.open(await kind.fresh());
+      await target.createKey("own", "free");
+      const imported: unknown[] = [];
+      const audit = (action: string) => (copied: StateSnapshot) => {
+        imported.push(copied);
+        return { entry: entry(action, "2026-11-02T00:00:00.000Z") };
+      };
+      await expect(target.importState(snapshot, { audit: audit("state.copied") })).rejects.toThrow(/holds 1 key already/);
+      expect(await target.listAudit("2000-01-01T00:00:00.000Z", "2100-01-01T00:00:00.000Z", 10)).toEqual([]);
+      await target.importState(snapshot, { replace: true, audit: audit("state.replaced") });
+      expect(imported).toEqual([snapshot]);
+      expect((await target.exportState()).audit).toEqual([...snapshot.audit, entry("state.replaced", "2026-11-02T00:00:00.000Z")]);
+      await target.close();
+    });
+
     test("an empty store keeps plans the snapshot does not name; those it names take the snapshot's values", async () => {
       const { store } = await populated();
       const snapshot = await store.exportState();

@@ -1,3 +1,4 @@
+import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { parseState } from "../../config/settings.ts";
 import { redactUrl } from "../../store/redact-url.ts";
@@ -30,6 +31,9 @@ existing PostgreSQL database). One that holds keys or corrections already is ref
 unless --replace: then its keys (with their controls), plans, usage, admin tokens,
 corrections, webhooks and audit log are replaced by the source's.
 Without --replace, plans the destination has and the source has not are kept.
+The copy is recorded in the destination's audit log, after the source's entries: the
+action state.copied (state.replaced with --replace), by cli, with the source and what
+was copied, counted.
 
   --from PATH|URL  the state to copy from
   --to PATH|URL    the state to copy to
@@ -54,12 +58,33 @@ Without --replace, plans the destination has and the source has not are kept.
         throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${redactUrl(from)}`);
       }
       // importState checks again in its transaction, should a key appear meanwhile.
-      await destination.importState(snapshot, { replace });
+      const audit = new AuditLog(destination, () => context.now());
+      await destination.importState(snapshot, {
+        replace,
+        audit: (copied) =>
+          audit.change({ actor: CLI_ACTOR, action: replace ? "state.replaced" : "state.copied", target: "state", changes: { source: redactUrl(from), ...counts(copied) } }),
+      });
     });
     context.io.out(`Copied ${describe(snapshot)} from ${redactUrl(from)} to ${redactUrl(to)}${replace ? ", replacing what it held" : ""}.`);
     return EXIT_OK;
   },
 };
+
+/** What a snapshot holds, counted: what the copy's audit entry records, and describe() tells. */
+function counts(snapshot: StateSnapshot) {
+  return {
+    plans: snapshot.plans.length,
+    keys: snapshot.keys.length,
+    revoked_keys: snapshot.keys.filter((key) => key.revokedAt !== null).length,
+    monthly_usage_rows: snapshot.usage.length,
+    units: snapshot.usage.reduce((sum, row) => sum + row.used, 0),
+    daily_usage_rows: snapshot.days?.length ?? 0,
+    admin_tokens: snapshot.adminTokens?.length ?? 0,
+    corrections: snapshot.corrections?.length ?? 0,
+    webhooks: snapshot.webhooks?.length ?? 0,
+    audit_entries: snapshot.audit?.length ?? 0,
+  };
+}
 
 /**
  * "3 plans, 12 keys (2 revoked), 30 monthly usage rows (1,234 units), 41 daily usage rows,
@@ -67,19 +92,18 @@ Without --replace, plans the destination has and the source has not are kept.
  */
 function describe(snapshot: StateSnapshot): string {
   const count = (n: number, one: string, many = `${one}s`) => `${n.toLocaleString("en")} ${n === 1 ? one : many}`;
-  const revoked = snapshot.keys.filter((key) => key.revokedAt !== null).length;
-  const units = snapshot.usage.reduce((sum, row) => sum + row.used, 0);
+  const held = counts(snapshot);
   const parts = [
-    count(snapshot.plans.length, "plan"),
-    `${count(snapshot.keys.length, "key")}${revoked > 0 ? ` (${revoked.toLocaleString("en")} revoked)` : ""}`,
-    `${count(snapshot.usage.length, "monthly usage row")} (${count(units, "unit")})`,
-    count(snapshot.days?.length ?? 0, "daily usage row"),
+    count(held.plans, "plan"),
+    `${count(held.keys, "key")}${held.revoked_keys > 0 ? ` (${held.revoked_keys.toLocaleString("en")} revoked)` : ""}`,
+    `${count(held.monthly_usage_rows, "monthly usage row")} (${count(held.units, "unit")})`,
+    count(held.daily_usage_rows, "daily usage row"),
   ];
-  const last = [count(snapshot.adminTokens?.length ?? 0, "admin token")];
+  const last = [count(held.admin_tokens, "admin token")];
   // Named only when there are some, so a copy of a state without them reads as before.
-  if ((snapshot.corrections?.length ?? 0) > 0) last.push(count(snapshot.corrections?.length ?? 0, "correction"));
-  if ((snapshot.webhooks?.length ?? 0) > 0) last.push(count(snapshot.webhooks?.length ?? 0, "webhook"));
-  if ((snapshot.audit?.length ?? 0) > 0) last.push(count(snapshot.audit?.length ?? 0, "audit entry", "audit entries"));
+  if (held.corrections > 0) last.push(count(held.corrections, "correction"));
+  if (held.webhooks > 0) last.push(count(held.webhooks, "webhook"));
+  if (held.audit_entries > 0) last.push(count(held.audit_entries, "audit entry", "audit entries"));
   return [...parts, ...last.slice(0, -1)].join(", ") + ` and ${last.at(-1)}`;
 }
 
