@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, linkSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { emitExpiringKeys, expiringView } from "../../src/events/emit.ts";
@@ -98,6 +98,15 @@ async function announced(location: string): Promise<string> {
   });
 }
 
+/** Gives `location` a webhook with one delivery pending (msg_pending), as a state in use has; answers the webhook's id. */
+async function outboxOf(location: string): Promise<string> {
+  return using(location, async (store) => {
+    const { webhook } = await store.webhooks.createWebhook("http://127.0.0.1:9/hook", ["key.created"]);
+    await store.webhooks.addEvent({ id: "msg_pending", type: "key.created", body: "{}", createdAt: new Date().toISOString() });
+    return webhook.id;
+  });
+}
+
 /** The expiry sweep, run on a copy as its first server runs it: it tells nothing again. */
 async function expectNothingToldAgain(location: string): Promise<void> {
   await using(location, async (store) => {
@@ -151,6 +160,29 @@ describe("state copy", () => {
     expect((await run("state", "copy", "--from", file)).code).toBe(2);
     expect((await run("state", "copy", "--to", file)).code).toBe(2);
   });
+
+  test("the same state written otherwise (a symbolic link to the file, a hard link) is refused, --replace or not, and left as it was, its outbox included; a backup of it is another state", async () => {
+    const file = freshFile();
+    await populate(file);
+    const hook = await outboxOf(file);
+    const before = await using(file, (store) => store.exportState());
+    const link = join(dir, `link-${files}.db`);
+    symlinkSync(file, link);
+    const hard = join(dir, `hard-${files}.db`);
+    linkSync(file, hard);
+    for (const to of [link, hard]) {
+      for (const replace of [["--replace"], []]) {
+        expect(await run("state", "copy", "--from", file, "--to", to, ...replace)).toEqual({ code: 2, stdout: "", stderr: `iplookup: --from and --to name the same state (${file})\n` });
+        expect(await run("state", "copy", "--from", to, "--to", file, ...replace)).toEqual({ code: 2, stdout: "", stderr: `iplookup: --from and --to name the same state (${to})\n` });
+      }
+    }
+    expect(await using(file, (store) => store.exportState())).toEqual(before);
+    expect(await using(file, (store) => store.webhooks.listDeliveries(hook, 10))).toEqual([expect.objectContaining({ eventId: "msg_pending", state: "pending" })]);
+    // A backup holds the same store id, and restoring it over the state is what --replace is for.
+    const backup = freshFile();
+    expect((await run("backup", backup, "--state", file)).code).toBe(0);
+    expect((await run("state", "copy", "--from", backup, "--to", file, "--replace")).code).toBe(0);
+  });
 });
 
 describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
@@ -192,6 +224,27 @@ describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
     await populate(to);
     expect((await run("state", "copy", "--from", from, "--to", to, "--replace")).code).toBe(0);
     await expectSameState(from, to, populated, [copyEntry(from, POPULATED, "state.replaced")]);
+  });
+
+  test("the same database written otherwise (localhost for 127.0.0.1, another spelling of the search_path) is refused, --replace or not, and left as it was; another schema of it is another state", async () => {
+    const url = await states.fresh();
+    await populate(url);
+    const hook = await outboxOf(url);
+    const before = await using(url, (store) => store.exportState());
+    const local = new URL(url);
+    local.hostname = "localhost";
+    const schema = new URL(url).searchParams.get("options")!.replace("-c search_path=", "");
+    const spelled = new URL(url);
+    spelled.searchParams.set("options", `-c search_path=${schema},public`);
+    for (const other of [local.href, spelled.href]) {
+      for (const replace of [["--replace"], []]) {
+        const refused = await run("state", "copy", "--from", url, "--to", other, ...replace);
+        expect(refused).toEqual({ code: 2, stdout: "", stderr: `iplookup: --from and --to name the same state (${url})\n` });
+      }
+    }
+    expect(await using(url, (store) => store.exportState())).toEqual(before);
+    expect(await using(url, (store) => store.webhooks.listDeliveries(hook, 10))).toEqual([expect.objectContaining({ eventId: "msg_pending", state: "pending" })]);
+    expect((await run("state", "copy", "--from", url, "--to", await states.fresh())).code).toBe(0);
   });
 
   test("no command shows a URL's password, whatever it prints and however it fails", async () => {

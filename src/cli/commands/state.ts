@@ -2,6 +2,7 @@ import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { parseState } from "../../config/settings.ts";
 import { redactUrl } from "../../store/redact-url.ts";
+import { sameState } from "../../store/same-state.ts";
 import { StateNotFoundError, type StateSnapshot } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { CommandFailed, type Command } from "../command.ts";
@@ -30,7 +31,9 @@ The destination is created when missing (a SQLite file, or iplookup's tables in 
 existing PostgreSQL database). One that holds keys or corrections already is refused,
 unless --replace: then its keys (with their controls), plans, usage, admin tokens,
 corrections, webhooks and audit log are replaced by the source's.
-Without --replace, plans the destination has and the source has not are kept.
+Without --replace, plans the destination has and the source has not are kept. --from
+and --to naming one state, however written (a link to the file, localhost for
+127.0.0.1), is refused.
 The copy is recorded in the destination's audit log, after the source's entries: the
 action state.copied (state.replaced with --replace), by cli, with the source and what
 was copied, counted.
@@ -44,7 +47,7 @@ was copied, counted.
     if (flags.to === undefined) throw new ConfigError("--to is required: the state to copy to");
     const from = parseState(flags.from as string, "--from");
     const to = parseState(flags.to as string, "--to");
-    if (from === to) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
+    if (await sameState(from, to)) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
     const replace = flags.replace === true;
 
     const snapshot = await withStoreAt(from, { create: false, readOnly: true }, (source) => source.exportState()).catch((error: unknown) => {
