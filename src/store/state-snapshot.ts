@@ -39,7 +39,9 @@ export function checkSnapshot(snapshot: StateSnapshot): void {
     if (hashes.has(key.secretHash)) throw new StoreError(`the key ${key.id} has the secret hash of another key`);
     hashes.add(key.secretHash);
     const badName = keyNameError(key.name);
-    if (badName || key.name !== key.name.trim()) throw new StoreError(`the key ${key.id}: ${badName ?? "a key name has no surrounding spaces"}`);
+    if (badName) throw new StoreError(`the key ${key.id} has a name iplookup does not accept: ${badName}`);
+    // Names are trimmed as they are written; one that is not was written by other means.
+    if (key.name !== key.name.trim()) throw new StoreError(`the key ${key.id} has a name with spaces at its start or end (${JSON.stringify(key.name)}), which iplookup never writes`);
     if (!plans.has(key.plan)) throw new StoreError(`the key ${key.id} is on the plan "${key.plan}", which the snapshot does not hold`);
     for (const [field, value] of [["created_at", key.createdAt], ["revoked_at", key.revokedAt], ["rotated_at", key.rotatedAt]] as const) {
       if ((value !== null || field === "created_at") && !isIsoTime(value)) throw new StoreError(`the key ${key.id} has a ${field} that is not an ISO 8601 UTC time: ${String(value)}`);

@@ -610,6 +610,8 @@ export function storeSuite(kind: StoreKind & RawChanges): void {
         [/appears twice/, { ...good, keys: [first, first] }],
         [/plan "platinum", which the snapshot does not hold/, { ...good, keys: [{ ...first, plan: "platinum" }] }],
         [/created_at that is not an ISO 8601 UTC time/, { ...good, keys: [{ ...first, createdAt: "yesterday" }] }],
+        [/the key key_\w+ has a name with spaces at its start or end \(" a"\), which iplookup never writes/, { ...good, keys: [{ ...first, name: " a" }, ...good.keys.slice(1)] }],
+        [/the key key_\w+ has a name iplookup does not accept: a key name must be 1 to 200 characters/, { ...good, keys: [{ ...first, name: "" }, ...good.keys.slice(1)] }],
         [/a key the snapshot does not hold/, { ...good, keys: [first] }],
         [/not a YYYY-MM period/, { ...good, usage: [{ keyId: first.id, period: "2026-13", used: 1 }] }],
         [/at least 1/, { ...good, usage: [{ keyId: first.id, period: "2026-11", used: 0 }] }],
