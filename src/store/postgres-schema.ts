@@ -279,6 +279,19 @@ export async function schemaVersion(sql: SQL, label: string): Promise<number | n
 }
 
 /**
+ * How many keys and corrections the database's iplookup state holds, read as its schema
+ * is, without migrating it: none when it has no iplookup_schema table; no corrections
+ * before the schema version that added them. Throws StoreError for a database from a
+ * newer iplookup (see schemaVersion).
+ */
+export async function heldRows(sql: SQL, label: string): Promise<{ keys: number; corrections: number }> {
+  if ((await schemaVersion(sql, label)) === null) return { keys: 0, corrections: 0 };
+  const [keys] = await sql`SELECT count(*)::int AS n FROM keys`;
+  const corrections = (await tablesPresent(sql, ["corrections"])).length > 0 ? (await sql`SELECT count(*)::int AS n FROM corrections`)[0].n : 0;
+  return { keys: keys.n, corrections };
+}
+
+/**
  * Which of these tables exist in the schema that CREATE TABLE writes to (the first of the
  * search_path). Read from pg_class with the statement's snapshot, not with to_regclass:
  * that one answers from the session's catalog cache, which a connection that looked a

@@ -1,5 +1,5 @@
-import { SQL } from "bun";
 import { statSync } from "node:fs";
+import { peekPostgres } from "./postgres-peek.ts";
 import { isPostgresUrl } from "./redact-url.ts";
 
 /**
@@ -44,20 +44,16 @@ function sameFile(a: string, b: string): boolean {
  * the database cannot be reached or the URL names no schema there.
  */
 async function postgresPlace(url: string): Promise<string | null> {
-  let sql: SQL | undefined;
   try {
-    // The database named explicitly, as PostgresStore names it: Bun lets PGDATABASE
-    // override the database of a URL.
-    const database = decodeURIComponent(new URL(url).pathname.replace(/^\//, ""));
-    sql = new SQL(url, { ...(database !== "" ? { database } : {}), max: 1, connectionTimeout: 5, connection: { application_name: "iplookup" } });
-    const [row] = await sql<{ started: string; database: string; schema: string | null }[]>`SELECT
-      pg_postmaster_start_time()::text AS started,
-      (SELECT oid FROM pg_database WHERE datname = current_database())::text AS database,
-      (SELECT oid FROM pg_namespace WHERE nspname = current_schema())::text AS schema`;
+    const [row] = await peekPostgres(
+      url,
+      (sql) => sql<{ started: string; database: string; schema: string | null }[]>`SELECT
+        pg_postmaster_start_time()::text AS started,
+        (SELECT oid FROM pg_database WHERE datname = current_database())::text AS database,
+        (SELECT oid FROM pg_namespace WHERE nspname = current_schema())::text AS schema`,
+    );
     return row && row.schema !== null ? `${row.started} ${row.database} ${row.schema}` : null;
   } catch {
     return null;
-  } finally {
-    await sql?.close({ timeout: 0 }).catch(() => {});
   }
 }

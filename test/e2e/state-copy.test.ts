@@ -1,4 +1,6 @@
 import { afterAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { SQL } from "bun";
 import { existsSync, linkSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -9,6 +11,7 @@ import type { StateSnapshot, Store } from "../../src/store/store.ts";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
 import { cli } from "../support/server-process.ts";
 import { runCliInProcess } from "../support/in-process-cli.ts";
+import { downgradePostgres } from "../store/downgrade.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-state-copy-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,6 +22,16 @@ const states = testStates();
 /** Runs a command line in this process; resolves to its exit code and what it printed. */
 function run(...args: string[]) {
   return runCliInProcess(join(dir, "no-data.db"), args);
+}
+
+/** A connection of the test's own to a PostgreSQL state's database (its search_path the state's schema), for raw SQL. */
+async function sqlOn<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    return await work(sql);
+  } finally {
+    await sql.close();
+  }
 }
 
 async function using<T>(location: string, work: (store: Store) => Promise<T>): Promise<T> {
@@ -161,6 +174,36 @@ describe("state copy", () => {
     expect((await run("state", "copy", "--to", file)).code).toBe(2);
   });
 
+  test("a source that cannot be copied (a key's name with spaces around it, written by other means) is refused before the destination is made, naming the source and the fault", async () => {
+    const from = freshFile();
+    const { ids } = await populate(from);
+    const raw = new Database(from);
+    raw.run("UPDATE keys SET name = ' acme ' WHERE id = ?1", [ids[0]!]);
+    raw.close();
+    const to = freshFile();
+    const refused = await run("state", "copy", "--from", from, "--to", to);
+    expect(refused).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `iplookup: ${from} cannot be copied: the key ${ids[0]} has a name with spaces at its start or end (" acme "), which iplookup never writes; nothing was written to ${to}\n`,
+    });
+    expect(existsSync(to)).toBe(false);
+  });
+
+  test("a destination that holds corrections (and no key) is refused as one that holds keys, naming it and --replace", async () => {
+    const [from, to] = [freshFile(), freshFile()];
+    await populate(from);
+    await using(to, (store) => store.putCorrection("198.51.100.0/24", { country_code: "FR" }, null));
+    const before = await using(to, (store) => store.exportState());
+    const refused = await run("state", "copy", "--from", from, "--to", to);
+    expect(refused).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `iplookup: ${to} holds 1 correction already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${from}\n`,
+    });
+    expect(await using(to, (store) => store.exportState())).toEqual(before);
+  });
+
   test("the same state written otherwise (a symbolic link to the file, a hard link) is refused, --replace or not, and left as it was, its outbox included; a backup of it is another state", async () => {
     const file = freshFile();
     await populate(file);
@@ -224,6 +267,39 @@ describe.skipIf(!postgresAvailable)("state copy with PostgreSQL", () => {
     await populate(to);
     expect((await run("state", "copy", "--from", from, "--to", to, "--replace")).code).toBe(0);
     await expectSameState(from, to, populated, [copyEntry(from, POPULATED, "state.replaced")]);
+  });
+
+  test("a copy refused before anything is written leaves a PostgreSQL destination as it found it: an empty one without tables, an older schema holding keys and a correction not migrated", async () => {
+    const from = freshFile();
+    const { ids } = await populate(from);
+    const raw = new Database(from);
+    raw.run("UPDATE keys SET name = 'acme ' WHERE id = ?1", [ids[0]!]);
+    raw.close();
+    const tables = (url: string) => sqlOn(url, async (sql) => (await sql`SELECT tablename FROM pg_tables WHERE schemaname = current_schema() ORDER BY tablename`).map((row: { tablename: string }) => row.tablename));
+    const empty = await states.fresh();
+    const unsound = await run("state", "copy", "--from", from, "--to", empty);
+    expect(unsound.code).toBe(2);
+    expect(unsound.stderr).toStartWith(`iplookup: ${from} cannot be copied: the key ${ids[0]} has a name with spaces at its start or end ("acme "), which iplookup never writes; nothing was written to ${empty}`);
+    expect(await tables(empty)).toEqual([]);
+
+    const sound = freshFile();
+    await populate(sound);
+    const older = await states.fresh();
+    await using(older, async (store) => {
+      await store.createKey("own", "free");
+      await store.putCorrection("198.51.100.0/24", { country_code: "FR" }, null);
+    });
+    await sqlOn(older, (sql) => downgradePostgres(sql, 4));
+    const held = await tables(older);
+    expect(held).not.toContain("audit_log");
+    const refused = await run("state", "copy", "--from", sound, "--to", older);
+    expect(refused).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `iplookup: ${older} holds 1 key and 1 correction already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${sound}\n`,
+    });
+    expect(await tables(older)).toEqual(held);
+    expect(await sqlOn(older, async (sql) => (await sql`SELECT version FROM iplookup_schema`)[0].version)).toBe(4);
   });
 
   test("the same database written otherwise (localhost for 127.0.0.1, another spelling of the search_path) is refused, --replace or not, and left as it was; another schema of it is another state", async () => {

@@ -1,9 +1,12 @@
 import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { parseState } from "../../config/settings.ts";
-import { redactUrl } from "../../store/redact-url.ts";
+import { heldRows } from "../../store/postgres-schema.ts";
+import { peekPostgres } from "../../store/postgres-peek.ts";
+import { isPostgresUrl, redactUrl } from "../../store/redact-url.ts";
 import { sameState } from "../../store/same-state.ts";
-import { StateNotFoundError, type StateSnapshot } from "../../store/store.ts";
+import { checkSnapshot } from "../../store/state-snapshot.ts";
+import { StateNotFoundError, StoreError, type StateSnapshot } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { CommandFailed, type Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
@@ -55,11 +58,22 @@ was copied, counted.
       if (error instanceof StateNotFoundError) throw new CommandFailed(`${error.message}; check --from (the state to copy from must exist)`);
       throw error;
     });
+    // What can be refused is refused before the destination is opened: opening it creates
+    // its schema (or file) and migrates an older one, which a refused copy must not leave
+    // behind (a SQLite file it created is removed, but PostgreSQL tables are not dropped).
+    try {
+      checkSnapshot(snapshot);
+    } catch (error) {
+      if (!(error instanceof StoreError)) throw error;
+      throw new StoreError(`${redactUrl(from)} cannot be copied: ${error.message}; nothing was written to ${redactUrl(to)}`, { cause: error });
+    }
+    if (!replace && isPostgresUrl(to)) {
+      // Unread (unreachable, from a newer iplookup): opening it below says why.
+      const held = await peekPostgres(to, (sql) => heldRows(sql, redactUrl(to))).catch(() => null);
+      if (held) refuseHeld(held, from, to);
+    }
     await withStoreAt(to, { create: true }, async (destination) => {
-      const held = (await destination.listKeys()).length;
-      if (held > 0 && !replace) {
-        throw new ConfigError(`${redactUrl(to)} holds ${held} key${held === 1 ? "" : "s"} already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${redactUrl(from)}`);
-      }
+      if (!replace) refuseHeld({ keys: (await destination.listKeys()).length, corrections: (await destination.listCorrections()).length }, from, to);
       // importState checks again in its transaction, should a key appear meanwhile.
       const audit = new AuditLog(destination, () => context.now());
       await destination.importState(snapshot, {
@@ -72,6 +86,18 @@ was copied, counted.
     return EXIT_OK;
   },
 };
+
+/** Refuses a copy without --replace into a destination that holds keys or corrections. */
+function refuseHeld({ keys, corrections }: { keys: number; corrections: number }, from: string, to: string): void {
+  if (keys === 0 && corrections === 0) return;
+  const held = [
+    ...(keys > 0 ? [`${keys} key${keys === 1 ? "" : "s"}`] : []),
+    ...(corrections > 0 ? [`${corrections} correction${corrections === 1 ? "" : "s"}`] : []),
+  ].join(" and ");
+  throw new ConfigError(
+    `${redactUrl(to)} holds ${held} already; copy into a new or empty state, or add --replace to replace its keys, plans, usage, admin tokens, corrections, webhooks and audit log with those of ${redactUrl(from)}`,
+  );
+}
 
 /** What a snapshot holds, counted: what the copy's audit entry records, and describe() tells. */
 function counts(snapshot: StateSnapshot) {
