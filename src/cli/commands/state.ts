@@ -34,9 +34,10 @@ The destination is created when missing (a SQLite file, or iplookup's tables in 
 existing PostgreSQL database). One that holds keys or corrections already is refused,
 unless --replace: then its keys (with their controls), plans, usage, admin tokens,
 corrections, webhooks and audit log are replaced by the source's.
-Without --replace, plans the destination has and the source has not are kept. --from
-and --to naming one state, however written (a link to the file, localhost for
-127.0.0.1), is refused.
+Without --replace, plans the destination has and the source has not are kept.
+--from and --to that name one state, however written (a link to the file, localhost
+for 127.0.0.1), are refused.
+
 The copy is recorded in the destination's audit log, after the source's entries: the
 action state.copied (state.replaced with --replace), by cli, with the source and what
 was copied, counted.
