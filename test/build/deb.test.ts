@@ -101,7 +101,7 @@ describe.skipIf(!hasDpkg || !isRoot)("the .deb", () => {
     expect(checked.code, checked.stderr).toBe(0);
     const settings = JSON.parse(checked.stdout).settings;
     expect(settings.state).toEqual({ value: "/var/lib/iplookup/state.db", source: `file ${conffile}:16` });
-    expect(settings.data.value).toBe("embedded");
+    expect(settings.data).toEqual({ value: null, source: "default", embedded: true });
     // The unit's own check, as ExecStartPre runs it.
     expect(cli(["config", "check", "--config", conffile], {}, binary).code).toBe(0);
 
