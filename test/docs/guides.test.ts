@@ -9,6 +9,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { freePort } from "../support/ports.ts";
 import { postgresReachable } from "../support/postgres-reachable.ts";
 import { fencedBlocks, isShell, isShownOutput, MARKS, NOT_COMMANDS, outputDifference, scriptFor, shownOutputs, type GuideBlock } from "./guide-blocks.ts";
 
@@ -22,13 +23,6 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 /** The database the PostgreSQL guide makes, dropped before and after it runs. */
 const GUIDE_DATABASE = "iplookup_guide";
 const postgres = await postgresReachable("postgres://postgres@127.0.0.1:5432/test");
-
-function freePort(): number {
-  const server = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = server.port;
-  server.stop(true);
-  return port;
-}
 
 function where(block: GuideBlock): string {
   return `${block.file}:${block.line}`;

@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { postgresAvailable, testStates } from "../support/postgres.ts";
+import { freePort, listening } from "../support/ports.ts";
 import { startServerProcess } from "../support/server-process.ts";
 import { startTcpProxy, type TcpProxy } from "../support/tcp-proxy.ts";
 
@@ -24,25 +25,6 @@ afterAll(async () => {
 });
 
 const MAIN = join(import.meta.dir, "..", "..", "src", "main.ts");
-
-/** Whether a TCP connection to the port on loopback is accepted. */
-async function connects(port: number): Promise<boolean> {
-  try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    socket.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** A port nothing listens on now. */
-function freePort(): number {
-  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const port = probe.port;
-  probe.stop(true);
-  return port;
-}
 
 describe.skipIf(!postgresAvailable)("the port while a server starts", () => {
   test("a server waiting for its store does not listen yet; a second one started meanwhile takes the port, and the first is refused it, never sharing it", async () => {
@@ -59,7 +41,7 @@ describe.skipIf(!postgresAvailable)("the port while a server starts", () => {
     cleanups.push(() => first.kill("SIGKILL"));
     await held;
     // Nothing listens on the port yet: a client is refused, as before any server started.
-    expect(await connects(port)).toBe(false);
+    expect(await listening(port)).toBe(false);
 
     const second = await startServerProcess(["--port", String(port), "--admin-port", "off", "--state", join(dir, "second.db")]);
     cleanups.push(() => second.stop("SIGKILL"));

@@ -9,20 +9,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { selfSignedCertificate } from "../support/certificate.ts";
 import { startSocketServer } from "../support/in-process-server.ts";
+import { listening } from "../support/ports.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "iplookup-tls-relisten-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Whether a new TCP connection to the port is taken by a listener. */
-async function listening(port: number): Promise<boolean> {
-  try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    socket.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test("a stop just after a certificate reload stops the replaced listener at once", async () => {
   const first = selfSignedCertificate(dir, "relisten-first");
