@@ -1,10 +1,9 @@
 import { describe, expect, test } from "bun:test";
-import { SQL } from "bun";
 import { POSTGRES_SCHEMA_VERSION } from "../../src/store/postgres-schema.ts";
 import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { redactUrl } from "../../src/store/redact-url.ts";
 import { OlderSchemaError, StateNotFoundError, StoreError } from "../../src/store/store.ts";
-import { postgresAvailable, testStates } from "../support/postgres.ts";
+import { postgresAvailable, raw, testStates } from "../support/postgres.ts";
 import { downgradePostgres } from "./downgrade.ts";
 
 /**
@@ -17,14 +16,6 @@ import { downgradePostgres } from "./downgrade.ts";
 const states = testStates();
 const PERIOD = "2026-11";
 
-async function raw<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
-  const sql = new SQL(url, { max: 1 });
-  try {
-    return await work(sql);
-  } finally {
-    await sql.close();
-  }
-}
 
 const schemaVersion = (url: string) => raw(url, async (sql) => Number((await sql`SELECT version FROM iplookup_schema`)[0].version));
 

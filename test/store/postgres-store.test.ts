@@ -5,7 +5,7 @@ import { POSTGRES_SCHEMA_VERSION } from "../../src/store/postgres-schema.ts";
 import { PostgresStore } from "../../src/store/postgres-store.ts";
 import { hashSecret } from "../../src/store/secret.ts";
 import { StateNotFoundError, StoreError, StoreRefusedError, StoreTimeoutError, StoreUnavailableError } from "../../src/store/store.ts";
-import { databaseUrl, postgresAvailable, testStates } from "../support/postgres.ts";
+import { databaseUrl, postgresAvailable, raw, testStates } from "../support/postgres.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { downgradePostgres } from "./downgrade.ts";
 import { postgresRawChanges } from "./raw-changes.ts";
@@ -15,15 +15,6 @@ const states = testStates();
 const FIXTURES = join(import.meta.dir, "..", "fixtures", "store");
 const PERIOD = "2026-11";
 
-/** A connection of the test's own to a database, beside the stores, for raw SQL. */
-async function raw<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
-  const sql = new SQL(url, { max: 1 });
-  try {
-    return await work(sql);
-  } finally {
-    await sql.close();
-  }
-}
 
 describe.skipIf(!postgresAvailable)("PostgresStore", () => {
   describe("the Store suite on PostgreSQL", () => {

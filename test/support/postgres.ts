@@ -25,6 +25,16 @@ export function databaseUrl(name: string, options: { password?: string; schema?:
   return url.href;
 }
 
+/** A connection of the test's own to a database, beside the stores, for raw SQL; closed once `work` is done. */
+export async function raw<T>(url: string, work: (sql: SQL) => Promise<T>): Promise<T> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    return await work(sql);
+  } finally {
+    await sql.close();
+  }
+}
+
 /** The test states of one test file (see testStates). */
 export interface TestStates {
   /** A URL of a new, empty state. */
