@@ -129,6 +129,16 @@ describe("commands that only read a state of the previous schema leave it byte f
     expect(JSON.parse(await ok("admin", "list", "--json", "--state", copy))).toHaveLength(1);
   });
 
+  test("state copy --to it, without --replace, refuses as it holds keys, and leaves it as it was (not migrated first)", async () => {
+    const source = join(dirname(freshState()), "source.db");
+    await ok("keys", "create", "--name", "other", "--state", source);
+    const result = await run("state", "copy", "--from", source, "--to", path);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`${path} holds 2 keys and 1 correction already`);
+    expect(look(path)).toEqual(before);
+    expect(userVersion(path)).toBe(previous);
+  });
+
   test("a command that changes it still migrates it, as a server of this version does", async () => {
     await ok("keys", "create", "--name", "gamma", "--state", path);
     expect(userVersion(path)).toBe(SCHEMA_VERSION);

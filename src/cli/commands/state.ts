@@ -1,5 +1,7 @@
+import { existsSync } from "node:fs";
 import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
+import { isFilePath } from "../../config/paths.ts";
 import { parseState } from "../../config/settings.ts";
 import { heldRows } from "../../store/postgres-schema.ts";
 import { peekPostgres } from "../../store/postgres-peek.ts";
@@ -71,6 +73,15 @@ was copied, counted.
     if (!replace && isPostgresUrl(to)) {
       // Unread (unreachable, from a newer iplookup): opening it below says why.
       const held = await peekPostgres(to, (sql) => heldRows(sql, redactUrl(to))).catch(() => null);
+      if (held) refuseHeld(held, from, to);
+    } else if (!replace && isFilePath(to) && existsSync(to)) {
+      // Read as a reading command reads it (no migration, nothing changed), so that a
+      // backup of an older iplookup given as --to by mistake is refused as it was.
+      // Unread (not a state file, from a newer iplookup): opening it below says why.
+      const held = await withStoreAt(to, { create: false, readOnly: true }, async (destination) => ({
+        keys: (await destination.listKeys()).length,
+        corrections: (await destination.listCorrections()).length,
+      })).catch(() => null);
       if (held) refuseHeld(held, from, to);
     }
     await withStoreAt(to, { create: true }, async (destination) => {
