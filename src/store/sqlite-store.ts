@@ -1,6 +1,7 @@
 import { Database, type Statement } from "bun:sqlite";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, rmdirSync, rmSync } from "node:fs";
-import { dirname } from "node:path";
+import { chmodSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, rmdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { chargeError, keyNameError } from "./charge-rules.ts";
 import { GroupCommit } from "./group-commit.ts";
 import { isMissing } from "../errors/file-access.ts";
@@ -124,7 +125,7 @@ export interface SqliteStoreOptions {
   /**
    * For a command that only reads: nothing on disk changes, and a file this process may
    * only read is read. The file is opened read-only (see openReadOnly), never switched to
-   * WAL nor migrated; one of an older schema is read from a copy migrated in memory, so
+   * WAL nor migrated; one of an older schema is read from a migrated copy (see migratedCopy), so
    * that an older iplookup can still open it (a backup kept to go back to, say). A
    * missing file is refused with StateNotFoundError (`create` is not read). Every write
    * asked of the store fails.
@@ -316,7 +317,7 @@ export class SqliteStore implements Store {
       throw openFailure(path, error);
     }
     const { db } = file;
-    let copy: Database | null = null;
+    let copy: MigratedCopy | null = null;
     try {
       db.run(`PRAGMA busy_timeout = ${busyTimeoutMs}`);
       if (schemaVersion(db, path) < SCHEMA_VERSION) {
@@ -324,7 +325,7 @@ export class SqliteStore implements Store {
         file.checkUnchanged();
       }
     } catch (error) {
-      copy?.close();
+      copy?.remove();
       db.close();
       throw openFailure(path, error);
     }
@@ -332,7 +333,7 @@ export class SqliteStore implements Store {
     // over, files that another took the place of, and this one does neither.
     if (copy === null) return new SqliteStore(db, clock, path, undefined, undefined, null, () => file.checkUnchanged());
     db.close();
-    return new SqliteStore(copy, clock, path);
+    return new SqliteStore(copy.db, clock, path, undefined, undefined, null, copy.remove);
   }
 
   private now(): string {
@@ -815,27 +816,37 @@ function openFailure(path: string, error: unknown, stage: "open" | "write" = "op
   return error;
 }
 
+/** A state file of an older schema as a reading command reads it (see migratedCopy). */
+interface MigratedCopy {
+  readonly db: Database;
+  /** Closes the copy's connection (if open) and removes the copy. */
+  remove(): void;
+}
+
 /**
- * A state file of an older schema, for reading: a copy of it in memory (one snapshot,
- * read through `source`), migrated there, and refusing writes as the file opened
- * read-only does. Nothing of it is ever on disk (it holds key hashes), and it is gone
- * with the connection, whatever ends the command.
+ * A state file of an older schema, for reading: a copy of it (one snapshot, read through
+ * `source` with VACUUM INTO, page by page, so memory stays small however large the
+ * state), migrated, and refusing writes as the file opened read-only does. The copy is
+ * made in a folder of its own in the system's temporary folder, mode 0700 (it holds key
+ * hashes), removed with it when the store closes; a process killed meanwhile leaves it
+ * there, readable by its user alone.
  */
-function migratedCopy(source: Database, path: string): Database {
-  const image = source.serialize();
-  // A file in WAL mode says so in its header (bytes 18 and 19), and SQLite refuses such
-  // a header in memory, where there is no WAL: the copy's is that of rollback-journal mode.
-  if (image.length >= 20) image[18] = image[19] = 1;
-  // An empty file (version 0, no tables) is an empty state: SQLite makes no image of it.
-  const copy = image.length === 0 ? new Database(":memory:") : Database.deserialize(image);
+function migratedCopy(source: Database, path: string): MigratedCopy {
+  const folder = mkdtempSync(join(tmpdir(), "iplookup-read-"));
+  let db: Database | null = null;
+  const remove = () => {
+    db?.close();
+    rmSync(folder, { recursive: true, force: true });
+  };
   try {
-    // Nor any of it in SQLite's temporary files, for a sort too large for its cache.
-    copy.run("PRAGMA temp_store = MEMORY");
-    migrate(copy, path);
-    copy.run("PRAGMA query_only = ON");
-    return copy;
+    const file = join(folder, "state.db");
+    source.run(`VACUUM INTO '${file.replaceAll("'", "''")}'`);
+    db = new Database(file);
+    migrate(db, path);
+    db.run("PRAGMA query_only = ON");
+    return { db, remove };
   } catch (error) {
-    copy.close();
+    remove();
     throw error;
   }
 }

@@ -1,7 +1,7 @@
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { SCHEMA_VERSION } from "../../src/store/schema.ts";
 import { StateFileError } from "../../src/store/sqlite-faults.ts";
 import { SqliteStore } from "../../src/store/sqlite-store.ts";
@@ -13,8 +13,8 @@ import { tempStatePaths } from "./temp-state.ts";
  * SqliteStore.open with `readOnly` (commands that only read: `keys list`, `usage`, the
  * source of `state copy`, …) changes nothing on disk: not the file's bytes, not its
  * schema, not its journal mode, and no -wal, -shm or journal appears beside it. A file of
- * an older schema is read through a copy migrated in memory, so that an older iplookup
- * can still open it afterwards.
+ * an older schema is read through a migrated copy in a temporary folder of its own,
+ * removed when the store closes, so that an older iplookup can still open it afterwards.
  */
 
 const freshPath = tempStatePaths();
@@ -80,7 +80,7 @@ describe("SqliteStore.open with readOnly", () => {
     [5, "wal"],
     [5, "delete"],
     [1, "wal"],
-  ] as const)("a state of schema %i (%s journal) is read from a copy migrated in memory; the file stays as it was, byte for byte, at its version", async (version, journal) => {
+  ] as const)("a state of schema %i (%s journal) is read from a migrated copy; the file stays as it was, byte for byte, at its version", async (version, journal) => {
     const path = freshPath();
     const ids = await populate(path);
     downgrade(path, version, journal);
@@ -98,6 +98,31 @@ describe("SqliteStore.open with readOnly", () => {
     expect(look(path)).toEqual(before);
     expect(userVersion(path)).toBe(version);
     expect(headerJournal(path)).toBe(journal);
+  });
+
+  test("an older schema's copy is made in a folder of its own in the temporary folder, mode 0700, and removed when the store closes", async () => {
+    const path = freshPath();
+    const ids = await populate(path);
+    downgrade(path, SCHEMA_VERSION - 1, "wal");
+    const temporary = join(dirname(path), "tmp");
+    mkdirSync(temporary);
+    const saved = process.env.TMPDIR;
+    process.env.TMPDIR = temporary;
+    try {
+      const store = SqliteStore.open(path, { readOnly: true });
+      try {
+        const made = readdirSync(temporary);
+        expect(made).toHaveLength(1);
+        expect(statSync(join(temporary, made[0]!)).mode & 0o777).toBe(0o700);
+        expect(await readAll(store, ids)).toEqual(EXPECTED);
+      } finally {
+        await store.close();
+      }
+      expect(readdirSync(temporary)).toEqual([]);
+    } finally {
+      if (saved === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = saved;
+    }
   });
 
   test.each(["wal", "delete"] as const)("a state of the current schema (%s journal) is read in place, and nothing appears beside it", async (journal) => {
