@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from "node:fs";
+import { closeSync, openSync, readSync, statSync } from "node:fs";
 
 /** The first 16 bytes of every SQLite database file. */
 const SQLITE_MAGIC = new TextEncoder().encode("SQLite format 3\0");
@@ -62,6 +62,40 @@ export function sqliteTableNames(path: string): string[] | null {
   } finally {
     closeSync(fd);
   }
+}
+
+/** What a path names when it is a SQLite file's companion: what kind, and the file's path. */
+export interface SqliteCompanion {
+  readonly kind: "write-ahead log" | "shared memory file" | "rollback journal";
+  readonly main: string;
+}
+
+/**
+ * Whether `path` names a companion of a SQLite file (its -wal, -shm or -journal), there
+ * or not: a regular file is at the path without the suffix, and it begins as a SQLite
+ * file does, or this user may not read it (a state file of another user's, mode 0600,
+ * is still one whose -wal must not be replaced). Such a path is no place for another
+ * file: a server's -wal is empty after each checkpoint, and SQLite takes what it finds
+ * there for the file's own.
+ */
+export function sqliteCompanion(path: string): SqliteCompanion | null {
+  const suffix = /-(wal|shm|journal)$/.exec(path);
+  if (suffix === null) return null;
+  const main = path.slice(0, -suffix[0].length);
+  try {
+    if (!statSync(main).isFile()) return null;
+  } catch {
+    return null;
+  }
+  let sqlite = true;
+  try {
+    sqlite = sqliteTableNames(main) !== null;
+  } catch {
+    // Schema pages unreadable: a SQLite file still. Not readable at all: taken for one.
+  }
+  if (!sqlite) return null;
+  const kind = suffix[1] === "wal" ? "write-ahead log" : suffix[1] === "shm" ? "shared memory file" : "rollback journal";
+  return { kind, main };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
-import { sqliteTableNames } from "../data-file/sqlite-tables.ts";
+import { sqliteCompanion, sqliteTableNames } from "../data-file/sqlite-tables.ts";
 import { osReason, systemErrorCode } from "../errors/file-access.ts";
 import { detectFormat, HEAD_BYTES, TAIL_BYTES } from "./detect-format.ts";
 import { isUrl } from "./fetch/locations.ts";
@@ -54,29 +54,13 @@ export function checkInstallTarget(path: string, sources: readonly string[]): vo
 }
 
 /**
- * Refuses a path that names a SQLite file's companion (its write-ahead log, emptied by
- * every checkpoint; its shared memory; its rollback journal), there or not: a data file
- * written there would replace a running server's -wal, taking its state file from under
- * it, or be taken by SQLite for that file's log when it opens it next.
+ * Refuses a path that names a SQLite file's companion (see sqliteCompanion), there or
+ * not: a data file written there would replace a running server's -wal, taking its state
+ * file from under it, or be taken by SQLite for that file's log when it opens it next.
  */
 function checkNotCompanion(path: string): void {
-  const companion = /-(wal|shm|journal)$/.exec(path);
-  if (companion === null) return;
-  const main = path.slice(0, -companion[0].length);
-  if (sqliteFileAt(main)) {
-    const what = companion[1] === "wal" ? "write-ahead log" : companion[1] === "shm" ? "shared memory file" : "rollback journal";
-    throw new ConfigError(`${path} is the ${what} of the SQLite file ${main}, not a data file: it is left as it is; --data names the data file an import writes`);
-  }
-}
-
-/** Whether a readable file at `path` begins as a SQLite file does. */
-function sqliteFileAt(path: string): boolean {
-  try {
-    return sqliteTableNames(path) !== null;
-  } catch (error) {
-    // Its schema unreadable: still a SQLite file. Nothing there, or not readable: not known to be one.
-    return systemErrorCode(error) === null;
-  }
+  const companion = sqliteCompanion(path);
+  if (companion !== null) throw new ConfigError(`${path} is the ${companion.kind} of the SQLite file ${companion.main}, not a data file: it is left as it is; --data names the data file an import writes`);
 }
 
 /** What to do about a folder this user cannot use. */

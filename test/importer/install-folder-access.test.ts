@@ -100,6 +100,23 @@ describe.skipIf(!runnable)("a data file's folder this user cannot write: one lin
       rmSync(lock);
     }
   });
+
+  test.skipIf(!asRoot)("another user's state file, which this user may not read, beside an empty -wal in the user's own folder: the -wal is refused as its companion", () => {
+    const state = join(own, "state.db");
+    expect(cli(["keys", "create", "--name", "k", "--state", state]).code).toBe(0);
+    chmodSync(state, 0o600);
+    writeFileSync(`${state}-wal`, "");
+    try {
+      const result = run(["data", "import", "--data", `${state}-wal`, "--format", "asn-csv", source]);
+      expect(result.stderr).toBe(`iplookup: ${state}-wal is the write-ahead log of the SQLite file ${state}, not a data file: it is left as it is; --data names the data file an import writes\n`);
+      expect(result.code).toBe(2);
+      expect(readFileSync(`${state}-wal`).byteLength).toBe(0);
+    } finally {
+      rmSync(state, { force: true });
+      rmSync(`${state}-wal`, { force: true });
+      rmSync(`${state}-shm`, { force: true });
+    }
+  });
 });
 
 /** Whether this process may give a command a mount namespace of its own with a read-only bind mount. */

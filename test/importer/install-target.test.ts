@@ -190,6 +190,10 @@ describe("refused, left as it was, exit 2", () => {
     } finally {
       db.close();
     }
+    // state copy does not write a state there either.
+    const copied = cli(["state", "copy", "--from", join(dir, "nothing.db"), "--to", `${state}-wal`]);
+    expect(copied.stderr).toContain(`--to: ${state}-wal is the write-ahead log of the SQLite file ${state}, not a state file`);
+    expect(copied.code).toBe(2);
     // Beside a file that is not SQLite, such a name is a name like another.
     expect(() => checkInstallTarget(join(dir, "six.csv-wal"), [])).not.toThrow();
   });

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { AuditLog, CLI_ACTOR } from "../../audit/audit-log.ts";
 import { ConfigError } from "../../config/config-error.ts";
 import { isFilePath } from "../../config/paths.ts";
+import { sqliteCompanion } from "../../data-file/sqlite-tables.ts";
 import { parseState } from "../../config/settings.ts";
 import { heldRows } from "../../store/postgres-schema.ts";
 import { peekPostgres } from "../../store/postgres-peek.ts";
@@ -54,6 +55,10 @@ was copied, counted.
     const from = parseState(flags.from as string, "--from");
     const to = parseState(flags.to as string, "--to");
     if (await sameState(from, to)) throw new ConfigError(`--from and --to name the same state (${redactUrl(from)})`);
+    // A server's -wal is empty after each checkpoint: a state copied there would be
+    // taken from under it (SQLite takes what is there for the file's own log).
+    const companion = isFilePath(to) ? sqliteCompanion(to) : null;
+    if (companion !== null) throw new ConfigError(`--to: ${to} is the ${companion.kind} of the SQLite file ${companion.main}, not a state file; --to names the state file itself`);
     const replace = flags.replace === true;
 
     const snapshot = await withStoreAt(from, { create: false, readOnly: true }, (source) => source.exportState()).catch((error: unknown) => {
