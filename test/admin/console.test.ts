@@ -350,6 +350,39 @@ describe("the console's polish", () => {
     await context.close();
   });
 
+  test("a key created while the page still loads: made on the default plan, and its row and its note stay when the sign-in's answers come after", async () => {
+    const { context, page, errors } = await openPage();
+    // The key list the page asks for as it signs in (and so its plans, asked with it) is
+    // answered only once let go, as the server answered it when asked: without the key made meanwhile.
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    let first = true;
+    await page.route(/\/admin\/v1\/keys$/, async (route) => {
+      if (route.request().method() !== "GET" || !first) return route.continue();
+      first = false;
+      const answered = await route.fetch();
+      await held;
+      await route.fulfill({ response: answered });
+    });
+    await page.goto(`${admin}/console#token=${token}`);
+    await page.locator("#signed-in").waitFor({ state: "visible" });
+    await page.fill("#new-key-name", "made-while-loading");
+    await page.click("#create-key-form button[type=submit]");
+    const note = page.locator("#keys tr[data-key-id] + tr.note-row", { hasText: "made-while-loading created" });
+    await note.waitFor();
+    const stale = page.waitForResponse((response) => new URL(response.url()).pathname === "/admin/v1/keys" && response.request().method() === "GET");
+    letGo();
+    await (await stale).finished();
+    // The page has read that answer: a few turns of its event loop after it came.
+    await page.evaluate("new Promise((resolve) => setTimeout(() => requestAnimationFrame(() => setTimeout(resolve, 50)), 0))");
+    expect(await note.isVisible()).toBe(true);
+    expect(await page.locator("#keys tr[data-key-id]", { hasText: "made-while-loading" }).count()).toBe(1);
+    const made = (JSON.parse(cli(["keys", "list", "--json"], { IPLOOKUP_STATE: state }).stdout) as { name: string; plan: string }[]).find((key) => key.name === "made-while-loading");
+    expect(made?.plan).toBe("free");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+
   test("a message answers where the action was, in view, not in a banner at the top", async () => {
     const { context, page } = await signedIn(420, 700);
     await page.locator("#create-key-form").scrollIntoViewIfNeeded();

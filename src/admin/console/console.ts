@@ -321,12 +321,20 @@ function tokenFromFragment(): string | null {
 
 // ---- loading and rendering ----------------------------------------------------------
 
+/** How many refreshes were asked for: one overtaken by a later one draws nothing (see refresh). */
+let refreshAsked = 0;
+
 async function refresh(): Promise<void> {
+  const asked = ++refreshAsked;
   const [keyList, planList, status] = await Promise.all([
     api<{ keys: Key[] }>("GET", "/admin/v1/keys"),
     api<{ plans: Plan[] }>("GET", "/admin/v1/plans"),
     api<Status>("GET", "/admin/v1/status"),
   ]);
+  // Overtaken (the sign-in's refresh still under way when an action's asked again): its
+  // answers may be older than the later one's, and drawn after them they would take away
+  // a key just created, and the note beside it.
+  if (asked !== refreshAsked) return;
   keys = keyList.keys;
   plans = planList.plans;
   // The header's uptime and the data set's age as of now (a data update may have come in).
@@ -865,7 +873,9 @@ function start(): void {
     event.preventDefault();
     void attempt(async () => {
       const name = element<HTMLInputElement>("new-key-name");
-      const issued = await api<IssuedKey>("POST", "/admin/v1/keys", { name: name.value, plan: element<HTMLSelectElement>("new-key-plan").value });
+      // Plans not drawn yet (the page still loading as the form is sent): the server's default plan, not a plan named "".
+      const plan = element<HTMLSelectElement>("new-key-plan").value;
+      const issued = await api<IssuedKey>("POST", "/admin/v1/keys", { name: name.value, ...(plan === "" ? {} : { plan }) });
       name.value = "";
       showSecret(issued, "Created key");
       await refresh();
