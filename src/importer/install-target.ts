@@ -1,10 +1,11 @@
-import { accessSync, closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import { accessSync, constants, statSync, type Stats } from "node:fs";
 import { basename, dirname } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
 import { sqliteCompanion, sqliteTableNames } from "../data-file/sqlite-tables.ts";
 import { osReason, systemErrorCode } from "../errors/file-access.ts";
-import { detectFormat, HEAD_BYTES, TAIL_BYTES } from "./detect-format.ts";
+import { detectFormat } from "./detect-format.ts";
 import { isUrl } from "./fetch/locations.ts";
+import { sampleOfFile } from "./fetch/unpack.ts";
 
 /**
  * The tables of iplookup data files: each format so far has had `meta` and `blobs`
@@ -141,7 +142,7 @@ function notADataFile(path: string): string | null {
   if (tables === null) {
     let format: string | undefined;
     try {
-      format = detectFormat(sampleOf(path), path);
+      format = detectFormat(sampleOfFile(path), path);
     } catch {
       format = undefined;
     }
@@ -156,18 +157,3 @@ function notADataFile(path: string): string | null {
   return `${path} is a SQLite file but not an iplookup data file (its tables: ${named}); it is left as it is. --data names the data file an import writes`;
 }
 
-/** The file's first HEAD_BYTES and, beyond them, its last TAIL_BYTES (where an MMDB keeps its marker): what detectFormat reads. */
-function sampleOf(path: string): { head: Uint8Array; tail?: Uint8Array } {
-  const fd = openSync(path, "r");
-  try {
-    const size = fstatSync(fd).size;
-    const head = new Uint8Array(Math.min(size, HEAD_BYTES));
-    const headRead = readSync(fd, head, 0, head.byteLength, 0);
-    if (size <= HEAD_BYTES) return { head: head.subarray(0, headRead) };
-    const tailStart = Math.max(HEAD_BYTES, size - TAIL_BYTES);
-    const tail = new Uint8Array(size - tailStart);
-    return { head: head.subarray(0, headRead), tail: tail.subarray(0, readSync(fd, tail, 0, tail.byteLength, tailStart)) };
-  } finally {
-    closeSync(fd);
-  }
-}
