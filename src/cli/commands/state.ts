@@ -9,7 +9,7 @@ import { peekPostgres } from "../../store/postgres-peek.ts";
 import { isPostgresUrl, redactUrl } from "../../store/redact-url.ts";
 import { sameState } from "../../store/same-state.ts";
 import { checkSnapshot } from "../../store/state-snapshot.ts";
-import { StateNotFoundError, StoreError, type StateSnapshot } from "../../store/store.ts";
+import { StateNotFoundError, StoreError, type StateSnapshot, type Store } from "../../store/store.ts";
 import { parseCommandArgs } from "../args.ts";
 import { CommandFailed, type Command } from "../command.ts";
 import { EXIT_OK } from "../io.ts";
@@ -83,14 +83,11 @@ was copied, counted.
       // Read as a reading command reads it (no migration, nothing changed), so that a
       // backup of an older iplookup given as --to by mistake is refused as it was.
       // Unread (not a state file, from a newer iplookup): opening it below says why.
-      const held = await withStoreAt(to, { create: false, readOnly: true }, async (destination) => ({
-        keys: (await destination.listKeys()).length,
-        corrections: (await destination.listCorrections()).length,
-      })).catch(() => null);
+      const held = await withStoreAt(to, { create: false, readOnly: true }, heldBy).catch(() => null);
       if (held) refuseHeld(held, from, to);
     }
     await withStoreAt(to, { create: true }, async (destination) => {
-      if (!replace) refuseHeld({ keys: (await destination.listKeys()).length, corrections: (await destination.listCorrections()).length }, from, to);
+      if (!replace) refuseHeld(await heldBy(destination), from, to);
       // importState checks again in its transaction, should a key appear meanwhile.
       const audit = new AuditLog(destination, () => context.now());
       await destination.importState(snapshot, {
@@ -103,6 +100,11 @@ was copied, counted.
     return EXIT_OK;
   },
 };
+
+/** What a destination holds that a copy without --replace refuses (see refuseHeld). */
+async function heldBy(store: Store): Promise<{ keys: number; corrections: number }> {
+  return { keys: (await store.listKeys()).length, corrections: (await store.listCorrections()).length };
+}
 
 /** Refuses a copy without --replace into a destination that holds keys or corrections. */
 function refuseHeld({ keys, corrections }: { keys: number; corrections: number }, from: string, to: string): void {
