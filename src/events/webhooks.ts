@@ -3,7 +3,7 @@ import type { DeliveryRecord, DeliveryState, IssuedWebhook, Store, Webhook } fro
 import { DuplicateWebhookError } from "../store/webhook-ids.ts";
 import type { AttemptReport, Deliverer } from "./deliverer.ts";
 import { eventBody, EVENT_TYPES, isEventType, newEventId, TEST_EVENT_TYPE } from "./event-types.ts";
-import { shownWebhookUrl, webhookUrlError } from "./webhook-url.ts";
+import { webhookUrlError } from "./webhook-url.ts";
 
 /** A request about webhooks that is refused: bad input (`invalid`) or no such webhook. */
 export class WebhookRefusal extends Error {
@@ -37,7 +37,8 @@ export class Webhooks {
   /**
    * Registers a webhook; the answer carries its secret, which is never shown again (nor
    * recorded in the audit log, which has the events and the URL as shownWebhookUrl shows
-   * it: its path and query may hold the receiver's secret). A URL another webhook
+   * it, its path and query, which may hold the receiver's secret, taken out by the log
+   * itself: see scrubEntry). A URL another webhook
    * has already is refused, naming that webhook: one receiver, one webhook.
    */
   async add(actor: Actor, url: string, events: readonly string[]): Promise<IssuedWebhook> {
@@ -46,7 +47,7 @@ export class Webhooks {
     const wanted = checkEvents(events);
     try {
       return await this.store.webhooks.createWebhook(url, wanted, (issued) =>
-        this.audit.change({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: shownWebhookUrl(issued.webhook.url), events: issued.webhook.events }) }),
+        this.audit.change({ actor, action: "webhook.created", target: issued.webhook.id, changes: changesBetween(null, { url: issued.webhook.url, events: issued.webhook.events }) }),
       );
     } catch (error) {
       if (error instanceof DuplicateWebhookError) throw new WebhookRefusal("invalid", error.message);
@@ -66,7 +67,7 @@ export class Webhooks {
 
   async remove(actor: Actor, id: string): Promise<void> {
     const removed = await this.store.webhooks.removeWebhook(id, (webhook) =>
-      this.audit.change({ actor, action: "webhook.removed", target: id, changes: changesBetween({ url: shownWebhookUrl(webhook.url), events: webhook.events }, {}) }),
+      this.audit.change({ actor, action: "webhook.removed", target: id, changes: changesBetween({ url: webhook.url, events: webhook.events }, {}) }),
     );
     if (!removed) throw noSuchWebhook(id);
   }
